@@ -1,0 +1,358 @@
+/* builder.c — filling a tl_build and committing it to the store (see
+ * builder.h). Strings are interned in one dictionary per trace; cold
+ * columns and the args blob are encoded chunk by chunk as rows arrive. */
+#include "builder_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { const char *name; tl_ctype type; } COLD_DEFS[COLD_N] = {
+    [COLD_STREAM] = {TL_C_STREAM, TL_CT_I64},     [COLD_DEVICE] = {TL_C_DEVICE, TL_CT_I64},
+    [COLD_SEQ] = {TL_C_SEQ, TL_CT_I64},           [COLD_FWDTID] = {TL_C_FWDTID, TL_CT_I64},
+    [COLD_INDIMS] = {TL_C_INDIMS, TL_CT_U32},     [COLD_INTYPE] = {TL_C_INTYPE, TL_CT_U32},
+    [COLD_INSTRIDES] = {TL_C_INSTRIDES, TL_CT_U32}, [COLD_CONCRETE] = {TL_C_CONCRETE, TL_CT_U32},
+    [COLD_GRID] = {TL_C_GRID, TL_CT_U32},         [COLD_BLOCK] = {TL_C_BLOCK, TL_CT_U32},
+};
+
+/* A blob chunk is sealed at this many bytes even if it has fewer rows. */
+#define BLOB_CHUNK_BYTES (32u << 20)
+
+tl_build *tl_build_new(void)
+{
+    tl_build *b = tl_xcalloc(1, sizeof *b);
+    strcpy(b->format, "kineto");
+    b->hcap = 1 << 12;
+    b->htab = tl_xcalloc(b->hcap, sizeof *b->htab);
+    b->hhash = tl_xcalloc(b->hcap, sizeof *b->hhash);
+    for (int i = 0; i < COLD_N; i++) {
+        b->cold[i].name = COLD_DEFS[i].name;
+        b->cold[i].type = COLD_DEFS[i].type;
+        b->cold[i].buf = tl_xmalloc((size_t)TL_CHUNK_ROWS * tl_ctype_size(COLD_DEFS[i].type));
+    }
+    tl_vec_push(&b->args.off, 0);
+    tl_vec_push(&b->m_args.off, 0);
+    b->w = tl_wtrace_new(0);
+    /* id 0: absent; id 1: "" */
+    tl_vec_push(&b->soff, 0);
+    tl_buf_append(&b->sbytes, "", 1);
+    tl_build_str(b, "", 0);
+    return b;
+}
+
+void tl_build_free(tl_build *b)
+{
+    if (!b) return;
+    tl_buf_free(&b->sbytes);
+    tl_vec_free(&b->soff);
+    free(b->htab);
+    free(b->hhash);
+    tl_vec_free(&b->uid); tl_vec_free(&b->ts); tl_vec_free(&b->dur); tl_vec_free(&b->name);
+    tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
+    tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);
+    for (int i = 0; i < COLD_N; i++) free(b->cold[i].buf);
+    tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
+    free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
+    tl_vec_free(&b->f_uid); tl_vec_free(&b->f_cat); tl_vec_free(&b->f_name); tl_vec_free(&b->f_ph);
+    tl_vec_free(&b->f_idflags); tl_vec_free(&b->f_id); tl_vec_free(&b->f_pid); tl_vec_free(&b->f_tid);
+    tl_vec_free(&b->f_ts);
+    tl_vec_free(&b->m_uid); tl_vec_free(&b->m_name); tl_vec_free(&b->m_pid); tl_vec_free(&b->m_tid);
+    tl_vec_free(&b->m_idflags);
+    tl_buf_free(&b->m_args.bytes); tl_vec_free(&b->m_args.off);
+    tl_buf_free(&b->toplevel);
+    tl_wtrace_free(b->w);
+    for (size_t i = 0; i < b->extra_names.n; i++) free(b->extra_names.v[i]);
+    tl_vec_free(&b->extra_names);
+    free(b);
+}
+
+void tl_build_set_format(tl_build *b, const char *format)
+{
+    snprintf(b->format, sizeof b->format, "%s", format);
+}
+
+static void grow_hash(tl_build *b)
+{
+    size_t ncap = b->hcap * 2;
+    uint32_t *nt = tl_xcalloc(ncap, sizeof *nt);
+    uint64_t *nh = tl_xcalloc(ncap, sizeof *nh);
+    for (size_t i = 0; i < b->hcap; i++) {
+        if (!b->htab[i]) continue;
+        size_t j = b->hhash[i] & (ncap - 1);
+        while (nt[j]) j = (j + 1) & (ncap - 1);
+        nt[j] = b->htab[i];
+        nh[j] = b->hhash[i];
+    }
+    free(b->htab);
+    free(b->hhash);
+    b->htab = nt;
+    b->hhash = nh;
+    b->hcap = ncap;
+}
+
+uint32_t tl_build_str(tl_build *b, const char *s, size_t n)
+{
+    uint64_t h = tl_hash64(s, n, 0);
+    size_t mask = b->hcap - 1, i = h & mask;
+    while (b->htab[i]) {
+        if (b->hhash[i] == h) {
+            uint32_t id = b->htab[i] - 1;
+            uint64_t off = b->soff.v[id];
+            uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
+            if (end - off - 1 == n && memcmp(b->sbytes.p + off, s, n) == 0) return id;
+        }
+        i = (i + 1) & mask;
+    }
+    uint32_t id = (uint32_t)b->soff.n;
+    tl_vec_push(&b->soff, b->sbytes.n);
+    tl_buf_append(&b->sbytes, s, n);
+    tl_buf_putc(&b->sbytes, 0);
+    b->htab[i] = id + 1;
+    b->hhash[i] = h;
+    if (++b->hcount * 2 > b->hcap) grow_hash(b);
+    return id;
+}
+
+const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len)
+{
+    if (id >= b->soff.n) { if (len) *len = 0; return ""; }
+    uint64_t off = b->soff.v[id];
+    uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
+    if (len) *len = (size_t)(end - off - 1);
+    return b->sbytes.p + off;
+}
+
+static void blob_add(blob_acc *a, const char *s, size_t n)
+{
+    tl_buf_append(&a->bytes, s, n);
+    tl_buf_putc(&a->bytes, 0);
+    tl_vec_push(&a->off, a->bytes.n);
+}
+
+static void flush_cold(tl_build *b)
+{
+    for (int i = 0; i < COLD_N; i++) {
+        cold_col *c = &b->cold[i];
+        if (!c->n) continue;
+        tl_wtrace_put_chunk(b->w, TL_T_EVENTS, c->name, c->type, c->buf, c->n);
+        c->n = 0;
+    }
+}
+
+static void flush_args(tl_build *b)
+{
+    uint32_t rows = (uint32_t)(b->args.off.n - 1);
+    if (!rows) return;
+    tl_wtrace_put_blob_chunk(b->w, TL_T_EVENTS, TL_C_ARGS, b->args.off.v,
+                             b->args.bytes.p ? b->args.bytes.p : "", rows);
+    b->args_rows += rows;
+    b->args.bytes.n = 0;
+    b->args.off.n = 0;
+    tl_vec_push(&b->args.off, 0);
+}
+
+void tl_build_event(tl_build *b, const tl_ev_in *e)
+{
+    tl_vec_push(&b->uid, e->uid);
+    tl_vec_push(&b->ts, e->ts);
+    tl_vec_push(&b->dur, e->dur);
+    tl_vec_push(&b->name, e->name);
+    tl_vec_push(&b->cat, e->cat);
+    tl_vec_push(&b->kind, e->kind);
+    tl_vec_push(&b->pid, e->pid);
+    tl_vec_push(&b->tid, e->tid);
+    tl_vec_push(&b->idflags, (uint8_t)((e->pid_is_str ? 1 : 0) | (e->tid_is_str ? 2 : 0)));
+    tl_vec_push(&b->corr, e->corr);
+    tl_vec_push(&b->ext_id, e->ext_id);
+    b->n++;
+
+    int64_t i64s[4] = {e->stream, e->device, e->seq, e->fwd_tid};
+    uint32_t u32s[6] = {e->in_dims, e->in_type, e->in_strides, e->concrete, e->grid, e->block};
+    uint32_t row = b->cold[0].n;
+    for (int i = 0; i < 4; i++) ((int64_t *)b->cold[COLD_STREAM + i].buf)[row] = i64s[i];
+    for (int i = 0; i < 6; i++) ((uint32_t *)b->cold[COLD_INDIMS + i].buf)[row] = u32s[i];
+    for (int i = 0; i < COLD_N; i++) b->cold[i].n++;
+    if (b->cold[0].n == TL_CHUNK_ROWS) flush_cold(b);
+
+    blob_add(&b->args, e->args ? e->args : "", e->args ? e->args_len : 0);
+    if (b->args.off.n - 1 == TL_CHUNK_ROWS || b->args.bytes.n >= BLOB_CHUNK_BYTES) flush_args(b);
+}
+
+void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
+                   int64_t pid, int64_t tid, uint8_t pid_is_str, uint8_t tid_is_str, int64_t ts)
+{
+    tl_vec_push(&b->f_uid, uid);
+    tl_vec_push(&b->f_ph, (uint8_t)ph);
+    tl_vec_push(&b->f_cat, cat);
+    tl_vec_push(&b->f_name, name);
+    tl_vec_push(&b->f_id, id);
+    tl_vec_push(&b->f_pid, pid);
+    tl_vec_push(&b->f_tid, tid);
+    tl_vec_push(&b->f_idflags, (uint8_t)((pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0)));
+    tl_vec_push(&b->f_ts, ts);
+    b->nflows++;
+}
+
+void tl_build_meta(tl_build *b, uint32_t uid, uint32_t name, int64_t pid, int64_t tid,
+                   uint8_t pid_is_str, uint8_t tid_is_str, uint8_t has_tid, const char *args,
+                   size_t args_len)
+{
+    tl_vec_push(&b->m_uid, uid);
+    tl_vec_push(&b->m_name, name);
+    tl_vec_push(&b->m_pid, pid);
+    tl_vec_push(&b->m_tid, tid);
+    tl_vec_push(&b->m_idflags, (uint8_t)((pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0) | (has_tid ? 4 : 0)));
+    blob_add(&b->m_args, args ? args : "", args ? args_len : 0);
+    b->nmeta++;
+}
+
+void tl_build_other(tl_build *b, uint32_t uid, char ph)
+{
+    (void)uid;
+    if (ph == 'i' || ph == 'I') b->n_instant++;
+    else b->n_other++;
+}
+
+void tl_build_toplevel(tl_build *b, const char *key, size_t klen, const char *json, size_t n)
+{
+    tl_buf_putc(&b->toplevel, ',');
+    tl_buf_json_str(&b->toplevel, key, klen);
+    tl_buf_putc(&b->toplevel, ':');
+    tl_buf_append(&b->toplevel, json, n);
+}
+
+void tl_build_extra(tl_build *b, const char *name, const void *data, size_t n)
+{
+    uint64_t off[2] = {0, n + 1};
+    char *tmp = tl_xmalloc(n + 1);
+    memcpy(tmp, data, n);
+    tmp[n] = 0;
+    tl_wtrace_put_blob_chunk(b->w, TL_T_EXTRA, name, off, tmp, 1);
+    free(tmp);
+    tl_vec_push(&b->extra_names, tl_xstrdup(name));
+}
+
+size_t tl_build_nevents(const tl_build *b) { return b->n; }
+
+static const char *KIND_NAMES[TL_K_COUNT] = {"other", "cpu_op", "python_function", "cuda_runtime",
+    "cuda_driver", "kernel", "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation"};
+
+int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err)
+{
+    tl_wtrace *w = b->w;
+    flush_cold(b);
+    flush_args(b);
+    size_t n = b->n;
+    if (n) {
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_UID, TL_CT_U32, b->uid.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_TS, TL_CT_I64, b->ts.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_DUR, TL_CT_I64, b->dur.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_NAME, TL_CT_U32, b->name.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_CAT, TL_CT_U32, b->cat.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_KIND, TL_CT_U8, b->kind.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PID, TL_CT_I64, b->pid.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_TID, TL_CT_I64, b->tid.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_IDFLAGS, TL_CT_U8, b->idflags.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_CORR, TL_CT_I64, b->corr.v, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_EXTID, TL_CT_I64, b->ext_id.v, n);
+        if (b->parent) {
+            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT, TL_CT_I32, b->parent, n);
+            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT_PY, TL_CT_I32, b->parent_py, n);
+            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LAUNCHER, TL_CT_I32, b->launcher, n);
+            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LINKED, TL_CT_U8, b->linked, n);
+        }
+    }
+    if (b->nflows) {
+        size_t m = b->nflows;
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_UID, TL_CT_U32, b->f_uid.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_F_PH, TL_CT_U8, b->f_ph.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_CAT, TL_CT_U32, b->f_cat.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_NAME, TL_CT_U32, b->f_name.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_F_ID, TL_CT_I64, b->f_id.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_PID, TL_CT_I64, b->f_pid.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_TID, TL_CT_I64, b->f_tid.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_IDFLAGS, TL_CT_U8, b->f_idflags.v, m);
+        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_TS, TL_CT_I64, b->f_ts.v, m);
+    }
+    if (b->nmeta) {
+        size_t m = b->nmeta;
+        tl_wtrace_put_column(w, TL_T_META, TL_C_UID, TL_CT_U32, b->m_uid.v, m);
+        tl_wtrace_put_column(w, TL_T_META, TL_C_NAME, TL_CT_U32, b->m_name.v, m);
+        tl_wtrace_put_column(w, TL_T_META, TL_C_PID, TL_CT_I64, b->m_pid.v, m);
+        tl_wtrace_put_column(w, TL_T_META, TL_C_TID, TL_CT_I64, b->m_tid.v, m);
+        tl_wtrace_put_column(w, TL_T_META, TL_C_IDFLAGS, TL_CT_U8, b->m_idflags.v, m);
+        uint32_t rows = (uint32_t)(b->m_args.off.n - 1);
+        /* meta is small; chunk it like any blob */
+        for (uint32_t done = 0; done < rows;) {
+            uint32_t k = rows - done > TL_CHUNK_ROWS ? TL_CHUNK_ROWS : rows - done;
+            tl_wtrace_put_blob_chunk(w, TL_T_META, TL_C_ARGS, b->m_args.off.v + done, b->m_args.bytes.p, k);
+            done += k;
+        }
+    }
+    /* dictionary */
+    {
+        tl_vec_push(&b->soff, b->sbytes.n);
+        size_t ns = b->soff.n - 1;
+        for (size_t done = 0; done < ns;) {
+            uint32_t k = ns - done > TL_CHUNK_ROWS ? TL_CHUNK_ROWS : (uint32_t)(ns - done);
+            tl_wtrace_put_blob_chunk(w, "dict", "str", b->soff.v + done, b->sbytes.p, k);
+            done += k;
+        }
+        b->soff.n--; /* keep the builder usable */
+    }
+
+    /* catalog record */
+    uint64_t kinds[TL_K_COUNT] = {0};
+    int64_t ts_min = INT64_MAX, ts_max = INT64_MIN, g_min = INT64_MAX, g_max = INT64_MIN;
+    uint64_t ngpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t k = b->kind.v[i];
+        kinds[k < TL_K_COUNT ? k : 0]++;
+        int64_t t0 = b->ts.v[i], t1 = t0 + b->dur.v[i];
+        if (t0 < ts_min) ts_min = t0;
+        if (t1 > ts_max) ts_max = t1;
+        if (tl_kind_is_gpu(k)) {
+            ngpu++;
+            if (t0 < g_min) g_min = t0;
+            if (t1 > g_max) g_max = t1;
+        }
+    }
+    char hex[17];
+    tl_id_format(info->id, hex);
+    tl_buf c = {0};
+    tl_buf_printf(&c, "{\"id\":\"%s\",\"schema\":%d,\"format\":", hex, TL_SCHEMA_VERSION);
+    tl_buf_json_str(&c, info->format ? info->format : b->format, strlen(info->format ? info->format : b->format));
+    tl_buf_puts(&c, ",\"path\":");
+    tl_buf_json_str(&c, info->path ? info->path : "", strlen(info->path ? info->path : ""));
+    tl_buf_printf(&c, ",\"source_bytes\":%llu,\"json_bytes\":%llu,\"ingest_time_ns\":%lld",
+                  (unsigned long long)info->src_bytes, (unsigned long long)info->json_bytes,
+                  (long long)tl_wall_ns());
+    if (info->rank >= 0) tl_buf_printf(&c, ",\"rank\":%lld", (long long)info->rank);
+    else tl_buf_puts(&c, ",\"rank\":null");
+    tl_buf_puts(&c, ",\"config\":");
+    if (info->config) tl_buf_json_str(&c, info->config, strlen(info->config)); else tl_buf_puts(&c, "null");
+    tl_buf_puts(&c, ",\"run\":");
+    if (info->run) tl_buf_json_str(&c, info->run, strlen(info->run)); else tl_buf_puts(&c, "null");
+    tl_buf_printf(&c, ",\"labels\":%s", info->labels_json ? info->labels_json : "{}");
+    tl_buf_printf(&c, ",\"events\":%zu,\"flows\":%zu,\"meta_events\":%zu,\"instant_events\":%llu,"
+                  "\"other_events\":%llu,\"strings\":%zu,\"gpu_events\":%llu",
+                  n, b->nflows, b->nmeta, (unsigned long long)b->n_instant,
+                  (unsigned long long)b->n_other, b->soff.n, (unsigned long long)ngpu);
+    if (n) tl_buf_printf(&c, ",\"ts_min_ns\":%lld,\"ts_max_ns\":%lld", (long long)ts_min, (long long)ts_max);
+    if (ngpu) tl_buf_printf(&c, ",\"gpu_ts_min_ns\":%lld,\"gpu_ts_max_ns\":%lld", (long long)g_min, (long long)g_max);
+    tl_buf_puts(&c, ",\"kinds\":{");
+    for (int k = 0; k < TL_K_COUNT; k++)
+        tl_buf_printf(&c, "%s\"%s\":%llu", k ? "," : "", KIND_NAMES[k], (unsigned long long)kinds[k]);
+    tl_buf_puts(&c, "},\"extra\":[");
+    for (size_t i = 0; i < b->extra_names.n; i++) {
+        if (i) tl_buf_putc(&c, ',');
+        tl_buf_json_str(&c, b->extra_names.v[i], strlen(b->extra_names.v[i]));
+    }
+    tl_buf_puts(&c, "],\"metadata\":{");
+    if (b->toplevel.n) tl_buf_append(&c, b->toplevel.p + 1, b->toplevel.n - 1);
+    tl_buf_puts(&c, "}}");
+    tl_wtrace_set_catalog(w, c.p);
+    tl_buf_free(&c);
+    tl_wtrace_set_id(w, info->id);
+    int rc = tl_store_write(s, w, err);
+    return rc;
+}

@@ -1,0 +1,92 @@
+/* builder.h — the in-memory form of one trace while it is being ingested,
+ * and the contract between the format readers (Kineto, rocprofv3, XPlane)
+ * and the store. Every reader turns its input into the same "Kineto-like"
+ * event model: complete events (ph X) with int64 ns times, a category, a
+ * name, pid/tid, the raw args JSON text, and a few promoted args as typed
+ * columns; plus flows (ph s/f), metadata events (ph M) and the top-level
+ * metadata keys. The tree/link builder (tree.c) then fills the edge columns,
+ * and tl_build_commit() writes everything to the store in one transaction.
+ *
+ * Columns that the tree builder needs (ts, dur, name, kind, pid/tid, corr)
+ * stay as plain arrays; all others are sealed into LZ4 chunks every
+ * TL_CHUNK_ROWS rows while parsing, which keeps peak memory well below the
+ * size of the JSON. */
+#ifndef TL_BUILDER_H
+#define TL_BUILDER_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "../store/util.h"
+#include "../store/store.h"
+#include "schema.h"
+
+typedef struct tl_build tl_build;
+
+/* One complete event as a reader hands it over. Absent ints are TL_NONE,
+ * absent strings are string id 0. pid/tid: when *_is_str is set the value is
+ * a string id (the JSON had a string), else the integer. */
+typedef struct tl_ev_in {
+    uint32_t uid;        /* position in the source's event array */
+    int64_t ts, dur;     /* ns */
+    uint32_t name, cat;  /* string ids */
+    uint8_t kind;        /* tl_kind (schema.h) */
+    int64_t pid, tid;
+    uint8_t pid_is_str, tid_is_str;
+    int64_t corr, ext_id, stream, device, seq, fwd_tid; /* promoted args */
+    uint32_t in_dims, in_type, in_strides, concrete, grid, block; /* raw JSON text ids */
+    const char *args; size_t args_len; /* raw JSON of the args object, or NULL */
+} tl_ev_in;
+
+tl_build *tl_build_new(void);
+void tl_build_free(tl_build *b);
+
+/* Interns a string; id 0 means absent, id 1 is "". Stable for the build. */
+uint32_t tl_build_str(tl_build *b, const char *s, size_t n);
+const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len);
+
+void tl_build_event(tl_build *b, const tl_ev_in *e);
+/* A flow event (ph 's' or 'f'), e.g. Kineto's ac2g. */
+void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
+                   int64_t pid, int64_t tid, uint8_t pid_is_str, uint8_t tid_is_str, int64_t ts);
+/* A metadata event (ph M): name is e.g. "process_name"; args is the raw args JSON. */
+void tl_build_meta(tl_build *b, uint32_t uid, uint32_t name, int64_t pid, int64_t tid,
+                   uint8_t pid_is_str, uint8_t tid_is_str, uint8_t has_tid,
+                   const char *args, size_t args_len);
+/* Counts non-X, non-flow, non-M elements (instants, counters, ...). */
+void tl_build_other(tl_build *b, uint32_t uid, char ph);
+/* A top-level key of the document other than the event array, raw JSON value
+ * (kept verbatim in the catalog, e.g. deviceProperties, distributedInfo). */
+void tl_build_toplevel(tl_build *b, const char *key, size_t klen, const char *json, size_t n);
+/* Extra format-specific table (e.g. rocprof agents, XPlane HLO modules):
+ * a named blob stored as table "extra", column <name>. */
+void tl_build_extra(tl_build *b, const char *name, const void *data, size_t n);
+
+/* Which reader produced this build ("kineto", "rocprof", "xplane"); the tree
+ * builder applies the Kineto rules only to "kineto". */
+void tl_build_set_format(tl_build *b, const char *format);
+
+/* Number of complete events so far. */
+size_t tl_build_nevents(const tl_build *b);
+
+/* Builds the host tree and runtime->GPU links exactly as
+ * spec/pytorch-report.md §3-§4 (Kineto), or by correlation id alone for
+ * formats without flows. Fills the edge columns. */
+int tl_build_tree(tl_build *b, tl_err *err);
+
+/* Catalog fields a reader or the CLI knows. */
+typedef struct tl_build_info {
+    uint64_t id;           /* content hash */
+    const char *path;      /* absolute source path */
+    const char *format;    /* "kineto", "rocprof", "xplane" */
+    uint64_t src_bytes;    /* size of the source file */
+    uint64_t json_bytes;   /* decompressed size */
+    int64_t rank;          /* -1 unknown */
+    const char *config;    /* corpus configuration or NULL */
+    const char *run;       /* corpus run or NULL */
+    const char *labels_json; /* {"k":"v",...} or NULL */
+} tl_build_info;
+
+/* Writes the trace in one write transaction (growing the map when full). */
+int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err);
+
+#endif

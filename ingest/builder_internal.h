@@ -1,0 +1,71 @@
+/* builder_internal.h — the tl_build struct, shared by builder.c (filling
+ * and committing) and tree.c (edges). Readers use builder.h only. */
+#ifndef TL_BUILDER_INTERNAL_H
+#define TL_BUILDER_INTERNAL_H
+
+#include "builder.h"
+
+/* A cold column: values buffered for one chunk, then encoded into the
+ * pending store write so that memory stays bounded. */
+typedef struct cold_col {
+    const char *name;
+    tl_ctype type;
+    unsigned char *buf; /* TL_CHUNK_ROWS values */
+    uint32_t n;
+} cold_col;
+
+enum { COLD_STREAM, COLD_DEVICE, COLD_SEQ, COLD_FWDTID, COLD_INDIMS, COLD_INTYPE, COLD_INSTRIDES,
+       COLD_CONCRETE, COLD_GRID, COLD_BLOCK, COLD_N };
+
+typedef struct blob_acc {
+    tl_buf bytes;
+    TL_VEC(uint64_t) off; /* off.v[0] == 0; one more than rows */
+} blob_acc;
+
+struct tl_build {
+    char format[16];
+    /* string dictionary: open addressing over (hash, id) */
+    tl_buf sbytes;
+    TL_VEC(uint64_t) soff;  /* start offset of string id i; sentinel appended at commit */
+    uint32_t *htab;         /* id+1, 0 = empty */
+    uint64_t *hhash;
+    size_t hcap, hcount;
+
+    /* hot event columns */
+    size_t n;
+    TL_VEC(uint32_t) uid;
+    TL_VEC(int64_t) ts, dur;
+    TL_VEC(uint32_t) name, cat;
+    TL_VEC(uint8_t) kind;
+    TL_VEC(int64_t) pid, tid;
+    TL_VEC(uint8_t) idflags;
+    TL_VEC(int64_t) corr, ext_id;
+
+    cold_col cold[COLD_N];
+    blob_acc args;        /* current args chunk */
+    uint64_t args_rows;   /* rows sealed so far */
+
+    /* edges (tree.c) */
+    int32_t *parent, *parent_py, *launcher;
+    uint8_t *linked;
+
+    /* flows */
+    size_t nflows;
+    TL_VEC(uint32_t) f_uid, f_cat, f_name;
+    TL_VEC(uint8_t) f_ph, f_idflags;
+    TL_VEC(int64_t) f_id, f_pid, f_tid, f_ts;
+
+    /* metadata events */
+    size_t nmeta;
+    TL_VEC(uint32_t) m_uid, m_name;
+    TL_VEC(int64_t) m_pid, m_tid;
+    TL_VEC(uint8_t) m_idflags;
+    blob_acc m_args;
+
+    uint64_t n_other, n_instant;
+    tl_buf toplevel;       /* ,"key":value pairs */
+    tl_wtrace *w;          /* encoded chunks pending commit */
+    TL_VEC(char *) extra_names;
+};
+
+#endif

@@ -1,0 +1,606 @@
+/* json.c — the zero-copy, validating JSON scanner (see json.h). The hot
+ * paths — whitespace runs of pretty-printed traces and string bodies — scan
+ * 16 bytes at a time with SSE2; everything else is plain byte code. */
+#include "json.h"
+#include "source.h"
+
+#include <emmintrin.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tl_json_init_buf(tl_json *j, const char *buf, size_t len, const char *file, tl_err *err)
+{
+    memset(j, 0, sizeof *j);
+    j->buf = buf;
+    j->len = len;
+    j->eof = 1;
+    j->file = file ? file : "<input>";
+    j->err = err;
+}
+
+int tl_json_init_src(tl_json *j, tl_source *src, const char *file, tl_err *err)
+{
+    memset(j, 0, sizeof *j);
+    j->file = file ? file : "<input>";
+    j->err = err;
+    j->src = src;
+    return tl_source_window(src, 0, &j->buf, &j->len, &j->base, &j->eof, err);
+}
+
+int tl_json_refill(tl_json *j, size_t mark)
+{
+    if (!j->src || j->eof) return tl_json_fail_at(j, j->len, "unexpected end of input (truncated file?)");
+    uint64_t keep = j->base + mark;
+    size_t oldlen = j->len - mark;
+    int rc = tl_source_window(j->src, keep, &j->buf, &j->len, &j->base, &j->eof, j->err);
+    if (rc) return rc;
+    j->pos = (size_t)(keep - j->base);
+    /* No new bytes but now at EOF: the caller re-parses and, since no more
+     * input can come, reports a precise error if the unit is incomplete. */
+    (void)oldlen;
+    return 0;
+}
+
+void tl_json_release(tl_json *j)
+{
+    if (j->src) tl_source_release(j->src, j->base + j->pos);
+}
+
+int tl_json_fail_at(tl_json *j, size_t pos, const char *fmt, ...)
+{
+    char what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return tl_errf(j->err, TL_EFORMAT, "%s: byte %llu: %s", j->file,
+                   (unsigned long long)(j->base + pos), what);
+}
+
+static const char *describe(tl_json *j, size_t pos, char *buf, size_t n)
+{
+    if (pos >= j->len) return "end of input";
+    unsigned char c = (unsigned char)j->buf[pos];
+    if (c >= 0x20 && c < 0x7f) snprintf(buf, n, "'%c'", c);
+    else snprintf(buf, n, "byte 0x%02x", c);
+    return buf;
+}
+
+int tl_json_fail(tl_json *j, const char *expected)
+{
+    char d[32];
+    if (j->pos >= j->len && j->eof)
+        return tl_json_fail_at(j, j->pos, "expected %s, found end of input (truncated file?)", expected);
+    return tl_json_fail_at(j, j->pos, "expected %s, found %s", expected, describe(j, j->pos, d, sizeof d));
+}
+
+/* Returns 1 when more input exists beyond the window (caller returns TL_JNEED). */
+static inline int need(tl_json *j) { return !j->eof; }
+
+size_t tl_json_skip_ws_slow(const char *b, size_t pos, size_t len)
+{
+    for (;;) {
+        while (pos + 16 <= len) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
+            __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+            int m = _mm_movemask_epi8(ws);
+            if (m != 0xffff) return pos + (size_t)__builtin_ctz(~m & 0xffff);
+            pos += 16;
+        }
+        if (pos >= len) return pos;
+        char c = b[pos];
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') { pos++; continue; }
+        return pos;
+    }
+}
+
+int tl_json_expect(tl_json *j, char c, const char *what)
+{
+    int p = tl_json_peek(j);
+    if (p == c) { j->pos++; return 0; }
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    return tl_json_fail(j, what);
+}
+
+/* Validates one UTF-8 sequence at b[pos] (first byte >= 0x80); returns its
+ * length, 0 if invalid, -1 if cut off by the window end. */
+static int utf8_len(const unsigned char *b, size_t pos, size_t len)
+{
+    unsigned char c = b[pos];
+    int n;
+    uint32_t min;
+    if (c >= 0xc2 && c <= 0xdf) { n = 2; min = 0x80; }
+    else if (c >= 0xe0 && c <= 0xef) { n = 3; min = 0x800; }
+    else if (c >= 0xf0 && c <= 0xf4) { n = 4; min = 0x10000; }
+    else return 0;
+    if (pos + (size_t)n > len) return -1;
+    uint32_t cp = c & (0x7f >> n);
+    for (int i = 1; i < n; i++) {
+        if ((b[pos + i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (b[pos + i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return n;
+}
+
+static inline int hexval(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (p != '"') return tl_json_fail(j, "a string");
+    const char *b = j->buf;
+    size_t len = j->len, start = j->pos + 1, pos = start;
+    int has_esc = 0;
+    for (;;) {
+        while (pos + 16 <= len) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
+            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
+            int mask = _mm_movemask_epi8(m);
+            if (mask) { pos += (size_t)__builtin_ctz(mask); goto special; }
+            pos += 16;
+        }
+        while (pos < len) {
+            unsigned char c = (unsigned char)b[pos];
+            if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) goto special;
+            pos++;
+        }
+        if (need(j)) return TL_JNEED;
+        return tl_json_fail_at(j, pos, "unterminated string (truncated file?)");
+    special:;
+        unsigned char c = (unsigned char)b[pos];
+        if (c == '"') {
+            *s = b + start;
+            *n = pos - start;
+            if (esc) *esc = has_esc;
+            j->pos = pos + 1;
+            return 0;
+        }
+        if (c == '\\') {
+            has_esc = 1;
+            if (pos + 1 >= len) {
+                if (need(j)) return TL_JNEED;
+                return tl_json_fail_at(j, pos, "unterminated string (truncated file?)");
+            }
+            char e = b[pos + 1];
+            if (e == 'u') {
+                if (pos + 6 > len) {
+                    if (need(j)) return TL_JNEED;
+                    return tl_json_fail_at(j, pos, "unterminated string (truncated file?)");
+                }
+                for (int i = 2; i < 6; i++)
+                    if (hexval(b[pos + i]) < 0) return tl_json_fail_at(j, pos, "invalid \\u escape in string");
+                pos += 6;
+            } else if (e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't') {
+                pos += 2;
+            } else {
+                return tl_json_fail_at(j, pos, "invalid escape '\\%c' in string", e);
+            }
+            continue;
+        }
+        if (c < 0x20) return tl_json_fail_at(j, pos, "control character 0x%02x in string", c);
+        int ul = utf8_len((const unsigned char *)b, pos, len);
+        if (ul == -1) {
+            if (need(j)) return TL_JNEED;
+            return tl_json_fail_at(j, pos, "invalid UTF-8 in string (truncated sequence)");
+        }
+        if (ul == 0) return tl_json_fail_at(j, pos, "invalid UTF-8 in string");
+        pos += (size_t)ul;
+    }
+}
+
+static void put_utf8(tl_buf *o, uint32_t cp)
+{
+    char t[4];
+    int n;
+    if (cp < 0x80) { t[0] = (char)cp; n = 1; }
+    else if (cp < 0x800) { t[0] = (char)(0xc0 | cp >> 6); t[1] = (char)(0x80 | (cp & 0x3f)); n = 2; }
+    else if (cp < 0x10000) {
+        t[0] = (char)(0xe0 | cp >> 12); t[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+        t[2] = (char)(0x80 | (cp & 0x3f)); n = 3;
+    } else {
+        t[0] = (char)(0xf0 | cp >> 18); t[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+        t[2] = (char)(0x80 | ((cp >> 6) & 0x3f)); t[3] = (char)(0x80 | (cp & 0x3f)); n = 4;
+    }
+    tl_buf_append(o, t, (size_t)n);
+}
+
+int tl_json_unescape(tl_json *j, const char *s, size_t n, tl_buf *out)
+{
+    out->n = 0;
+    tl_buf_reserve(out, n);
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c != '\\') { tl_buf_putc(out, c); continue; }
+        char e = s[++i];
+        switch (e) {
+        case 'b': tl_buf_putc(out, '\b'); break;
+        case 'f': tl_buf_putc(out, '\f'); break;
+        case 'n': tl_buf_putc(out, '\n'); break;
+        case 'r': tl_buf_putc(out, '\r'); break;
+        case 't': tl_buf_putc(out, '\t'); break;
+        case 'u': {
+            uint32_t cp = 0;
+            for (int k = 1; k <= 4; k++) cp = cp << 4 | (uint32_t)hexval(s[i + k]);
+            i += 4;
+            if (cp >= 0xd800 && cp <= 0xdbff && i + 6 < n + 1 && s[i + 1] == '\\' && s[i + 2] == 'u') {
+                uint32_t lo = 0;
+                for (int k = 3; k <= 6; k++) lo = lo << 4 | (uint32_t)hexval(s[i + k]);
+                if (lo >= 0xdc00 && lo <= 0xdfff) {
+                    cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+                    i += 6;
+                }
+            }
+            if (cp >= 0xd800 && cp <= 0xdfff) cp = 0xfffd; /* lone surrogate */
+            put_utf8(out, cp);
+            break;
+        }
+        default: tl_buf_putc(out, e); break;
+        }
+    }
+    if (!out->p) tl_buf_reserve(out, 1);
+    out->p[out->n] = 0;
+    return 0;
+}
+
+/* Scans a JSON number's extent and grammar: returns 0 and *end, TL_JNEED,
+ * or an error. */
+static int number_extent(tl_json *j, size_t *end)
+{
+    const char *b = j->buf;
+    size_t len = j->len, p = j->pos;
+#define AT_END() (p >= len)
+#define NEED_OR_FAIL(msg) do { if (need(j)) return TL_JNEED; return tl_json_fail_at(j, p, msg); } while (0)
+    if (!AT_END() && b[p] == '-') p++;
+    if (AT_END()) NEED_OR_FAIL("expected a digit (truncated number?)");
+    if (b[p] == '0') p++;
+    else if (b[p] >= '1' && b[p] <= '9') { while (!AT_END() && b[p] >= '0' && b[p] <= '9') p++; }
+    else return tl_json_fail(j, "a number");
+    if (!AT_END() && b[p] == '.') {
+        p++;
+        if (AT_END()) NEED_OR_FAIL("expected a digit after '.'");
+        if (!(b[p] >= '0' && b[p] <= '9')) return tl_json_fail_at(j, p, "expected a digit after '.'");
+        while (!AT_END() && b[p] >= '0' && b[p] <= '9') p++;
+    }
+    if (!AT_END() && (b[p] == 'e' || b[p] == 'E')) {
+        p++;
+        if (!AT_END() && (b[p] == '+' || b[p] == '-')) p++;
+        if (AT_END()) NEED_OR_FAIL("expected an exponent digit");
+        if (!(b[p] >= '0' && b[p] <= '9')) return tl_json_fail_at(j, p, "expected an exponent digit");
+        while (!AT_END() && b[p] >= '0' && b[p] <= '9') p++;
+    }
+    /* A number touching the window end may continue in the next window. */
+    if (AT_END() && need(j)) return TL_JNEED;
+#undef AT_END
+#undef NEED_OR_FAIL
+    *end = p;
+    return 0;
+}
+
+int tl_json_number_span(tl_json *j, const char **s, size_t *n)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (p != '-' && !(p >= '0' && p <= '9')) return tl_json_fail(j, "a number");
+    size_t end = j->pos;
+    int rc = number_extent(j, &end);
+    if (rc) return rc;
+    *s = j->buf + j->pos;
+    *n = end - j->pos;
+    j->pos = end;
+    return 0;
+}
+
+int tl_json_i64(tl_json *j, int64_t *v)
+{
+    const char *s;
+    size_t n;
+    tl_json_peek(j);
+    size_t start = j->pos;
+    int rc = tl_json_number_span(j, &s, &n);
+    if (rc) return rc;
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') { neg = 1; i = 1; }
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        if (c < '0' || c > '9')
+            return tl_json_fail_at(j, start, "expected an integer, found '%.*s'", (int)(n > 40 ? 40 : n), s);
+        if (acc > (UINT64_MAX - 9) / 10) return tl_json_fail_at(j, start, "integer out of range");
+        acc = acc * 10 + (uint64_t)(c - '0');
+    }
+    if (neg ? acc > (uint64_t)INT64_MAX + 1 : acc > (uint64_t)INT64_MAX)
+        return tl_json_fail_at(j, start, "integer out of range");
+    *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    return 0;
+}
+
+int tl_json_f64(tl_json *j, double *v)
+{
+    const char *s;
+    size_t n;
+    int rc = tl_json_number_span(j, &s, &n);
+    if (rc) return rc;
+    char tmp[128];
+    if (n >= sizeof tmp) return tl_json_fail_at(j, j->pos - n, "number too long");
+    memcpy(tmp, s, n);
+    tmp[n] = 0;
+    *v = strtod(tmp, NULL);
+    return 0;
+}
+
+static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+    10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+
+int tl_json_us_to_ns(tl_json *j, int64_t *v)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    const char *b = j->buf;
+    size_t start = j->pos;
+    /* Fast path: [-]digits[.ddd] followed by a delimiter, the Kineto form. */
+    {
+        size_t q = start;
+        int neg = 0;
+        if (q < j->len && b[q] == '-') { neg = 1; q++; }
+        uint64_t ip = 0;
+        size_t d0 = q;
+        while (q < j->len && (unsigned)(b[q] - '0') < 10 && q - d0 < 15) ip = ip * 10 + (uint64_t)(b[q++] - '0');
+        if (q > d0 && q < j->len && (q - d0 == 1 || b[d0] != '0')) {
+            uint64_t frac = 0;
+            int fd = 0;
+            if (b[q] == '.') {
+                size_t f0 = ++q;
+                while (q < j->len && (unsigned)(b[q] - '0') < 10 && fd < 3) { frac = frac * 10 + (uint64_t)(b[q++] - '0'); fd++; }
+                if (q == f0) goto slow;
+            }
+            if (q < j->len && (b[q] == ',' || b[q] == '}' || b[q] == ']' || b[q] == ' ' || b[q] == '\n' || b[q] == '\r' || b[q] == '\t')) {
+                uint64_t ns = ip * 1000 + frac * POW10[3 - fd];
+                *v = neg ? -(int64_t)ns : (int64_t)ns;
+                j->pos = q;
+                return 0;
+            }
+        }
+    }
+slow:;
+    const char *s;
+    size_t n;
+    int rc = tl_json_number_span(j, &s, &n);
+    if (rc) return rc;
+    /* Exact decimal: mantissa digits m (up to 19 significant), exponent e. */
+    size_t i = 0;
+    int neg = 0;
+    if (s[0] == '-') { neg = 1; i = 1; }
+    uint64_t m = 0;
+    int e = 0, sig = 0, sticky = 0, dropped_first = -1;
+    int in_frac = 0;
+    for (; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
+        if (s[i] == '.') { in_frac = 1; continue; }
+        int d = s[i] - '0';
+        if (sig < 19) {
+            if (m || d) { m = m * 10 + (uint64_t)d; if (m) sig++; }
+            if (in_frac) e--;
+        } else {
+            if (dropped_first < 0) dropped_first = d; else if (d) sticky = 1;
+            if (!in_frac) e++;
+        }
+    }
+    if (i < n) {
+        int ee = atoi(s + i + 1);
+        if (ee > 400) ee = 400;
+        if (ee < -400) ee = -400;
+        e += ee;
+    }
+    int scale = e + 3; /* ns = m * 10^scale */
+    uint64_t ns;
+    if (m == 0) ns = 0;
+    else if (scale >= 0) {
+        if (scale > 19) return tl_json_fail_at(j, start, "timestamp out of range");
+        __uint128_t r = (__uint128_t)m * POW10[scale];
+        if (r > (__uint128_t)INT64_MAX) return tl_json_fail_at(j, start, "timestamp out of range");
+        ns = (uint64_t)r;
+        if (dropped_first >= 0) return tl_json_fail_at(j, start, "timestamp out of range");
+    } else {
+        int sh = -scale;
+        if (sh > 19) ns = 0;
+        else {
+            /* Round half to even; dropped low digits break ties upward. */
+            uint64_t div = POW10[sh], q = m / div, rem = m % div, half = div / 2;
+            int lower_nonzero = sticky || dropped_first > 0;
+            int up = rem > half || (rem == half && (lower_nonzero || (q & 1)));
+            ns = q + (uint64_t)up;
+        }
+    }
+    *v = neg ? -(int64_t)ns : (int64_t)ns;
+    return 0;
+}
+
+int tl_json_literal(tl_json *j, const char *lit)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    size_t n = strlen(lit);
+    for (size_t i = 0; i < n; i++) {
+        if (j->pos + i >= j->len) {
+            if (need(j)) return TL_JNEED;
+            return tl_json_fail_at(j, j->pos + i, "unexpected end of input in '%s'", lit);
+        }
+        if (j->buf[j->pos + i] != lit[i]) return tl_json_fail(j, "a JSON value");
+    }
+    j->pos += n;
+    return 0;
+}
+
+static int skip_value(tl_json *j, int depth)
+{
+    if (depth > TL_JSON_MAX_DEPTH)
+        return tl_json_fail_at(j, j->pos, "nesting deeper than %d levels", TL_JSON_MAX_DEPTH);
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    int rc;
+    switch (p) {
+    case '"': {
+        const char *s;
+        size_t n;
+        return tl_json_string(j, &s, &n, NULL);
+    }
+    case '{': {
+        j->pos++;
+        int first = 1;
+        const char *k;
+        size_t kn;
+        for (;;) {
+            rc = tl_json_obj_next(j, &first, &k, &kn);
+            if (rc) return rc;
+            if (!k) return 0;
+            rc = skip_value(j, depth + 1);
+            if (rc) return rc;
+        }
+    }
+    case '[': {
+        j->pos++;
+        int first = 1, more;
+        for (;;) {
+            rc = tl_json_arr_next(j, &first, &more);
+            if (rc) return rc;
+            if (!more) return 0;
+            rc = skip_value(j, depth + 1);
+            if (rc) return rc;
+        }
+    }
+    case 't': return tl_json_literal(j, "true");
+    case 'f': return tl_json_literal(j, "false");
+    case 'n': return tl_json_literal(j, "null");
+    case -1: return tl_json_fail(j, "a JSON value");
+    default: {
+        const char *s;
+        size_t n;
+        return tl_json_number_span(j, &s, &n);
+    }
+    }
+}
+
+static int skip_min_value(tl_json *j, tl_buf *o, int depth)
+{
+    if (depth > TL_JSON_MAX_DEPTH)
+        return tl_json_fail_at(j, j->pos, "nesting deeper than %d levels", TL_JSON_MAX_DEPTH);
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    int rc;
+    const char *s;
+    size_t n;
+    if (p == '"') {
+        size_t st = j->pos;
+        rc = tl_json_string(j, &s, &n, NULL);
+        if (rc) return rc;
+        tl_buf_append(o, j->buf + st, j->pos - st);
+        return 0;
+    }
+    if (p == '[' || p == '{') {
+        char close = p == '[' ? ']' : '}';
+        j->pos++;
+        tl_buf_putc(o, (char)p);
+        int first = 1, more;
+        for (;;) {
+            if (close == ']') {
+                rc = tl_json_arr_next(j, &first, &more);
+                if (rc) return rc;
+                if (!more) break;
+                if (o->p[o->n - 1] != '[') tl_buf_putc(o, ',');
+            } else {
+                const char *k;
+                size_t kn;
+                rc = tl_json_obj_next(j, &first, &k, &kn);
+                if (rc) return rc;
+                if (!k) break;
+                if (o->p[o->n - 1] != '{') tl_buf_putc(o, ',');
+                tl_buf_putc(o, '"');
+                tl_buf_append(o, k, kn);
+                tl_buf_append(o, "\":", 2);
+            }
+            rc = skip_min_value(j, o, depth + 1);
+            if (rc) return rc;
+        }
+        tl_buf_putc(o, close);
+        return 0;
+    }
+    size_t st = j->pos;
+    rc = skip_value(j, depth);
+    if (rc) return rc;
+    tl_buf_append(o, j->buf + st, j->pos - st);
+    return 0;
+}
+
+int tl_json_skip_min(tl_json *j, tl_buf *out)
+{
+    out->n = 0;
+    tl_buf_reserve(out, 64);
+    return skip_min_value(j, out, 1);
+}
+
+int tl_json_skip(tl_json *j, const char **s, size_t *n)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    size_t start = j->pos;
+    int rc = skip_value(j, 1);
+    if (rc) return rc;
+    if (s) *s = j->buf + start;
+    if (n) *n = j->pos - start;
+    return 0;
+}
+
+int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (*first) {
+        if (p == '}') { j->pos++; *k = NULL; return 0; }
+    } else {
+        if (p == '}') { j->pos++; *k = NULL; return 0; }
+        if (p != ',') return tl_json_fail(j, "',' or '}' in object");
+        j->pos++;
+    }
+    int rc = tl_json_string(j, k, kn, NULL);
+    if (rc) {
+        if (rc < 0 && tl_json_peek(j) != '"') return tl_json_fail(j, "a key string");
+        return rc;
+    }
+    rc = tl_json_expect(j, ':', "':' after key");
+    if (rc) return rc;
+    *first = 0;
+    return 0;
+}
+
+int tl_json_arr_next(tl_json *j, int *first, int *more)
+{
+    int p = tl_json_peek(j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (p == ']') { j->pos++; *more = 0; return 0; }
+    if (!*first) {
+        if (p != ',') return tl_json_fail(j, "',' or ']' in array");
+        j->pos++;
+        p = tl_json_peek(j);
+        if (p == TL_JWS_NEED) return TL_JNEED;
+        if (p == ']') return tl_json_fail(j, "a value after ','");
+    }
+    *first = 0;
+    *more = 1;
+    return 0;
+}

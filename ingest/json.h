@@ -1,0 +1,104 @@
+/* json.h — the zero-copy JSON scanner every JSON reader (Kineto, rocprofv3,
+ * catalog records) is built on. It never builds a DOM: a reader walks the
+ * document with these primitives, taking string spans that point into the
+ * input window.
+ *
+ * Streaming: the input arrives in a window that a source refills (mmap'd
+ * file: the whole file at once; gzip: decompressed blocks). A primitive that
+ * runs off the end of the window while more input exists returns TL_JNEED.
+ * Readers parse in restartable units (one array element, one small value):
+ * remember j->pos before the unit, and on TL_JNEED call tl_json_refill(j,
+ * mark) — which moves the window so that `mark` is kept — and parse the unit
+ * again. A unit must have no side effects until it has parsed completely.
+ *
+ * Errors name the file, the absolute byte offset (in the decompressed
+ * stream) and what was expected. Validation is complete: strings must be
+ * valid UTF-8 with legal escapes, numbers must be JSON numbers, nesting is
+ * limited to TL_JSON_MAX_DEPTH. */
+#ifndef TL_JSON_H
+#define TL_JSON_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "../store/util.h"
+
+#define TL_JNEED 1 /* positive: not an error, the window needs more input */
+#define TL_JSON_MAX_DEPTH 512
+
+struct tl_source;
+
+typedef struct tl_json {
+    const char *buf;   /* window start */
+    size_t len;        /* bytes valid in the window */
+    size_t pos;        /* current position in the window */
+    uint64_t base;     /* absolute offset of buf[0] in the stream */
+    int eof;           /* no input beyond the window */
+    const char *file;  /* for messages */
+    tl_err *err;
+    struct tl_source *src; /* NULL for a fixed buffer */
+} tl_json;
+
+/* A scanner over a fixed, complete buffer. */
+void tl_json_init_buf(tl_json *j, const char *buf, size_t len, const char *file, tl_err *err);
+/* A scanner over a source (see source.h); reads the first window. */
+int tl_json_init_src(tl_json *j, struct tl_source *src, const char *file, tl_err *err);
+/* Keeps bytes from `mark` on, appends more input. Returns 0, or an error
+ * (including a truncated-input error when the source is exhausted). */
+int tl_json_refill(tl_json *j, size_t mark);
+/* Tells the source that everything before `pos` is consumed (lets an mmap
+ * source drop those pages to bound memory). */
+void tl_json_release(tl_json *j);
+
+/* Sets a format error at the current position: "<file>: byte N: expected X". */
+int tl_json_fail(tl_json *j, const char *expected);
+int tl_json_fail_at(tl_json *j, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Skips whitespace; returns the next byte, -1 at the end of all input, or
+ * TL_JNEED-as-(-2) when the window is exhausted but input remains. */
+#define TL_JWS_NEED (-2)
+size_t tl_json_skip_ws_slow(const char *b, size_t pos, size_t len);
+static inline int tl_json_peek(tl_json *j)
+{
+    /* Inline fast path: the next byte is already a token. */
+    if (j->pos < j->len && (unsigned char)j->buf[j->pos] > ' ') return (unsigned char)j->buf[j->pos];
+    j->pos = tl_json_skip_ws_slow(j->buf, j->pos, j->len);
+    if (j->pos < j->len) return (unsigned char)j->buf[j->pos];
+    return j->eof ? -1 : TL_JWS_NEED;
+}
+
+/* Expects byte c (after whitespace) and consumes it. */
+int tl_json_expect(tl_json *j, char c, const char *what);
+
+/* A string: on return (s, n) is the raw text between the quotes (escapes
+ * not decoded) and *esc tells whether it contains a backslash. */
+int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc);
+/* Decodes the escapes of a raw string span into out (NUL-terminated). */
+int tl_json_unescape(tl_json *j, const char *s, size_t n, tl_buf *out);
+
+/* Numbers. _i64 accepts only integers in range; _f64 any JSON number;
+ * _ns parses a decimal number of microseconds into exact int64 ns (digits
+ * beyond the third decimal are rounded half-even), rejecting out-of-range. */
+int tl_json_i64(tl_json *j, int64_t *v);
+int tl_json_f64(tl_json *j, double *v);
+int tl_json_us_to_ns(tl_json *j, int64_t *v);
+/* The raw text of a number (validated). */
+int tl_json_number_span(tl_json *j, const char **s, size_t *n);
+
+/* Skips any value, fully validated, returning its raw span. */
+int tl_json_skip(tl_json *j, const char **s, size_t *n);
+/* Same, and appends the value without insignificant whitespace to out. */
+int tl_json_skip_min(tl_json *j, tl_buf *out);
+/* Literals. */
+int tl_json_literal(tl_json *j, const char *lit);
+
+/* Object/array iteration:
+ *   tl_json_expect(j,'{'); int first = 1;
+ *   while ((rc = tl_json_obj_next(j, &first, &k, &kn)) == 0 && k) { ...value... }
+ * obj_next consumes ',' / '}' and the key with its ':'; sets *k = NULL at '}'. */
+int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn);
+/* arr_next consumes ',' or ']'; returns 0 and sets *more = 0 at ']'. */
+int tl_json_arr_next(tl_json *j, int *first, int *more);
+
+static inline uint64_t tl_json_offset(const tl_json *j) { return j->base + j->pos; }
+
+#endif

@@ -1,0 +1,366 @@
+/* kineto.c — the PyTorch profiler (Kineto) JSON reader. Streams the
+ * document with the zero-copy scanner: the top-level object's keys other
+ * than traceEvents are kept verbatim for the catalog; each element of
+ * traceEvents is parsed as one restartable unit into the builder. Complete
+ * events keep their raw args text; the args the reports need are promoted
+ * into typed columns (ints) or interned minified JSON text (Input Dims …).
+ * See spec/pytorch-report.md §2 for the event kinds. */
+#include "ingest.h"
+#include "json.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct kreader {
+    tl_json *j;
+    tl_build *b;
+    tl_buf tmp;          /* unescaped strings */
+    tl_buf mini;         /* minified promoted values */
+    uint8_t *kind_of;    /* cat string id -> kind+1 (0 = not yet known) */
+    size_t kind_cap;
+    uint32_t uid;
+} kreader;
+
+static uint8_t kind_from_cat(const char *c, size_t n)
+{
+#define IS(lit) (n == sizeof(lit) - 1 && memcmp(c, lit, n) == 0)
+    if (IS("cpu_op")) return TL_K_CPU_OP;
+    if (IS("python_function")) return TL_K_PYTHON;
+    if (IS("cuda_runtime")) return TL_K_RUNTIME;
+    if (IS("cuda_driver")) return TL_K_DRIVER;
+    if (IS("kernel")) return TL_K_KERNEL;
+    if (IS("gpu_memcpy")) return TL_K_MEMCPY;
+    if (IS("gpu_memset")) return TL_K_MEMSET;
+    if (IS("user_annotation")) return TL_K_USER_ANNOTATION;
+    if (IS("gpu_user_annotation")) return TL_K_GPU_ANNOTATION;
+#undef IS
+    return TL_K_OTHER;
+}
+
+static uint8_t kind_of(kreader *k, uint32_t cat)
+{
+    if (cat >= k->kind_cap) {
+        size_t nc = k->kind_cap ? k->kind_cap : 64;
+        while (nc <= cat) nc *= 2;
+        k->kind_of = tl_xrealloc(k->kind_of, nc);
+        memset(k->kind_of + k->kind_cap, 0, nc - k->kind_cap);
+        k->kind_cap = nc;
+    }
+    if (!k->kind_of[cat]) {
+        size_t n;
+        const char *s = tl_build_strget(k->b, cat, &n);
+        k->kind_of[cat] = (uint8_t)(kind_from_cat(s, n) + 1);
+    }
+    return (uint8_t)(k->kind_of[cat] - 1);
+}
+
+/* Interns a string value (decoding escapes when present). */
+static int str_id(kreader *k, uint32_t *id)
+{
+    const char *s;
+    size_t n;
+    int esc;
+    int rc = tl_json_string(k->j, &s, &n, &esc);
+    if (rc) return rc;
+    if (esc) {
+        tl_json_unescape(k->j, s, n, &k->tmp);
+        *id = tl_build_str(k->b, k->tmp.p, k->tmp.n);
+    } else {
+        *id = tl_build_str(k->b, s, n);
+    }
+    return 0;
+}
+
+/* pid/tid: an integer or a string (kept apart: 0 != "0"). */
+static int id_value(kreader *k, int64_t *v, uint8_t *is_str)
+{
+    int p = tl_json_peek(k->j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (p == '"') {
+        uint32_t sid;
+        int rc = str_id(k, &sid);
+        if (rc) return rc;
+        *v = sid;
+        *is_str = 1;
+        return 0;
+    }
+    *is_str = 0;
+    return tl_json_i64(k->j, v);
+}
+
+static int promoted_text(kreader *k, uint32_t *id)
+{
+    int rc = tl_json_skip_min(k->j, &k->mini);
+    if (rc) return rc;
+    *id = tl_build_str(k->b, k->mini.p, k->mini.n);
+    return 0;
+}
+
+static int int_arg(kreader *k, int64_t *v, const char *key, size_t at)
+{
+    int p = tl_json_peek(k->j);
+    if (p == TL_JWS_NEED) return TL_JNEED;
+    if (p == 'n') { *v = TL_NONE; return tl_json_literal(k->j, "null"); }
+    if (p != '-' && (p < '0' || p > '9'))
+        return tl_json_fail_at(k->j, k->j->pos, "args key \"%s\": expected an integer", key);
+    return tl_json_i64(k->j, v);
+}
+
+#define KEYIS(lit) (kn == sizeof(lit) - 1 && memcmp(key, lit, kn) == 0)
+
+static int parse_args(kreader *k, tl_ev_in *e)
+{
+    tl_json *j = k->j;
+    int first = 1, rc;
+    const char *key;
+    size_t kn;
+    rc = tl_json_expect(j, '{', "'{' (args object)");
+    if (rc) return rc;
+    for (;;) {
+        rc = tl_json_obj_next(j, &first, &key, &kn);
+        if (rc) return rc;
+        if (!key) return 0;
+        size_t at = j->pos;
+        switch (kn) {
+        case 6:
+            if (KEYIS("stream")) { rc = int_arg(k, &e->stream, "stream", at); break; }
+            if (KEYIS("device")) { rc = int_arg(k, &e->device, "device", at); break; }
+            goto skip;
+        case 4:
+            if (KEYIS("grid")) { rc = promoted_text(k, &e->grid); break; }
+            goto skip;
+        case 5:
+            if (KEYIS("block")) { rc = promoted_text(k, &e->block); break; }
+            goto skip;
+        case 10:
+            if (KEYIS("Input Dims")) { rc = promoted_text(k, &e->in_dims); break; }
+            if (KEYIS("Input type")) { rc = promoted_text(k, &e->in_type); break; }
+            goto skip;
+        case 11:
+            if (KEYIS("correlation")) { rc = int_arg(k, &e->corr, "correlation", at); break; }
+            if (KEYIS("External id")) { rc = int_arg(k, &e->ext_id, "External id", at); break; }
+            goto skip;
+        case 13:
+            if (KEYIS("Input Strides")) { rc = promoted_text(k, &e->in_strides); break; }
+            if (KEYIS("Fwd thread id")) { rc = int_arg(k, &e->fwd_tid, "Fwd thread id", at); break; }
+            goto skip;
+        case 15:
+            if (KEYIS("Concrete Inputs")) { rc = promoted_text(k, &e->concrete); break; }
+            if (KEYIS("Sequence number")) { rc = int_arg(k, &e->seq, "Sequence number", at); break; }
+            goto skip;
+        default:
+        skip:
+            rc = tl_json_skip(j, NULL, NULL);
+        }
+        if (rc) return rc;
+    }
+}
+
+enum { F_PH = 1, F_CAT = 2, F_NAME = 4, F_PID = 8, F_TID = 16, F_TS = 32, F_DUR = 64, F_ARGS = 128, F_ID = 256 };
+
+/* One element of traceEvents. No side effects on the builder until the
+ * whole object parsed (apart from interning, which is idempotent). */
+static int parse_event(kreader *k)
+{
+    tl_json *j = k->j;
+    size_t start = j->pos;
+    int rc = tl_json_expect(j, '{', "'{' (an event object in traceEvents)");
+    if (rc) return rc;
+    tl_ev_in e = {0};
+    e.corr = e.ext_id = e.stream = e.device = e.seq = e.fwd_tid = TL_NONE;
+    e.pid = e.tid = 0;
+    char ph = 0;
+    unsigned seen = 0;
+    int64_t flow_id = 0;
+    const char *args = NULL;
+    size_t args_len = 0;
+    int first = 1;
+    const char *key;
+    size_t kn;
+    for (;;) {
+        rc = tl_json_obj_next(j, &first, &key, &kn);
+        if (rc) return rc;
+        if (!key) break;
+        unsigned bit = 0;
+        size_t kpos = j->pos;
+        if (kn == 2 && key[0] == 'p' && key[1] == 'h') {
+            bit = F_PH;
+            const char *s;
+            size_t n;
+            rc = tl_json_string(j, &s, &n, NULL);
+            if (rc) return rc;
+            if (n != 1) return tl_json_fail_at(j, kpos, "\"ph\": expected a one-letter phase, found \"%.*s\"", (int)(n > 20 ? 20 : n), s);
+            ph = s[0];
+        } else if (kn == 3 && KEYIS("cat")) {
+            bit = F_CAT;
+            rc = str_id(k, &e.cat);
+        } else if (kn == 4 && KEYIS("name")) {
+            bit = F_NAME;
+            rc = str_id(k, &e.name);
+        } else if (kn == 3 && KEYIS("pid")) {
+            bit = F_PID;
+            rc = id_value(k, &e.pid, &e.pid_is_str);
+        } else if (kn == 3 && KEYIS("tid")) {
+            bit = F_TID;
+            rc = id_value(k, &e.tid, &e.tid_is_str);
+        } else if (kn == 2 && key[0] == 't' && key[1] == 's') {
+            bit = F_TS;
+            rc = tl_json_us_to_ns(j, &e.ts);
+        } else if (kn == 3 && KEYIS("dur")) {
+            bit = F_DUR;
+            rc = tl_json_us_to_ns(j, &e.dur);
+        } else if (kn == 4 && KEYIS("args")) {
+            bit = F_ARGS;
+            size_t a0;
+            tl_json_peek(j);
+            a0 = j->pos;
+            int p = tl_json_peek(j);
+            if (p == TL_JWS_NEED) return TL_JNEED;
+            if (p != '{') return tl_json_fail(j, "'{' (args object)");
+            rc = parse_args(k, &e);
+            if (rc) return rc;
+            args = j->buf + a0;
+            args_len = j->pos - a0;
+        } else if (kn == 2 && key[0] == 'i' && key[1] == 'd') {
+            bit = F_ID;
+            int p = tl_json_peek(j);
+            if (p == TL_JWS_NEED) return TL_JNEED;
+            if (p == '"') {
+                /* string flow ids: interned, kept distinct from ints by sign */
+                uint32_t sid;
+                rc = str_id(k, &sid);
+                flow_id = -(int64_t)sid - 1;
+            } else {
+                rc = tl_json_i64(j, &flow_id);
+            }
+        } else {
+            rc = tl_json_skip(j, NULL, NULL);
+        }
+        if (rc) return rc;
+        if (bit) {
+            if (seen & bit) return tl_json_fail_at(j, kpos, "duplicate key \"%.*s\" in event", (int)kn, key);
+            seen |= bit;
+        }
+    }
+    uint32_t uid = k->uid;
+    switch (ph) {
+    case 'X':
+        if (!(seen & F_TS)) return tl_json_fail_at(j, start, "complete event (ph X) without \"ts\"");
+        if (!(seen & F_DUR)) return tl_json_fail_at(j, start, "complete event (ph X) without \"dur\"");
+        if (e.dur < 0) return tl_json_fail_at(j, start, "complete event with negative \"dur\"");
+        if (!(seen & F_NAME)) e.name = 1;
+        e.uid = uid;
+        e.kind = (seen & F_CAT) ? kind_of(k, e.cat) : TL_K_OTHER;
+        e.args = args;
+        e.args_len = args_len;
+        tl_build_event(k->b, &e);
+        break;
+    case 's':
+    case 'f':
+    case 't':
+        tl_build_flow(k->b, uid, ph, e.cat, e.name, flow_id, e.pid, e.tid, e.pid_is_str, e.tid_is_str,
+                      (seen & F_TS) ? e.ts : TL_NONE);
+        break;
+    case 'M':
+        tl_build_meta(k->b, uid, e.name, e.pid, e.tid, e.pid_is_str, e.tid_is_str, (seen & F_TID) ? 1 : 0,
+                      args, args_len);
+        break;
+    case 0:
+        return tl_json_fail_at(j, start, "event without \"ph\"");
+    default:
+        tl_build_other(k->b, uid, ph);
+    }
+    k->uid++;
+    return 0;
+}
+
+static int events_array(kreader *k)
+{
+    tl_json *j = k->j;
+    int rc, first = 1, more = 1;
+    for (;;) {
+        size_t mark = j->pos;
+        int fsave = first;
+        for (;;) {
+            rc = tl_json_arr_next(j, &first, &more);
+            if (rc == 0 && more) rc = parse_event(k);
+            if (rc != TL_JNEED) break;
+            /* the unit restarts from the element's separator */
+            first = fsave;
+            rc = tl_json_refill(j, mark);
+            if (rc) return rc;
+            mark = j->pos;
+        }
+        if (rc) return rc;
+        if (!more) return 0;
+        if ((k->uid & 0xffff) == 0) tl_json_release(j);
+    }
+}
+
+int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
+{
+    tl_json jj, *j = &jj;
+    int rc = tl_json_init_src(j, src, path, err);
+    if (rc) return rc;
+    kreader k = {.j = j, .b = b};
+    tl_build_set_format(b, "kineto");
+    int p;
+    for (;;) {
+        p = tl_json_peek(j);
+        if (p != TL_JWS_NEED) break;
+        if ((rc = tl_json_refill(j, j->pos))) goto out;
+    }
+    if (p == -1) { rc = tl_errf(err, TL_EFORMAT, "%s: empty file (no JSON document)", path); goto out; }
+    if (p != '{') { rc = tl_json_fail(j, "'{' at the start of a trace (not a JSON trace object)"); goto out; }
+    j->pos++;
+    int first = 1, have_events = 0;
+    for (;;) {
+        const char *key;
+        size_t kn;
+        size_t mark = j->pos;
+        int fsave = first;
+        for (;;) {
+            rc = tl_json_obj_next(j, &first, &key, &kn);
+            if (rc == 0 && key && !(kn == 11 && memcmp(key, "traceEvents", 11) == 0)) {
+                const char *v;
+                size_t vn;
+                size_t kcopy_n = kn;
+                char kcopy[256];
+                memcpy(kcopy, key, kn < sizeof kcopy ? kn : sizeof kcopy);
+                if (kcopy_n > sizeof kcopy) kcopy_n = sizeof kcopy;
+                rc = tl_json_skip(j, &v, &vn);
+                if (rc == 0) tl_build_toplevel(b, kcopy, kcopy_n, v, vn);
+            }
+            if (rc != TL_JNEED) break;
+            first = fsave;
+            if ((rc = tl_json_refill(j, mark))) goto out;
+            mark = j->pos;
+        }
+        if (rc) goto out;
+        if (!key) break;
+        if (kn == 11 && memcmp(key, "traceEvents", 11) == 0) {
+            if (have_events) { rc = tl_json_fail_at(j, j->pos, "duplicate key \"traceEvents\""); goto out; }
+            have_events = 1;
+            for (;;) {
+                rc = tl_json_expect(j, '[', "'[' (traceEvents must be an array)");
+                if (rc != TL_JNEED) break;
+                if ((rc = tl_json_refill(j, j->pos))) goto out;
+            }
+            if (rc) goto out;
+            if ((rc = events_array(&k))) goto out;
+        }
+    }
+    for (;;) {
+        p = tl_json_peek(j);
+        if (p != TL_JWS_NEED) break;
+        if ((rc = tl_json_refill(j, j->pos))) goto out;
+    }
+    if (p != -1) { rc = tl_json_fail(j, "end of input after the trace object"); goto out; }
+    if (!have_events) { rc = tl_errf(err, TL_EFORMAT, "%s: no \"traceEvents\" array in the document", path); goto out; }
+    rc = 0;
+out:
+    tl_buf_free(&k.tmp);
+    tl_buf_free(&k.mini);
+    free(k.kind_of);
+    return rc;
+}

@@ -1,0 +1,76 @@
+/* schema.h — names and codes of the stored trace tables: the contract
+ * between ingest (which writes them) and query (which reads them). The
+ * store itself is format-agnostic; this file says what a trace looks like.
+ * docs/ARCHITECTURE.md describes the same layout for reading a store by hand.
+ * Bump TL_SCHEMA_VERSION (store/store.h) whenever this changes. */
+#ifndef TL_SCHEMA_H
+#define TL_SCHEMA_H
+
+#include <stdint.h>
+
+/* Absent integer value in a promoted-arg column. */
+#define TL_NONE INT64_MIN
+
+/* Event kind, derived from the category string at ingest
+ * (spec/pytorch-report.md §2.3; categories are compared case-sensitively). */
+typedef enum tl_kind {
+    TL_K_OTHER = 0,
+    TL_K_CPU_OP = 1,          /* cpu_op */
+    TL_K_PYTHON = 2,          /* python_function */
+    TL_K_RUNTIME = 3,         /* cuda_runtime */
+    TL_K_DRIVER = 4,          /* cuda_driver */
+    TL_K_KERNEL = 5,          /* kernel */
+    TL_K_MEMCPY = 6,          /* gpu_memcpy */
+    TL_K_MEMSET = 7,          /* gpu_memset */
+    TL_K_USER_ANNOTATION = 8, /* user_annotation */
+    TL_K_GPU_ANNOTATION = 9,  /* gpu_user_annotation */
+    TL_K_COUNT
+} tl_kind;
+
+static inline int tl_kind_is_gpu(int k) { return k == TL_K_KERNEL || k == TL_K_MEMCPY || k == TL_K_MEMSET; }
+static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == TL_K_DRIVER; }
+
+/* Tables (see docs/ARCHITECTURE.md). Row i of every events column is the
+ * i-th complete event in file order. */
+#define TL_T_EVENTS "events"
+#define TL_T_FLOWS "flows"
+#define TL_T_META "meta"
+#define TL_T_EXTRA "extra"
+
+/* events columns */
+#define TL_C_UID "uid"             /* u32: position in traceEvents (reference UID) */
+#define TL_C_TS "ts"               /* i64 ns */
+#define TL_C_DUR "dur"             /* i64 ns */
+#define TL_C_NAME "name"           /* str */
+#define TL_C_CAT "cat"             /* str */
+#define TL_C_KIND "kind"           /* u8 tl_kind */
+#define TL_C_PID "pid"             /* i64 (string id when pid_str) */
+#define TL_C_TID "tid"             /* i64 (string id when tid_str) */
+#define TL_C_IDFLAGS "idflags"     /* u8: bit0 pid is a string id, bit1 tid is */
+#define TL_C_CORR "correlation"    /* i64, TL_NONE when absent */
+#define TL_C_EXTID "external_id"   /* i64 */
+#define TL_C_STREAM "stream"       /* i64 */
+#define TL_C_DEVICE "device"       /* i64 */
+#define TL_C_SEQ "seq"             /* i64 Sequence number */
+#define TL_C_FWDTID "fwd_tid"      /* i64 Fwd thread id */
+#define TL_C_INDIMS "input_dims"   /* str: raw JSON text of args["Input Dims"] */
+#define TL_C_INTYPE "input_type"
+#define TL_C_INSTRIDES "input_strides"
+#define TL_C_CONCRETE "concrete_inputs"
+#define TL_C_GRID "grid"
+#define TL_C_BLOCK "block"
+#define TL_C_ARGS "args"           /* blob: raw JSON text of the args object */
+/* edge columns, filled by the tree builder (row indexes, -1 = none) */
+#define TL_C_PARENT "parent"       /* i32: tree parent, python functions excluded */
+#define TL_C_PARENT_PY "parent_py" /* i32: tree parent, python functions included */
+#define TL_C_LAUNCHER "launcher"   /* i32: GPU rows: kernel launcher (§4.4), no python */
+#define TL_C_LINKED "linked"       /* u8: GPU rows: reached from a runtime call (§4.3) */
+
+/* flows columns */
+#define TL_C_F_PH "ph"             /* u8 's' or 'f' */
+#define TL_C_F_ID "id"             /* i64 */
+/* (plus uid, cat, name, pid, tid, idflags, ts as for events) */
+
+/* meta columns: uid, name (str), pid, tid, idflags (bit2: has tid), args (blob) */
+
+#endif

@@ -1,0 +1,360 @@
+/* source.c — input bytes for the scanners (see source.h).
+ *
+ * Plain files are mmap'd and handed over as one window; pages behind the
+ * parser are dropped with MADV_DONTNEED so peak RSS stays small however
+ * large the file. Gzip files (recognised by magic, not name) are inflated
+ * with ISA-L (igzip) on a second thread into a small ring of blocks, so the
+ * parser and the inflater run on two cores; the parser copies blocks into a
+ * growable window that keeps only the bytes of the unit it is parsing.
+ * ISA-L measured faster than zlib here (see bench/ingest); both are
+ * Debian packages. Multi-member gzip files are supported. */
+#include "source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <isa-l/igzip_lib.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BLOCK_SIZE (4u << 20)
+#define NBLOCKS 6
+#define RELEASE_STEP (64u << 20)
+
+typedef struct block {
+    char *data;
+    size_t len;
+} block;
+
+struct tl_source {
+    char *path;
+    int fd;
+    uint64_t fsize;
+    unsigned char *map;
+    int gz;
+
+    /* window over the decompressed stream (gzip only) */
+    char *win;
+    size_t win_len, win_cap;
+    uint64_t win_base;
+    int eof;
+
+    /* inflater thread and its ring */
+    pthread_t thr;
+    int thr_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    block ring[NBLOCKS];
+    unsigned head, tail; /* head: next to consume; tail: next to fill */
+    int done;            /* inflater finished (ok or error) */
+    int stop;            /* consumer asks the inflater to quit */
+    int gz_error;
+    char gz_msg[256];
+    uint64_t gz_err_in; /* compressed offset of the error */
+
+    uint64_t out_bytes;
+    uint64_t released;  /* plain: bytes dropped with MADV_DONTNEED */
+    char *all;          /* tl_source_read_all buffer (gzip) */
+
+    tl_progress_fn progress;
+    void *progress_ctx;
+    uint64_t progress_next;
+};
+
+static int is_gzip(const unsigned char *p, uint64_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
+
+static void *inflate_thread(void *arg)
+{
+    tl_source *s = arg;
+    struct inflate_state st;
+    isal_inflate_init(&st);
+    st.crc_flag = ISAL_GZIP;
+    st.next_in = s->map;
+    uint64_t in_left = s->fsize;
+    uint64_t in_pos = 0;
+    int err = 0;
+    const char *msg = NULL;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (s->tail - s->head == NBLOCKS && !s->stop) pthread_cond_wait(&s->cv, &s->mu);
+        int stop = s->stop;
+        pthread_mutex_unlock(&s->mu);
+        if (stop) break;
+        block *b = &s->ring[s->tail % NBLOCKS];
+        if (!b->data) b->data = tl_xmalloc(BLOCK_SIZE);
+        st.next_out = (uint8_t *)b->data;
+        st.avail_out = BLOCK_SIZE;
+        int finished_member = 0;
+        while (st.avail_out > 0) {
+            if (st.avail_in == 0 && in_left > 0) {
+                uint32_t chunk = in_left > (1u << 30) ? (1u << 30) : (uint32_t)in_left;
+                st.avail_in = chunk;
+                in_left -= chunk;
+            }
+            uint32_t before_in = st.avail_in;
+            int rc = isal_inflate(&st);
+            in_pos += before_in - st.avail_in;
+            if (rc < 0) {
+                err = 1;
+                msg = rc == ISAL_INCORRECT_CHECKSUM ? "gzip CRC mismatch (corrupt data)"
+                      : rc == ISAL_INVALID_WRAPPER  ? "invalid gzip header"
+                                                    : "corrupt deflate data";
+                break;
+            }
+            if (st.block_state == ISAL_BLOCK_FINISH) {
+                /* End of one gzip member; another may follow. */
+                finished_member = 1;
+                uint64_t rest = st.avail_in + in_left;
+                if (rest == 0) break;
+                const unsigned char *nx = st.next_in;
+                if (rest >= 2 && nx[0] == 0x1f && nx[1] == 0x8b) {
+                    uint32_t avail = st.avail_in;
+                    isal_inflate_reset(&st);
+                    st.crc_flag = ISAL_GZIP;
+                    st.next_in = (uint8_t *)nx;
+                    st.avail_in = avail;
+                    finished_member = 0;
+                    continue;
+                }
+                err = 1;
+                msg = "trailing garbage after gzip data";
+                break;
+            }
+            if (st.avail_in == 0 && in_left == 0 && st.avail_out > 0) {
+                err = 1;
+                msg = "truncated gzip data (unexpected end of file)";
+                break;
+            }
+        }
+        size_t produced = BLOCK_SIZE - st.avail_out;
+        pthread_mutex_lock(&s->mu);
+        if (produced) {
+            b->len = produced;
+            s->tail++;
+        }
+        if (err) {
+            s->gz_error = 1;
+            snprintf(s->gz_msg, sizeof s->gz_msg, "%s", msg);
+            s->gz_err_in = in_pos;
+        }
+        int end = err || (finished_member && st.avail_in == 0 && in_left == 0);
+        if (end) s->done = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        if (end) break;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->done = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
+/* Hashes the raw file bytes in slices, dropping the pages behind. */
+static uint64_t hash_file(tl_source *s)
+{
+    if (!s->fsize) return tl_hash64("", 0, 0);
+    /* XXH3 streaming state via one-shot over slices combined: simpler to
+     * chain the seed; stable for the same bytes and slice size. */
+    uint64_t h = 0x7472616365ULL;
+    const uint64_t slice = RELEASE_STEP;
+    for (uint64_t off = 0; off < s->fsize; off += slice) {
+        uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
+        h = tl_hash64(s->map + off, (size_t)n, h);
+        if (!s->gz && s->fsize > slice) madvise(s->map + off, (size_t)n, MADV_DONTNEED);
+    }
+    return h;
+}
+
+int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
+{
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return tl_errf(err, TL_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        close(fd);
+        return tl_errf(err, TL_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        return tl_errf(err, TL_EIO, "%s: is a directory", path);
+    }
+    tl_source *s = tl_xcalloc(1, sizeof *s);
+    s->path = tl_xstrdup(path);
+    s->fd = fd;
+    s->fsize = (uint64_t)st.st_size;
+    if (s->fsize > 0) {
+        s->map = mmap(NULL, s->fsize, PROT_READ, MAP_SHARED, fd, 0);
+        if (s->map == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            free(s->path);
+            free(s);
+            return tl_errf(err, TL_EIO, "%s: cannot map: %s", path, strerror(e));
+        }
+        madvise(s->map, s->fsize, MADV_SEQUENTIAL);
+    }
+    s->gz = is_gzip(s->map, s->fsize);
+    if (id) *id = hash_file(s);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (s->gz) {
+        if (pthread_create(&s->thr, NULL, inflate_thread, s) != 0) {
+            tl_source_close(s);
+            return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", path);
+        }
+        s->thr_started = 1;
+    }
+    *out = s;
+    return TL_OK;
+}
+
+void tl_source_close(tl_source *s)
+{
+    if (!s) return;
+    if (s->thr_started) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->thr, NULL);
+    }
+    for (int i = 0; i < NBLOCKS; i++) free(s->ring[i].data);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+    if (s->map && s->map != MAP_FAILED) munmap(s->map, s->fsize);
+    if (s->fd >= 0) close(s->fd);
+    free(s->win);
+    free(s->all);
+    free(s->path);
+    free(s);
+}
+
+int tl_source_is_gzip(const tl_source *s) { return s->gz; }
+uint64_t tl_source_file_size(const tl_source *s) { return s->fsize; }
+uint64_t tl_source_bytes_out(const tl_source *s) { return s->gz ? s->out_bytes : s->fsize; }
+
+void tl_source_set_progress(tl_source *s, tl_progress_fn fn, void *ctx)
+{
+    s->progress = fn;
+    s->progress_ctx = ctx;
+}
+
+/* Moves the next inflated block into the window. 0 ok, 1 no more, <0 error. */
+static int pull_block(tl_source *s, tl_err *err)
+{
+    pthread_mutex_lock(&s->mu);
+    while (s->head == s->tail && !s->done) pthread_cond_wait(&s->cv, &s->mu);
+    if (s->head == s->tail) {
+        int e = s->gz_error;
+        pthread_mutex_unlock(&s->mu);
+        if (e)
+            return tl_errf(err, TL_EFORMAT, "%s: byte %llu of the compressed file: %s", s->path,
+                           (unsigned long long)s->gz_err_in, s->gz_msg);
+        return 1;
+    }
+    block *b = &s->ring[s->head % NBLOCKS];
+    pthread_mutex_unlock(&s->mu);
+    if (s->win_len + b->len > s->win_cap) {
+        size_t nc = s->win_cap ? s->win_cap : (size_t)BLOCK_SIZE * 2;
+        while (nc < s->win_len + b->len) nc *= 2;
+        s->win = tl_xrealloc(s->win, nc + 64);
+        s->win_cap = nc;
+    }
+    memcpy(s->win + s->win_len, b->data, b->len);
+    s->win_len += b->len;
+    s->out_bytes += b->len;
+    pthread_mutex_lock(&s->mu);
+    s->head++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    if (s->progress && s->out_bytes >= s->progress_next) {
+        s->progress(s->progress_ctx, s->fsize ? (uint64_t)((double)s->out_bytes) : 0, 0);
+        s->progress_next = s->out_bytes + (32u << 20);
+    }
+    return 0;
+}
+
+int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len, uint64_t *base,
+                     int *eof, tl_err *err)
+{
+    if (!s->gz) {
+        *buf = (const char *)s->map;
+        *len = (size_t)s->fsize;
+        *base = 0;
+        *eof = 1;
+        return 0;
+    }
+    /* Drop what is before keep, then append at least one block. */
+    if (keep > s->win_base) {
+        size_t drop = (size_t)(keep - s->win_base);
+        if (drop > s->win_len) drop = s->win_len;
+        memmove(s->win, s->win + drop, s->win_len - drop);
+        s->win_len -= drop;
+        s->win_base += drop;
+    }
+    if (!s->eof) {
+        int rc = pull_block(s, err);
+        if (rc < 0) return rc;
+        if (rc == 1) s->eof = 1;
+    }
+    *buf = s->win ? s->win : "";
+    *len = s->win_len;
+    *base = s->win_base;
+    *eof = s->eof;
+    return 0;
+}
+
+void tl_source_release(tl_source *s, uint64_t upto)
+{
+    if (s->gz || !s->map) {
+        return;
+    }
+    if (s->progress && upto >= s->progress_next) {
+        s->progress(s->progress_ctx, upto, s->fsize);
+        s->progress_next = upto + (32u << 20);
+    }
+    if (upto < s->released + RELEASE_STEP) return;
+    uint64_t start = s->released & ~(uint64_t)4095, end = upto & ~(uint64_t)4095;
+    if (end > start) madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
+    s->released = end;
+}
+
+size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)
+{
+    if (!s->gz) {
+        *p = (const char *)s->map;
+        return s->fsize < n ? (size_t)s->fsize : n;
+    }
+    while (s->win_len < n && !s->eof) {
+        int rc = pull_block(s, err);
+        if (rc < 0) {
+            *p = s->win ? s->win : "";
+            return s->win_len;
+        }
+        if (rc == 1) s->eof = 1;
+    }
+    *p = s->win ? s->win : "";
+    return s->win_len < n ? s->win_len : n;
+}
+
+int tl_source_read_all(tl_source *s, const char **buf, size_t *len, tl_err *err)
+{
+    if (!s->gz) {
+        *buf = (const char *)s->map;
+        *len = (size_t)s->fsize;
+        return 0;
+    }
+    while (!s->eof) {
+        int rc = pull_block(s, err);
+        if (rc < 0) return rc;
+        if (rc == 1) s->eof = 1;
+    }
+    *buf = s->win ? s->win : "";
+    *len = s->win_len;
+    return 0;
+}

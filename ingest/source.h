@@ -1,0 +1,43 @@
+/* source.h — where input bytes come from: a memory-mapped plain file, or a
+ * gzip stream inflated on a second thread into a ring of blocks, so that
+ * decompression and parsing overlap on two cores. Also format detection by
+ * content (gzip magic; JSON vs protobuf) and the content hash (trace id). */
+#ifndef TL_SOURCE_H
+#define TL_SOURCE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "../store/util.h"
+
+typedef struct tl_source tl_source;
+
+/* Opens path: gzip (any name) is inflated, anything else mapped. Computes
+ * the content hash of the raw file bytes into *id (if id != NULL). */
+int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err);
+void tl_source_close(tl_source *s);
+int tl_source_is_gzip(const tl_source *s);
+uint64_t tl_source_file_size(const tl_source *s);
+/* Total decompressed bytes delivered so far. */
+uint64_t tl_source_bytes_out(const tl_source *s);
+/* The first up to n bytes of the decompressed stream (for sniffing);
+ * returns the count. */
+size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err);
+
+/* Window protocol used by the JSON scanner: buf and len describe the bytes
+ * from absolute offset `keep` (which the caller still needs) to the end of
+ * what is available; returns 0, TL_EFORMAT on corrupt compressed data (with
+ * message), and sets *eof when nothing more will come. */
+int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len, uint64_t *base,
+                     int *eof, tl_err *err);
+/* Hint: bytes before absolute offset `upto` will not be read again. */
+void tl_source_release(tl_source *s, uint64_t upto);
+
+/* Whole decompressed content in memory (small inputs: protobuf). The
+ * returned buffer is owned by the source. */
+int tl_source_read_all(tl_source *s, const char **buf, size_t *len, tl_err *err);
+
+/* Progress callback: called from the parsing thread now and then. */
+typedef void (*tl_progress_fn)(void *ctx, uint64_t done_bytes, uint64_t total_bytes);
+void tl_source_set_progress(tl_source *s, tl_progress_fn fn, void *ctx);
+
+#endif

@@ -1,0 +1,315 @@
+/* tree.c — builds the event tree and the runtime -> GPU links at ingest,
+ * exactly as spec/pytorch-report.md §3-§4 define them, and stores them as
+ * edge columns (parent, parent_py, launcher, linked) so no report rebuilds
+ * them:
+ *   - host nesting per (pid, tid) stack over a stable ts sort, with the
+ *     reference's pop / bleed (< 1 µs) / drop rules, once without and once
+ *     with python_function events;
+ *   - GPU events linked to runtime calls through ac2g flows (s/f pairs) and
+ *     the (pid, tid, correlation) index, graph launches by correlation;
+ *   - beyond the reference: a trace without any ac2g flow (older Kineto,
+ *     rocprof, XPlane) links GPU events to runtime calls by correlation id;
+ *   - kernel launcher attribution (§4.4) for the default (no python) tree.
+ * Times are compared as the reference does: doubles of µs, t_end = ts + dur
+ * computed once (§3.2, §5.4). */
+#include "builder_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- a small open-addressing map: 64-bit key -> int64 value ---- */
+typedef struct imap {
+    uint64_t *keys;
+    int64_t *vals;
+    uint8_t *used;
+    size_t cap, n;
+} imap;
+
+static void imap_init(imap *m, size_t hint)
+{
+    m->cap = 64;
+    while (m->cap < hint * 2) m->cap *= 2;
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
+    m->n = 0;
+}
+
+static void imap_free(imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+}
+
+static int64_t *imap_slot(imap *m, uint64_t key, int create);
+
+static void imap_grow(imap *m)
+{
+    imap o = *m;
+    m->cap *= 2;
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
+    m->n = 0;
+    for (size_t i = 0; i < o.cap; i++)
+        if (o.used[i]) *imap_slot(m, o.keys[i], 1) = o.vals[i];
+    imap_free(&o);
+}
+
+static int64_t *imap_slot(imap *m, uint64_t key, int create)
+{
+    size_t i = tl_mix64(key) & (m->cap - 1);
+    while (m->used[i]) {
+        if (m->keys[i] == key) return &m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    if (!create) return NULL;
+    if ((m->n + 1) * 2 > m->cap) {
+        imap_grow(m);
+        return imap_slot(m, key, 1);
+    }
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->vals[i] = -1;
+    m->n++;
+    return &m->vals[i];
+}
+
+static uint64_t key3(int64_t pid, int64_t tid, uint8_t flags, int64_t link)
+{
+    uint64_t h = tl_mix64((uint64_t)pid ^ 0x9e3779b97f4a7c15ULL);
+    h = tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
+    return tl_mix64(h ^ (uint64_t)link);
+}
+
+/* ---- stable LSD radix sort of rows by ts ---- */
+static void sort_by_ts(const int64_t *ts, uint32_t *rows, size_t n)
+{
+    if (n < 2) return;
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++)
+        if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
+    if (sorted) return;
+    int64_t mn = INT64_MAX, mx = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = ts[rows[i]];
+        if (t < mn) mn = t;
+        if (t > mx) mx = t;
+    }
+    uint64_t range = (uint64_t)mx - (uint64_t)mn;
+    uint32_t *tmp = tl_xmalloc(n * sizeof *tmp);
+    size_t count[2048];
+    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) count[(((uint64_t)ts[rows[i]] - (uint64_t)mn) >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) tmp[count[(((uint64_t)ts[rows[i]] - (uint64_t)mn) >> shift) & 2047]++] = rows[i];
+        memcpy(rows, tmp, n * sizeof *rows);
+    }
+    free(tmp);
+}
+
+static int name_is(const tl_build *b, uint32_t id, const char *lit)
+{
+    size_t n;
+    const char *s = tl_build_strget(b, id, &n);
+    return n == strlen(lit) && memcmp(s, lit, n) == 0;
+}
+
+static int name_has_launch(const tl_build *b, uint32_t id)
+{
+    size_t n;
+    const char *s = tl_build_strget(b, id, &n);
+    for (size_t i = 0; i + 6 <= n; i++)
+        if (tolower((unsigned char)s[i]) == 'l' && strncasecmp(s + i, "launch", 6) == 0) return 1;
+    return 0;
+}
+
+/* §5.1: communication kernels never get a launcher. */
+int tl_is_comm_kernel_name(const char *s, size_t n)
+{
+    for (size_t i = 0; i + 4 <= n; i++) {
+        if (strncasecmp(s + i, "nccl", 4) == 0 || strncasecmp(s + i, "rccl", 4) == 0) return 1;
+        if (i + 19 <= n && memcmp(s + i, "cross_device_reduce", 19) == 0) return 1;
+    }
+    return 0;
+}
+
+/* §4.2 host nesting into parent[]; python functions included iff with_py. */
+static void nest(tl_build *b, const double *tsd, const double *endd, int32_t *parent, int with_py)
+{
+    size_t n = b->n;
+    uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t k = b->kind.v[i];
+        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || (with_py && k == TL_K_PYTHON)) rows[m++] = (uint32_t)i;
+    }
+    sort_by_ts(b->ts.v, rows, m);
+
+    imap threads;
+    imap_init(&threads, 64);
+    typedef struct { TL_VEC(int32_t) st; int cpu_ops; } stack;
+    TL_VEC(stack) stacks = {0};
+    for (size_t r = 0; r < m; r++) {
+        uint32_t e = rows[r];
+        int64_t *slot = imap_slot(&threads, key3(b->pid.v[e], b->tid.v[e], b->idflags.v[e], 0), 1);
+        if (*slot < 0) {
+            stack s0 = {0};
+            tl_vec_push(&stacks, s0);
+            *slot = (int64_t)stacks.n - 1;
+        }
+        stack *S = &stacks.v[*slot];
+        while (S->st.n && tsd[e] >= endd[S->st.v[S->st.n - 1]]) {
+            int32_t top = S->st.v[--S->st.n];
+            if (b->kind.v[top] == TL_K_CPU_OP) S->cpu_ops--;
+        }
+        if (S->st.n && endd[e] > endd[S->st.v[S->st.n - 1]]) {
+            int32_t top = S->st.v[S->st.n - 1];
+            double overlap = endd[top] - tsd[e];
+            if (overlap < 1.0 && S->st.n >= 2) {
+                S->st.n--;
+                if (b->kind.v[top] == TL_K_CPU_OP) S->cpu_ops--;
+            } else {
+                continue; /* dropped from the tree */
+            }
+        }
+        if (S->st.n) parent[e] = S->st.v[S->st.n - 1];
+        tl_vec_push(&S->st, (int32_t)e);
+        if (b->kind.v[e] == TL_K_CPU_OP) S->cpu_ops++;
+    }
+    for (size_t i = 0; i < stacks.n; i++) tl_vec_free(&stacks.v[i].st);
+    tl_vec_free(&stacks);
+    imap_free(&threads);
+    free(rows);
+}
+
+int tl_build_tree(tl_build *b, tl_err *err)
+{
+    size_t n = b->n;
+    b->parent = tl_xmalloc((n ? n : 1) * sizeof *b->parent);
+    b->parent_py = tl_xmalloc((n ? n : 1) * sizeof *b->parent_py);
+    b->launcher = tl_xmalloc((n ? n : 1) * sizeof *b->launcher);
+    b->linked = tl_xcalloc(n ? n : 1, 1);
+    for (size_t i = 0; i < n; i++) b->parent[i] = b->parent_py[i] = b->launcher[i] = -1;
+    if (!n) return TL_OK;
+
+    double *tsd = tl_xmalloc(n * sizeof *tsd), *endd = tl_xmalloc(n * sizeof *endd);
+    for (size_t i = 0; i < n; i++) {
+        tsd[i] = (double)b->ts.v[i] / 1000.0;
+        endd[i] = tsd[i] + (double)b->dur.v[i] / 1000.0;
+    }
+    int kineto = strcmp(b->format, "kineto") == 0;
+    if (kineto) {
+        nest(b, tsd, endd, b->parent, 0);
+        nest(b, tsd, endd, b->parent_py, 1);
+    }
+
+    /* §3.3 linking key */
+    int use_ext = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (tl_kind_is_runtime(b->kind.v[i]) && name_has_launch(b, b->name.v[i])) {
+            use_ext = b->corr.v[i] == TL_NONE;
+            break;
+        }
+    }
+    const int64_t *key = use_ext ? b->ext_id.v : b->corr.v;
+
+    /* §3.4 indexes */
+    imap fstart, fend, by_ptl, gpu_first;
+    imap_init(&fstart, b->nflows / 2 + 16);
+    imap_init(&fend, b->nflows / 2 + 16);
+    imap_init(&by_ptl, n / 2 + 16);
+    imap_init(&gpu_first, n / 4 + 16);
+    size_t nflow_s = 0;
+    uint32_t ac2g = tl_build_str(b, "ac2g", 4);
+    for (size_t f = 0; f < b->nflows; f++) {
+        if (b->f_cat.v[f] != ac2g) continue;
+        if (b->f_ph.v[f] == 's') { *imap_slot(&fstart, (uint64_t)b->f_id.v[f], 1) = (int64_t)f; nflow_s++; }
+        else if (b->f_ph.v[f] == 'f') *imap_slot(&fend, (uint64_t)b->f_id.v[f], 1) = (int64_t)f;
+    }
+    /* GPU events by link value, UID order: first index + next chain. */
+    int32_t *gpu_next = tl_xmalloc(n * sizeof *gpu_next);
+    int32_t *gpu_last = tl_xmalloc(n * sizeof *gpu_last);
+    for (size_t i = 0; i < n; i++) {
+        gpu_next[i] = -1;
+        if (key[i] == TL_NONE) continue;
+        *imap_slot(&by_ptl, key3(b->pid.v[i], b->tid.v[i], b->idflags.v[i], key[i]), 1) = (int64_t)i;
+        if (tl_kind_is_gpu(b->kind.v[i])) {
+            int64_t *s = imap_slot(&gpu_first, (uint64_t)key[i], 1);
+            if (*s < 0) *s = (int64_t)i;
+            else gpu_next[gpu_last[*s]] = (int32_t)i;
+            gpu_last[*s] = (int32_t)i;
+        }
+    }
+    /* Without any ac2g start flow, link by correlation alone (beyond the
+     * reference, which then finds no GPU events). */
+    int by_corr = nflow_s == 0;
+
+    /* §4.3 runtime -> GPU */
+    for (size_t r = 0; r < n; r++) {
+        if (!tl_kind_is_runtime(b->kind.v[r]) || key[r] == TL_NONE) continue;
+        int graph = name_is(b, b->name.v[r], "cudaGraphLaunch") || name_is(b, b->name.v[r], "hipGraphLaunch");
+        if (graph || by_corr) {
+            int64_t *s = imap_slot(&gpu_first, (uint64_t)key[r], 0);
+            for (int32_t g = s ? (int32_t)*s : -1; g >= 0; g = gpu_next[g]) {
+                if (by_corr && !graph && b->linked[g]) continue;
+                b->parent[g] = b->parent_py[g] = (int32_t)r;
+                b->linked[g] = 1;
+            }
+            continue;
+        }
+        int64_t *fs = imap_slot(&fstart, (uint64_t)key[r], 0);
+        int64_t *fe = imap_slot(&fend, (uint64_t)key[r], 0);
+        if (!fs || !fe) continue;
+        size_t f = (size_t)*fe;
+        int64_t *g = imap_slot(&by_ptl, key3(b->f_pid.v[f], b->f_tid.v[f], b->f_idflags.v[f], key[r]), 0);
+        if (!g || !tl_kind_is_gpu(b->kind.v[*g])) continue;
+        b->parent[*g] = b->parent_py[*g] = (int32_t)r;
+        b->linked[*g] = 1;
+    }
+
+    /* §4.4 launcher attribution (default tree: python functions excluded) */
+    uint32_t exec_id = tl_build_str(b, "execute", 7);
+    /* comm classification once per distinct name: 0 unknown, 1 no, 2 yes */
+    uint8_t *comm = tl_xcalloc(b->soff.n + 1, 1);
+    for (size_t k = 0; k < n; k++) {
+        if (!tl_kind_is_gpu(b->kind.v[k]) || !b->linked[k]) continue;
+        uint32_t nm_id = b->name.v[k];
+        if (!comm[nm_id]) {
+            size_t nl;
+            const char *nm = tl_build_strget(b, nm_id, &nl);
+            comm[nm_id] = tl_is_comm_kernel_name(nm, nl) ? 2 : 1;
+        }
+        if (comm[nm_id] == 2) continue;
+        int32_t r = b->parent[k];
+        if (r < 0) continue;
+        int32_t l = r;
+        for (int32_t a = b->parent[r]; a >= 0; a = b->parent[a]) {
+            uint8_t ak = b->kind.v[a];
+            if (ak == TL_K_CPU_OP) {
+                if (b->name.v[a] == exec_id) continue;
+                l = a;
+                break;
+            }
+            if (ak == TL_K_PYTHON) continue;
+            break;
+        }
+        b->launcher[k] = l;
+    }
+
+    free(comm);
+    free(gpu_next);
+    free(gpu_last);
+    imap_free(&fstart);
+    imap_free(&fend);
+    imap_free(&by_ptl);
+    imap_free(&gpu_first);
+    free(tsd);
+    free(endd);
+    (void)err;
+    return TL_OK;
+}

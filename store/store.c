@@ -1,0 +1,725 @@
+/* store.c — the LMDB environment, catalog and column chunks (see store.h).
+ *
+ * Named databases:
+ *   meta     "schema_version" -> decimal text
+ *   catalog  trace id (8 bytes big-endian) -> JSON text (NUL-terminated)
+ *   columns  id(8 BE) | table | 0 | column | 0 | chunk (4 BE) -> chunk
+ * A chunk is a 16-byte header {'T', encoding, ctype, 0, u32 nrows,
+ * u32 raw_bytes, u32 stored_bytes} followed by the payload: the values
+ * (fixed width), or for blobs (nrows+1) u64 offsets then the bytes. The
+ * payload is LZ4 (encoding 1) when that saves at least a quarter, else raw
+ * (encoding 0) so hot numeric columns can be used in place from the map. */
+#include "store.h"
+
+#include <errno.h>
+#include <lmdb.h>
+#include <lz4.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CHUNK_HDR 16
+enum { ENC_RAW = 0, ENC_LZ4 = 1 };
+
+struct tl_store {
+    MDB_env *env;
+    MDB_dbi meta, catalog, columns;
+    char *dir;
+    size_t mapsize;
+};
+
+size_t tl_ctype_size(tl_ctype t)
+{
+    switch (t) {
+    case TL_CT_U8: return 1;
+    case TL_CT_I32: case TL_CT_U32: return 4;
+    case TL_CT_I64: case TL_CT_F64: return 8;
+    default: return 0;
+    }
+}
+
+const char *tl_ctype_name(tl_ctype t)
+{
+    switch (t) {
+    case TL_CT_U8: return "u8";
+    case TL_CT_I32: return "i32";
+    case TL_CT_U32: return "u32";
+    case TL_CT_I64: return "i64";
+    case TL_CT_F64: return "f64";
+    case TL_CT_BLOB: return "blob";
+    }
+    return "?";
+}
+
+static int lmdb_err(tl_err *err, int rc, const char *what, const char *dir)
+{
+    return tl_errf(err, TL_ESTORE, "store %s: %s: %s", dir ? dir : "", what, mdb_strerror(rc));
+}
+
+const char *tl_store_default_dir(const char *explicit_dir, char *buf, size_t bufsz)
+{
+    if (explicit_dir && *explicit_dir) return explicit_dir;
+    const char *e = getenv("TRACELENS_DB");
+    if (e && *e) return e;
+    const char *x = getenv("XDG_DATA_HOME");
+    if (x && *x) {
+        snprintf(buf, bufsz, "%s/tracelens", x);
+        return buf;
+    }
+    const char *h = getenv("HOME");
+    snprintf(buf, bufsz, "%s/.local/share/tracelens", h && *h ? h : ".");
+    return buf;
+}
+
+/* Initial map size. LMDB maps the file sparsely, so this is address space,
+ * not disk; it is raised (doubling) whenever a write hits MDB_MAP_FULL.
+ * TRACELENS_MAPSIZE overrides it (tests use a tiny map to exercise growth). */
+static size_t initial_mapsize(void)
+{
+    const char *e = getenv("TRACELENS_MAPSIZE");
+    if (e && *e) {
+        size_t v = strtoull(e, NULL, 10);
+        if (v >= 65536) return v;
+    }
+    return (size_t)1 << 30;
+}
+
+int tl_store_open(const char *dir, tl_store **out, tl_err *err)
+{
+    *out = NULL;
+    if (tl_mkdir_p(dir, err)) return err ? err->code : TL_EIO;
+    tl_store *s = tl_xcalloc(1, sizeof *s);
+    s->dir = tl_xstrdup(dir);
+    int rc = mdb_env_create(&s->env);
+    if (rc) goto fail_lmdb;
+    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_maxreaders(s->env, 256);
+    /* Keep the larger of our default and what the file already uses. */
+    s->mapsize = initial_mapsize();
+    mdb_env_set_mapsize(s->env, s->mapsize);
+    /* MDB_NOTLS: readers may be used from worker threads. */
+    rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0664);
+    if (rc) goto fail_lmdb;
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    if (info.me_mapsize > s->mapsize) s->mapsize = info.me_mapsize;
+
+    MDB_txn *txn;
+    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    if (rc == MDB_MAP_RESIZED) {
+        mdb_env_set_mapsize(s->env, 0);
+        rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+    }
+    if (rc) goto fail_lmdb;
+    if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) ||
+        (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &s->catalog)) ||
+        (rc = mdb_dbi_open(txn, "columns", MDB_CREATE, &s->columns))) {
+        mdb_txn_abort(txn);
+        goto fail_lmdb;
+    }
+    MDB_val k = {strlen("schema_version"), "schema_version"}, v;
+    rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        char ver[16];
+        int n = snprintf(ver, sizeof ver, "%d", TL_SCHEMA_VERSION);
+        v.mv_size = (size_t)n;
+        v.mv_data = ver;
+        rc = mdb_put(txn, s->meta, &k, &v, 0);
+        if (rc) { mdb_txn_abort(txn); goto fail_lmdb; }
+    } else if (rc == 0) {
+        char ver[16] = {0};
+        memcpy(ver, v.mv_data, v.mv_size < 15 ? v.mv_size : 15);
+        int have = atoi(ver);
+        if (have != TL_SCHEMA_VERSION) {
+            mdb_txn_abort(txn);
+            tl_errf(err, TL_EVERSION,
+                    "store %s has schema version %d; this tracelens reads version %d "
+                    "(re-ingest into a new store with --db, or use a matching tracelens)",
+                    dir, have, TL_SCHEMA_VERSION);
+            mdb_env_close(s->env);
+            free(s->dir);
+            free(s);
+            return TL_EVERSION;
+        }
+    } else {
+        mdb_txn_abort(txn);
+        goto fail_lmdb;
+    }
+    rc = mdb_txn_commit(txn);
+    if (rc) goto fail_lmdb;
+    *out = s;
+    return TL_OK;
+fail_lmdb:
+    lmdb_err(err, rc, "cannot open", dir);
+    if (s->env) mdb_env_close(s->env);
+    free(s->dir);
+    free(s);
+    return TL_ESTORE;
+}
+
+void tl_store_close(tl_store *s)
+{
+    if (!s) return;
+    mdb_env_close(s->env);
+    free(s->dir);
+    free(s);
+}
+
+const char *tl_store_dir(const tl_store *s) { return s->dir; }
+
+static void put_be64(unsigned char *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+static uint64_t get_be64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++) v = v << 8 | p[i];
+    return v;
+}
+static void put_be32(unsigned char *p, uint32_t v)
+{
+    for (int i = 3; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+
+/* Builds a column key; returns its length. */
+static size_t col_key(unsigned char *k, size_t cap, uint64_t id, const char *table, const char *col,
+                      uint32_t chunk, int with_chunk)
+{
+    size_t tl = strlen(table), cl = strlen(col);
+    if (8 + tl + 1 + cl + 1 + 4 > cap) return 0;
+    put_be64(k, id);
+    memcpy(k + 8, table, tl + 1);
+    memcpy(k + 8 + tl + 1, col, cl + 1);
+    size_t n = 8 + tl + 1 + cl + 1;
+    if (with_chunk) { put_be32(k + n, chunk); n += 4; }
+    return n;
+}
+
+/* ---- writer ------------------------------------------------------------ */
+typedef struct wchunk {
+    unsigned char *key;
+    size_t klen;
+    unsigned char *val;
+    size_t vlen;
+} wchunk;
+
+typedef struct wcolseq {
+    char *table, *col;
+    uint32_t next;
+} wcolseq;
+
+struct tl_wtrace {
+    uint64_t id;
+    TL_VEC(wchunk) chunks;
+    TL_VEC(wcolseq) seqs;
+    char *catalog;
+    size_t bytes;
+};
+
+tl_wtrace *tl_wtrace_new(uint64_t id)
+{
+    tl_wtrace *w = tl_xcalloc(1, sizeof *w);
+    w->id = id;
+    return w;
+}
+
+void tl_wtrace_free(tl_wtrace *w)
+{
+    if (!w) return;
+    for (size_t i = 0; i < w->chunks.n; i++) {
+        free(w->chunks.v[i].key);
+        free(w->chunks.v[i].val);
+    }
+    tl_vec_free(&w->chunks);
+    for (size_t i = 0; i < w->seqs.n; i++) {
+        free(w->seqs.v[i].table);
+        free(w->seqs.v[i].col);
+    }
+    tl_vec_free(&w->seqs);
+    free(w->catalog);
+    free(w);
+}
+
+static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
+{
+    for (size_t i = 0; i < w->seqs.n; i++)
+        if (!strcmp(w->seqs.v[i].table, table) && !strcmp(w->seqs.v[i].col, col))
+            return w->seqs.v[i].next++;
+    wcolseq s = {tl_xstrdup(table), tl_xstrdup(col), 1};
+    tl_vec_push(&w->seqs, s);
+    return 0;
+}
+
+/* Encodes payload (raw bytes of length n) into a chunk value. */
+static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
+                                   size_t *vlen)
+{
+    int bound = LZ4_compressBound((int)n);
+    unsigned char *v = tl_xmalloc(CHUNK_HDR + (size_t)bound + 8);
+    int enc = ENC_RAW;
+    size_t stored = n;
+    /* Tiny payloads are not worth an LZ4 frame. */
+    if (n >= 256) {
+        int c = LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, bound);
+        if (c > 0 && (size_t)c < n - n / 4) {
+            enc = ENC_LZ4;
+            stored = (size_t)c;
+        }
+    }
+    if (enc == ENC_RAW) memcpy(v + CHUNK_HDR, payload, n);
+    v[0] = 'T';
+    v[1] = (unsigned char)enc;
+    v[2] = (unsigned char)type;
+    v[3] = 0;
+    uint32_t f[3] = {nrows, (uint32_t)n, (uint32_t)stored};
+    memcpy(v + 4, f, 12);
+    *vlen = CHUNK_HDR + stored;
+    return v;
+}
+
+static void add_chunk(tl_wtrace *w, const char *table, const char *col, unsigned char *val,
+                      size_t vlen)
+{
+    unsigned char kb[600];
+    uint32_t no = next_chunk_no(w, table, col);
+    size_t kl = col_key(kb, sizeof kb, w->id, table, col, no, 1);
+    if (!kl) { free(val); return; } /* names are program constants; cannot overflow */
+    wchunk c = {tl_xmalloc(kl), kl, val, vlen};
+    memcpy(c.key, kb, kl);
+    tl_vec_push(&w->chunks, c);
+    w->bytes += vlen;
+}
+
+void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
+                         const void *data, uint32_t nrows)
+{
+    size_t n = (size_t)nrows * tl_ctype_size(type), vlen;
+    unsigned char *v = encode_chunk(type, nrows, data, n, &vlen);
+    add_chunk(w, table, col, v, vlen);
+}
+
+void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
+                              const uint64_t *offsets, const char *bytes, uint32_t nrows)
+{
+    size_t ob = ((size_t)nrows + 1) * 8, nb = (size_t)(offsets[nrows] - offsets[0]);
+    char *payload = tl_xmalloc(ob + nb);
+    for (uint32_t i = 0; i <= nrows; i++) {
+        uint64_t o = offsets[i] - offsets[0];
+        memcpy(payload + (size_t)i * 8, &o, 8);
+    }
+    memcpy(payload + ob, bytes + offsets[0], nb);
+    size_t vlen;
+    unsigned char *v = encode_chunk(TL_CT_BLOB, nrows, payload, ob + nb, &vlen);
+    free(payload);
+    add_chunk(w, table, col, v, vlen);
+}
+
+void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
+                          const void *data, uint64_t nrows)
+{
+    size_t es = tl_ctype_size(type);
+    uint64_t done = 0;
+    do {
+        uint32_t n = nrows - done > TL_CHUNK_ROWS ? TL_CHUNK_ROWS : (uint32_t)(nrows - done);
+        tl_wtrace_put_chunk(w, table, col, type, (const char *)data + done * es, n);
+        done += n;
+    } while (done < nrows);
+}
+
+void tl_wtrace_set_id(tl_wtrace *w, uint64_t id)
+{
+    w->id = id;
+    for (size_t i = 0; i < w->chunks.n; i++) put_be64(w->chunks.v[i].key, id);
+}
+
+void tl_wtrace_set_catalog(tl_wtrace *w, const char *json)
+{
+    free(w->catalog);
+    w->catalog = tl_xstrdup(json);
+}
+
+size_t tl_wtrace_bytes(const tl_wtrace *w) { return w->bytes; }
+
+/* Runs fn inside a write transaction, growing the map and retrying on
+ * MDB_MAP_FULL. LMDB aborts the whole transaction on MAP_FULL, so the
+ * retry starts from scratch and a failed attempt leaves nothing behind. */
+static int with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,
+                          tl_err *err)
+{
+    for (int attempt = 0; attempt < 40; attempt++) {
+        MDB_txn *txn;
+        int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
+        if (rc == MDB_MAP_RESIZED) {
+            /* Another process grew the map: adopt its size. */
+            mdb_env_set_mapsize(s->env, 0);
+            continue;
+        }
+        if (rc) return lmdb_err(err, rc, "cannot begin write", s->dir);
+        rc = fn(s, txn, ctx, err);
+        if (rc == 0) {
+            rc = mdb_txn_commit(txn);
+            if (rc == 0) return TL_OK;
+        } else {
+            mdb_txn_abort(txn);
+        }
+        if (rc == MDB_MAP_FULL) {
+            MDB_envinfo info;
+            mdb_env_info(s->env, &info);
+            size_t cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
+            s->mapsize = cur * 2;
+            rc = mdb_env_set_mapsize(s->env, s->mapsize);
+            if (rc) return lmdb_err(err, rc, "cannot grow the map", s->dir);
+            continue;
+        }
+        if (rc < 0) return rc; /* our own error, message already set */
+        return lmdb_err(err, rc, "write failed", s->dir);
+    }
+    return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
+}
+
+static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    tl_wtrace *w = ctx;
+    unsigned char idk[8];
+    put_be64(idk, w->id);
+    MDB_val k = {8, idk}, v;
+    int rc = mdb_get(txn, s->catalog, &k, &v);
+    if (rc == 0) return tl_errf(err, TL_EEXIST, "trace already stored");
+    if (rc != MDB_NOTFOUND) return rc;
+    for (size_t i = 0; i < w->chunks.n; i++) {
+        MDB_val ck = {w->chunks.v[i].klen, w->chunks.v[i].key};
+        MDB_val cv = {w->chunks.v[i].vlen, NULL};
+        /* MDB_RESERVE + memcpy writes the value straight into its page. */
+        rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE);
+        if (rc) return rc;
+        memcpy(cv.mv_data, w->chunks.v[i].val, w->chunks.v[i].vlen);
+    }
+    const char *cat = w->catalog ? w->catalog : "{}";
+    v.mv_size = strlen(cat) + 1;
+    v.mv_data = (void *)cat;
+    return mdb_put(txn, s->catalog, &k, &v, 0);
+}
+
+int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
+{
+    return with_write_txn(s, write_fn, w, err);
+}
+
+static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    uint64_t id = *(uint64_t *)ctx;
+    unsigned char idk[8];
+    put_be64(idk, id);
+    MDB_val k = {8, idk};
+    int rc = mdb_del(txn, s->catalog, &k, NULL);
+    if (rc == MDB_NOTFOUND) {
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store", hex);
+    }
+    if (rc) return rc;
+    MDB_cursor *c;
+    rc = mdb_cursor_open(txn, s->columns, &c);
+    if (rc) return rc;
+    MDB_val ck = {8, idk}, cv;
+    rc = mdb_cursor_get(c, &ck, &cv, MDB_SET_RANGE);
+    while (rc == 0 && ck.mv_size >= 8 && memcmp(ck.mv_data, idk, 8) == 0) {
+        rc = mdb_cursor_del(c, 0);
+        if (rc) break;
+        rc = mdb_cursor_get(c, &ck, &cv, MDB_GET_CURRENT);
+        if (rc == EINVAL) rc = mdb_cursor_get(c, &ck, &cv, MDB_NEXT);
+    }
+    mdb_cursor_close(c);
+    return rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+int tl_store_delete(tl_store *s, uint64_t id, tl_err *err)
+{
+    return with_write_txn(s, delete_fn, &id, err);
+}
+
+/* ---- reader ------------------------------------------------------------ */
+struct tl_reader {
+    tl_store *s;
+    MDB_txn *txn;
+    tl_arena arena;
+};
+
+int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
+{
+    tl_reader *r = tl_xcalloc(1, sizeof *r);
+    r->s = s;
+    tl_arena_init(&r->arena, 1 << 20);
+    int rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn);
+    if (rc == MDB_MAP_RESIZED) {
+        mdb_env_set_mapsize(s->env, 0);
+        rc = mdb_txn_begin(s->env, NULL, MDB_RDONLY, &r->txn);
+    }
+    if (rc) {
+        free(r);
+        return lmdb_err(err, rc, "cannot begin read", s->dir);
+    }
+    *out = r;
+    return TL_OK;
+}
+
+void tl_reader_close(tl_reader *r)
+{
+    if (!r) return;
+    mdb_txn_abort(r->txn);
+    tl_arena_free(&r->arena);
+    free(r);
+}
+
+int tl_reader_has(tl_reader *r, uint64_t id)
+{
+    unsigned char idk[8];
+    put_be64(idk, id);
+    MDB_val k = {8, idk}, v;
+    return mdb_get(r->txn, r->s->catalog, &k, &v) == 0;
+}
+
+int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
+{
+    unsigned char idk[8];
+    put_be64(idk, id);
+    MDB_val k = {8, idk}, v;
+    int rc = mdb_get(r->txn, r->s->catalog, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", hex, r->s->dir);
+    }
+    if (rc) return lmdb_err(err, rc, "catalog read", r->s->dir);
+    *json = v.mv_data;
+    return TL_OK;
+}
+
+int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+                      tl_err *err)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->s->catalog, &c);
+    if (rc) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    MDB_val k, v;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8) continue;
+        if (cb(ctx, get_be64(k.mv_data), v.mv_data)) break;
+    }
+    mdb_cursor_close(c);
+    return TL_OK;
+}
+
+typedef struct resolve_ctx {
+    const char *prefix;
+    size_t plen;
+    uint64_t found;
+    int count;
+} resolve_ctx;
+
+static int resolve_cb(void *ctx, uint64_t id, const char *json)
+{
+    resolve_ctx *rc = ctx;
+    char hex[17];
+    tl_id_format(id, hex);
+    if (strncasecmp(hex, rc->prefix, rc->plen) == 0) {
+        rc->found = id;
+        rc->count++;
+    }
+    return 0;
+}
+
+int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
+{
+    size_t n = strlen(prefix);
+    uint64_t dummy;
+    if (n < 4 || n > 16 || tl_id_parse(prefix, &dummy))
+        return tl_errf(err, TL_ENOTFOUND, "'%s' is not a trace id (4 to 16 hex digits)", prefix);
+    resolve_ctx c = {prefix, n, 0, 0};
+    tl_reader_foreach(r, resolve_cb, &c, err);
+    if (c.count == 0) return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", prefix, r->s->dir);
+    if (c.count > 1) return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous (%d traces)", prefix, c.count);
+    *id = c.found;
+    return TL_OK;
+}
+
+/* Decodes one chunk value into a view. Raw, suitably aligned payloads are
+ * used in place; everything else is copied/decompressed into reader memory. */
+static int decode_chunk(tl_reader *r, const MDB_val *v, tl_colview *out, tl_err *err)
+{
+    const unsigned char *p = v->mv_data;
+    if (v->mv_size < CHUNK_HDR || p[0] != 'T')
+        return tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir);
+    uint32_t f[3];
+    memcpy(f, p + 4, 12);
+    uint32_t nrows = f[0], raw = f[1], stored = f[2];
+    tl_ctype type = p[2];
+    if (CHUNK_HDR + (size_t)stored > v->mv_size)
+        return tl_errf(err, TL_ESTORE, "store %s: truncated column chunk", r->s->dir);
+    const char *payload;
+    if (p[1] == ENC_LZ4) {
+        char *d = tl_arena_alloc(&r->arena, raw + 8);
+        int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
+        if (n != (int)raw) return tl_errf(err, TL_ESTORE, "store %s: corrupt LZ4 chunk", r->s->dir);
+        payload = d;
+    } else if (((uintptr_t)(p + CHUNK_HDR) & 7) == 0) {
+        payload = (const char *)p + CHUNK_HDR;
+    } else {
+        char *d = tl_arena_alloc(&r->arena, raw + 8);
+        memcpy(d, p + CHUNK_HDR, raw);
+        payload = d;
+    }
+    out->type = type;
+    out->n = nrows;
+    if (type == TL_CT_BLOB) {
+        out->offsets = (const uint64_t *)payload;
+        out->bytes = payload + ((size_t)nrows + 1) * 8;
+        out->data = NULL;
+    } else {
+        out->data = payload;
+        out->offsets = NULL;
+        out->bytes = NULL;
+    }
+    return TL_OK;
+}
+
+int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
+                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                            tl_err *err)
+{
+    unsigned char kb[600];
+    size_t kl = col_key(kb, sizeof kb, id, table, col, 0, 0);
+    if (!kl) return tl_errf(err, TL_EUSAGE, "column name too long");
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
+    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
+    MDB_val k = {kl, kb}, v;
+    int found = 0;
+    uint32_t no = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+        tl_colview cv;
+        int e = decode_chunk(r, &v, &cv, err);
+        if (e) { mdb_cursor_close(c); return e; }
+        found = 1;
+        if (cb(ctx, no++, &cv)) break;
+    }
+    mdb_cursor_close(c);
+    if (!found) {
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "trace %s has no column %s.%s", hex, table, col);
+    }
+    return TL_OK;
+}
+
+typedef struct gather {
+    TL_VEC(tl_colview) parts;
+} gather;
+
+static int gather_cb(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    gather *g = ctx;
+    tl_vec_push(&g->parts, *v);
+    return 0;
+}
+
+int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
+                     tl_err *err)
+{
+    gather g = {0};
+    int rc = tl_reader_column_chunks(r, id, table, col, gather_cb, &g, err);
+    if (rc) { tl_vec_free(&g.parts); return rc; }
+    if (g.parts.n == 1) {
+        *out = g.parts.v[0];
+        tl_vec_free(&g.parts);
+        return TL_OK;
+    }
+    tl_ctype type = g.parts.v[0].type;
+    uint64_t total = 0;
+    for (size_t i = 0; i < g.parts.n; i++) total += g.parts.v[i].n;
+    memset(out, 0, sizeof *out);
+    out->type = type;
+    out->n = total;
+    if (type == TL_CT_BLOB) {
+        uint64_t nb = 0;
+        for (size_t i = 0; i < g.parts.n; i++) nb += g.parts.v[i].offsets[g.parts.v[i].n];
+        uint64_t *off = tl_arena_alloc(&r->arena, (total + 1) * 8);
+        char *bytes = tl_arena_alloc(&r->arena, nb + 1);
+        uint64_t row = 0, base = 0;
+        for (size_t i = 0; i < g.parts.n; i++) {
+            const tl_colview *p = &g.parts.v[i];
+            for (uint64_t j = 0; j < p->n; j++) off[row++] = base + p->offsets[j];
+            memcpy(bytes + base, p->bytes, p->offsets[p->n]);
+            base += p->offsets[p->n];
+        }
+        off[row] = base;
+        out->offsets = off;
+        out->bytes = bytes;
+    } else {
+        size_t es = tl_ctype_size(type);
+        char *d = tl_arena_alloc(&r->arena, total * es + 8);
+        uint64_t row = 0;
+        for (size_t i = 0; i < g.parts.n; i++) {
+            memcpy(d + row * es, g.parts.v[i].data, g.parts.v[i].n * es);
+            row += g.parts.v[i].n;
+        }
+        out->data = d;
+    }
+    tl_vec_free(&g.parts);
+    return TL_OK;
+}
+
+int tl_reader_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
+{
+    tl_colview v;
+    int rc = tl_reader_column(r, id, "dict", "str", &v, err);
+    if (rc) return rc;
+    out->n = v.n;
+    out->offsets = v.offsets;
+    out->bytes = v.bytes;
+    return TL_OK;
+}
+
+int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
+{
+    unsigned char idk[8];
+    put_be64(idk, id);
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
+    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
+    MDB_val k = {8, idk}, v;
+    tl_buf b = {0};
+    tl_buf_putc(&b, '{');
+    char cur[300] = "";
+    uint64_t stored = 0, raw = 0, chunks = 0;
+    int first = 1;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        int done = rc != 0 || k.mv_size < 8 || memcmp(k.mv_data, idk, 8) != 0;
+        char name[300] = "";
+        if (!done) {
+            const char *t = (const char *)k.mv_data + 8;
+            snprintf(name, sizeof name, "%s.%s", t, t + strlen(t) + 1);
+        }
+        if ((done || strcmp(name, cur)) && cur[0]) {
+            tl_buf_printf(&b, "%s\"%s\":{\"chunks\":%llu,\"stored_bytes\":%llu,\"raw_bytes\":%llu}",
+                          first ? "" : ",", cur, (unsigned long long)chunks,
+                          (unsigned long long)stored, (unsigned long long)raw);
+            first = 0;
+            stored = raw = chunks = 0;
+        }
+        if (done) break;
+        snprintf(cur, sizeof cur, "%s", name);
+        uint32_t f[3];
+        memcpy(f, (const char *)v.mv_data + 4, 12);
+        stored += v.mv_size;
+        raw += f[1] + CHUNK_HDR;
+        chunks++;
+    }
+    mdb_cursor_close(c);
+    tl_buf_putc(&b, '}');
+    *json_out = b.p;
+    return TL_OK;
+}

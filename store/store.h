@@ -1,0 +1,121 @@
+/* store.h — the persistent trace store: one LMDB environment per directory
+ * holding a catalog of traces and, per trace, column chunks of its tables
+ * and its string dictionary. The store knows nothing of trace formats; it
+ * stores typed columns addressed by (trace id, table, column, chunk).
+ *
+ * Guarantees: one write transaction per trace (a kill at any instant leaves
+ * exactly the traces committed before); the map grows by itself on
+ * MDB_MAP_FULL; readers see a consistent snapshot and never block writers.
+ * Layout and encodings: docs/ARCHITECTURE.md. */
+#ifndef TL_STORE_H
+#define TL_STORE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "util.h"
+
+#define TL_SCHEMA_VERSION 1
+#define TL_CHUNK_ROWS 65536u
+
+typedef enum tl_ctype {
+    TL_CT_U8 = 1,
+    TL_CT_I32 = 2,
+    TL_CT_U32 = 3, /* also string ids into the trace dictionary */
+    TL_CT_I64 = 4,
+    TL_CT_F64 = 5,
+    TL_CT_BLOB = 6, /* variable-length byte strings */
+} tl_ctype;
+
+size_t tl_ctype_size(tl_ctype t); /* element size; 0 for BLOB */
+const char *tl_ctype_name(tl_ctype t);
+
+typedef struct tl_store tl_store;
+
+/* Resolves the store directory: explicit dir, else $TRACELENS_DB, else
+ * $XDG_DATA_HOME/tracelens, else ~/.local/share/tracelens. */
+const char *tl_store_default_dir(const char *explicit_dir, char *buf, size_t bufsz);
+
+/* Opens (creating if needed) the store. Fails with TL_EVERSION, naming both
+ * versions, when the store was written by another schema version. */
+int tl_store_open(const char *dir, tl_store **out, tl_err *err);
+void tl_store_close(tl_store *s);
+const char *tl_store_dir(const tl_store *s);
+
+/* ---- writing one trace ------------------------------------------------
+ * A writer collects encoded chunks in memory (already LZ4'd where that
+ * pays), then tl_store_write() puts them all plus the catalog record in one
+ * transaction, retrying with a larger map on MDB_MAP_FULL. */
+typedef struct tl_wtrace tl_wtrace;
+tl_wtrace *tl_wtrace_new(uint64_t id);
+void tl_wtrace_free(tl_wtrace *w);
+/* Encodes and appends one chunk of a fixed-width column (rows <= TL_CHUNK_ROWS);
+ * chunk numbers are assigned in call order per (table, column). */
+void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
+                         const void *data, uint32_t nrows);
+/* Appends one chunk of a blob column: nrows values given by offsets[nrows+1]
+ * (relative to bytes) and bytes. */
+void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
+                              const uint64_t *offsets, const char *bytes, uint32_t nrows);
+/* Convenience: splits a whole fixed-width column into chunks. */
+void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
+                          const void *data, uint64_t nrows);
+/* Sets the trace id (it may be known only after parsing). */
+void tl_wtrace_set_id(tl_wtrace *w, uint64_t id);
+/* Sets the catalog record (a JSON object text); "tables" is added by the store. */
+void tl_wtrace_set_catalog(tl_wtrace *w, const char *json);
+size_t tl_wtrace_bytes(const tl_wtrace *w);   /* encoded payload size so far */
+
+/* Commits. Returns TL_EEXIST (and writes nothing) if the id is present. */
+int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err);
+/* Deletes a trace and all its chunks in one transaction. */
+int tl_store_delete(tl_store *s, uint64_t id, tl_err *err);
+
+/* ---- reading -----------------------------------------------------------
+ * A reader is a read-only snapshot (an LMDB read transaction). Pointers it
+ * returns stay valid until tl_reader_close. */
+typedef struct tl_reader tl_reader;
+int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err);
+void tl_reader_close(tl_reader *r);
+
+int tl_reader_has(tl_reader *r, uint64_t id);
+/* Catalog JSON text (NUL-terminated, owned by the reader). */
+int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
+/* Iterates all traces in id order; cb returns non-zero to stop. */
+int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+                      tl_err *err);
+/* Resolves an id prefix (>= 4 hex digits) to a unique id. */
+int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err);
+
+/* A whole column, contiguous. For a single raw, aligned chunk this points
+ * into the map (zero copy); otherwise chunks are decoded into reader memory. */
+typedef struct tl_colview {
+    tl_ctype type;
+    uint64_t n;
+    const void *data;           /* fixed-width: n elements */
+    const uint64_t *offsets;    /* blob: n+1 offsets into bytes */
+    const char *bytes;
+} tl_colview;
+int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col,
+                     tl_colview *out, tl_err *err);
+/* Column chunk by chunk (for scans over many traces without copying). */
+int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
+                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                            tl_err *err);
+/* Bytes stored for a trace, per table (for `info`); returns a JSON object text. */
+int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err);
+
+/* String dictionary of a trace (blob column "dict"/"str"): id -> text. */
+typedef struct tl_dict {
+    uint64_t n;
+    const uint64_t *offsets;
+    const char *bytes;
+} tl_dict;
+int tl_reader_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err);
+static inline const char *tl_dict_get(const tl_dict *d, uint32_t id, size_t *len)
+{
+    if (id >= d->n) { if (len) *len = 0; return ""; }
+    if (len) *len = (size_t)(d->offsets[id + 1] - d->offsets[id] - 1);
+    return d->bytes + d->offsets[id];
+}
+
+#endif

@@ -1,0 +1,366 @@
+/* util.c — implementation of the shared toolkit declared in util.h. */
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <xxhash.h>
+
+int tl_errf(tl_err *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+        err->code = code;
+    }
+    return code;
+}
+
+int tl_err_prefix(tl_err *err, const char *fmt, ...)
+{
+    if (!err) return TL_EIO;
+    char pre[512], old[sizeof err->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pre, sizeof pre, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+    return err->code;
+}
+
+static void oom(size_t n)
+{
+    fprintf(stderr, "tracelens: out of memory (allocating %zu bytes)\n", n);
+    abort();
+}
+
+void *tl_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) oom(n);
+    return p;
+}
+
+void *tl_xcalloc(size_t n, size_t sz)
+{
+    void *p = calloc(n ? n : 1, sz ? sz : 1);
+    if (!p) oom(n * sz);
+    return p;
+}
+
+void *tl_xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    if (!q) oom(n);
+    return q;
+}
+
+char *tl_xstrdup(const char *s) { return tl_xstrndup(s, strlen(s)); }
+
+char *tl_xstrndup(const char *s, size_t n)
+{
+    char *p = tl_xmalloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+/* ---- arena */
+struct tl_arena_block {
+    tl_arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+void tl_arena_init(tl_arena *a, size_t block_size)
+{
+    a->head = NULL;
+    a->block_size = block_size ? block_size : 64 * 1024;
+}
+
+void *tl_arena_alloc(tl_arena *a, size_t n)
+{
+    n = (n + 15) & ~(size_t)15;
+    if (!a->block_size) a->block_size = 64 * 1024;
+    tl_arena_block *b = a->head;
+    if (!b || b->used + n > b->cap) {
+        size_t cap = n > a->block_size ? n : a->block_size;
+        b = tl_xmalloc(sizeof *b + cap);
+        b->used = 0;
+        b->cap = cap;
+        /* A big one-off allocation goes behind the current block so the
+         * current block's free space is not wasted. */
+        if (a->head && n > a->block_size) {
+            b->next = a->head->next;
+            a->head->next = b;
+        } else {
+            b->next = a->head;
+            a->head = b;
+        }
+    }
+    void *p = b->data + b->used;
+    b->used += n;
+    return p;
+}
+
+void *tl_arena_zalloc(tl_arena *a, size_t n)
+{
+    void *p = tl_arena_alloc(a, n);
+    memset(p, 0, n);
+    return p;
+}
+
+char *tl_arena_strndup(tl_arena *a, const char *s, size_t n)
+{
+    char *p = tl_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = 0;
+    return p;
+}
+
+char *tl_arena_strdup(tl_arena *a, const char *s) { return tl_arena_strndup(a, s, strlen(s)); }
+
+char *tl_arena_printf(tl_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    char *p = tl_arena_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void tl_arena_free(tl_arena *a)
+{
+    tl_arena_block *b = a->head;
+    while (b) {
+        tl_arena_block *n = b->next;
+        free(b);
+        b = n;
+    }
+    a->head = NULL;
+}
+
+/* ---- buffers */
+void tl_buf_reserve(tl_buf *b, size_t extra)
+{
+    if (b->n + extra + 1 > b->cap) {
+        size_t nc = b->cap ? b->cap * 2 : 256;
+        while (nc < b->n + extra + 1) nc *= 2;
+        b->p = tl_xrealloc(b->p, nc);
+        b->cap = nc;
+    }
+}
+
+void tl_buf_append(tl_buf *b, const void *d, size_t n)
+{
+    tl_buf_reserve(b, n);
+    memcpy(b->p + b->n, d, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+void tl_buf_putc(tl_buf *b, char c) { tl_buf_append(b, &c, 1); }
+void tl_buf_puts(tl_buf *b, const char *s) { tl_buf_append(b, s, strlen(s)); }
+
+void tl_buf_printf(tl_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    tl_buf_reserve(b, (size_t)n);
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)n;
+}
+
+void tl_buf_free(tl_buf *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+void tl_buf_json_str(tl_buf *b, const char *s, size_t n)
+{
+    tl_buf_putc(b, '"');
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': tl_buf_puts(b, "\\\""); break;
+        case '\\': tl_buf_puts(b, "\\\\"); break;
+        case '\n': tl_buf_puts(b, "\\n"); break;
+        case '\r': tl_buf_puts(b, "\\r"); break;
+        case '\t': tl_buf_puts(b, "\\t"); break;
+        default:
+            if (c < 0x20) tl_buf_printf(b, "\\u%04x", c);
+            else tl_buf_putc(b, (char)c);
+        }
+    }
+    tl_buf_putc(b, '"');
+}
+
+/* ---- hashing and ids */
+uint64_t tl_hash64(const void *p, size_t n, uint64_t seed) { return XXH3_64bits_withSeed(p, n, seed); }
+
+void tl_id_format(uint64_t id, char out[17]) { snprintf(out, 17, "%016llx", (unsigned long long)id); }
+
+int tl_id_parse(const char *s, uint64_t *id)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 16) return -1;
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        int d;
+        if (c >= '0' && c <= '9') d = c - '0';
+        else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+        else return -1;
+        v = v << 4 | (uint64_t)d;
+    }
+    *id = v;
+    return 0;
+}
+
+/* ---- Python repr formats */
+size_t tl_fmt_pyfloat(double v, char out[40])
+{
+    if (isnan(v)) return (size_t)snprintf(out, 40, "nan");
+    if (isinf(v)) return (size_t)snprintf(out, 40, v < 0 ? "-inf" : "inf");
+    if (v == 0) return (size_t)snprintf(out, 40, signbit(v) ? "-0.0" : "0.0");
+    /* Shortest digit count that round-trips, as Python's repr. */
+    char digits[40];
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(digits, sizeof digits, "%.*e", prec - 1, v);
+        if (strtod(digits, NULL) == v) break;
+    }
+    /* digits = "[-]d.ddde[+-]XX": split mantissa digits and exponent. */
+    const char *p = digits;
+    int neg = 0;
+    if (*p == '-') { neg = 1; p++; }
+    char mant[24];
+    int nm = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.') mant[nm++] = *p;
+    mant[nm] = 0;
+    int exp = atoi(p + 1);
+    while (nm > 1 && mant[nm - 1] == '0') mant[--nm] = 0;
+    char *o = out;
+    if (neg) *o++ = '-';
+    if (exp >= -4 && exp < 16) {
+        if (exp < 0) {
+            *o++ = '0';
+            *o++ = '.';
+            for (int i = -1; i > exp; i--) *o++ = '0';
+            for (int i = 0; i < nm; i++) *o++ = mant[i];
+        } else {
+            for (int i = 0; i <= exp; i++) *o++ = i < nm ? mant[i] : '0';
+            *o++ = '.';
+            if (nm > exp + 1)
+                for (int i = exp + 1; i < nm; i++) *o++ = mant[i];
+            else
+                *o++ = '0';
+        }
+        *o = 0;
+    } else {
+        *o++ = mant[0];
+        if (nm > 1) {
+            *o++ = '.';
+            for (int i = 1; i < nm; i++) *o++ = mant[i];
+        }
+        o += sprintf(o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    }
+    return (size_t)(o - out);
+}
+
+/* Decodes one UTF-8 sequence; returns its length (1 for invalid bytes). */
+static size_t utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char c = s[0];
+    if (c < 0x80) { *cp = c; return 1; }
+    size_t len = (c >= 0xf0) ? 4 : (c >= 0xe0) ? 3 : (c >= 0xc0) ? 2 : 0;
+    if (!len || len > n) { *cp = c; return 1; }
+    uint32_t v = c & (0x3f >> (len - 1));
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) { *cp = c; return 1; }
+        v = v << 6 | (s[i] & 0x3f);
+    }
+    *cp = v;
+    return len;
+}
+
+void tl_buf_pystr(tl_buf *b, const char *s, size_t n)
+{
+    int has_sq = memchr(s, '\'', n) != NULL, has_dq = memchr(s, '"', n) != NULL;
+    char q = (has_sq && !has_dq) ? '"' : '\'';
+    tl_buf_putc(b, q);
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len = utf8_decode(u + i, n - i, &cp);
+        if (cp == '\\') tl_buf_puts(b, "\\\\");
+        else if (cp == (uint32_t)q) { tl_buf_putc(b, '\\'); tl_buf_putc(b, q); }
+        else if (cp == '\n') tl_buf_puts(b, "\\n");
+        else if (cp == '\r') tl_buf_puts(b, "\\r");
+        else if (cp == '\t') tl_buf_puts(b, "\\t");
+        else if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0)) tl_buf_printf(b, "\\x%02x", cp);
+        else tl_buf_append(b, s + i, len);
+        i += len;
+    }
+    tl_buf_putc(b, q);
+}
+
+/* ---- misc */
+double tl_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int64_t tl_wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+long tl_peak_rss_kb(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_maxrss;
+}
+
+int tl_mkdir_p(const char *path, tl_err *err)
+{
+    char tmp[4096];
+    size_t n = strlen(path);
+    if (n >= sizeof tmp) return tl_errf(err, TL_EIO, "%s: path too long", path);
+    memcpy(tmp, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char c = tmp[i];
+            tmp[i] = 0;
+            if (mkdir(tmp, 0777) != 0 && errno != EEXIST)
+                return tl_errf(err, TL_EIO, "%s: cannot create directory: %s", tmp, strerror(errno));
+            tmp[i] = c;
+        }
+    }
+    return TL_OK;
+}

@@ -1,0 +1,137 @@
+/* util.h — the small shared toolkit every module builds on: the error
+ * context (message with file and byte offset), a bump arena for per-ingest
+ * and per-query memory, growable byte buffers, hashing, and the exact text
+ * formats the reference tool prints (Python float repr, Python string repr).
+ * It lives in store/ because store is the bottom layer; it knows no trace
+ * format. */
+#ifndef TL_UTIL_H
+#define TL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Status codes: 0 ok, negative on failure. */
+enum {
+    TL_OK = 0,
+    TL_EIO = -1,       /* file system or OS error */
+    TL_EFORMAT = -2,   /* malformed input (JSON, gzip, protobuf) */
+    TL_ENOMEM = -3,
+    TL_ESTORE = -4,    /* LMDB or store consistency error */
+    TL_ENOTFOUND = -5, /* no such trace / table / column */
+    TL_EVERSION = -6,  /* store schema version mismatch */
+    TL_EUSAGE = -7,    /* bad command-line or query */
+    TL_EUNSUPPORTED = -8,
+    TL_EEXIST = -9,    /* refuses to overwrite */
+};
+
+/* Process exit codes, documented in README and --help. */
+enum {
+    TL_EXIT_OK = 0,
+    TL_EXIT_FAIL = 1,     /* at least one input failed; others may have succeeded */
+    TL_EXIT_USAGE = 2,    /* bad command line */
+    TL_EXIT_STORE = 3,    /* store could not be opened / wrong version */
+    TL_EXIT_NOTFOUND = 4, /* named trace not in the store */
+};
+
+typedef struct tl_err {
+    int code;
+    char msg[1024];
+} tl_err;
+
+/* Sets err (if not NULL) and returns code. printf-style. */
+int tl_errf(tl_err *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Prefixes the existing message ("<prefix>: <old>"). Returns err->code. */
+int tl_err_prefix(tl_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- allocation helpers that abort on OOM (an OOM mid-ingest cannot be
+ * recovered meaningfully; the store stays untouched because nothing was
+ * committed). */
+void *tl_xmalloc(size_t n);
+void *tl_xcalloc(size_t n, size_t sz);
+void *tl_xrealloc(void *p, size_t n);
+char *tl_xstrdup(const char *s);
+char *tl_xstrndup(const char *s, size_t n);
+
+/* ---- arena: bump allocator, one free at the end. */
+typedef struct tl_arena_block tl_arena_block;
+typedef struct tl_arena {
+    tl_arena_block *head;
+    size_t block_size;
+} tl_arena;
+void tl_arena_init(tl_arena *a, size_t block_size);
+void *tl_arena_alloc(tl_arena *a, size_t n); /* 16-byte aligned, uninitialised */
+void *tl_arena_zalloc(tl_arena *a, size_t n);
+char *tl_arena_strdup(tl_arena *a, const char *s);
+char *tl_arena_strndup(tl_arena *a, const char *s, size_t n);
+char *tl_arena_printf(tl_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tl_arena_free(tl_arena *a);
+
+/* ---- growable byte buffer. */
+typedef struct tl_buf {
+    char *p;
+    size_t n, cap;
+} tl_buf;
+void tl_buf_reserve(tl_buf *b, size_t extra);
+void tl_buf_append(tl_buf *b, const void *d, size_t n);
+void tl_buf_putc(tl_buf *b, char c);
+void tl_buf_puts(tl_buf *b, const char *s);
+void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void tl_buf_free(tl_buf *b);
+/* Appends s as a JSON string literal (quotes and escapes). */
+void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
+
+/* ---- typed growable arrays: TL_VEC(int64_t) v = {0}; tl_vec_push(&v, x); */
+#define TL_VEC(T) struct { T *v; size_t n, cap; }
+#define tl_vec_reserve(vec, extra)                                                      \
+    do {                                                                                \
+        if ((vec)->n + (extra) > (vec)->cap) {                                          \
+            size_t nc_ = (vec)->cap ? (vec)->cap * 2 : 16;                              \
+            while (nc_ < (vec)->n + (extra)) nc_ *= 2;                                  \
+            (vec)->v = tl_xrealloc((vec)->v, nc_ * sizeof(*(vec)->v));                  \
+            (vec)->cap = nc_;                                                           \
+        }                                                                               \
+    } while (0)
+#define tl_vec_push(vec, x)                                                             \
+    do {                                                                                \
+        tl_vec_reserve(vec, 1);                                                         \
+        (vec)->v[(vec)->n++] = (x);                                                     \
+    } while (0)
+#define tl_vec_free(vec)                                                                \
+    do {                                                                                \
+        free((vec)->v);                                                                 \
+        (vec)->v = NULL;                                                                \
+        (vec)->n = (vec)->cap = 0;                                                      \
+    } while (0)
+
+/* ---- hashing (XXH3 64-bit). */
+uint64_t tl_hash64(const void *p, size_t n, uint64_t seed);
+static inline uint64_t tl_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Trace ids are printed as 16 lowercase hex digits. */
+void tl_id_format(uint64_t id, char out[17]);
+/* Parses 1..16 hex digits; returns 0 on success. */
+int tl_id_parse(const char *s, uint64_t *id);
+
+/* ---- the reference tool's text formats (spec pytorch-report.md §11.2). */
+/* Python repr of a double: shortest round-trip, "25.0", "1e-05", "nan". */
+size_t tl_fmt_pyfloat(double v, char out[40]);
+/* Python repr of a string ('...' or "..." with escapes), appended to b. */
+void tl_buf_pystr(tl_buf *b, const char *s, size_t n);
+
+/* ---- misc */
+double tl_now(void);          /* monotonic seconds */
+int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */
+long tl_peak_rss_kb(void);    /* from getrusage */
+int tl_mkdir_p(const char *path, tl_err *err);
+
+#endif

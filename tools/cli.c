@@ -1,0 +1,96 @@
+/* cli.c — helpers shared by the CLI subcommands (see cli.h). */
+#include "cli.h"
+#include "../ingest/ingest.h"
+#include "../report/report.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+tl_store *tl_cli_store(const char *db)
+{
+    char buf[4096];
+    const char *dir = tl_store_default_dir(db, buf, sizeof buf);
+    tl_store *s;
+    tl_err err = {0};
+    if (tl_store_open(dir, &s, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return NULL;
+    }
+    return s;
+}
+
+int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
+{
+    tl_err err = {0};
+    struct stat st;
+    *r = NULL;
+    if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
+        tl_ingest_opts o = {.progress = 1, .rank = -1};
+        tl_ingest_result res;
+        if (tl_ingest_file(s, arg, &o, &res, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            return TL_EXIT_FAIL;
+        }
+        *id = res.id;
+    } else {
+        tl_reader *rr;
+        if (tl_reader_open(s, &rr, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            return TL_EXIT_STORE;
+        }
+        int rc = tl_reader_resolve(rr, arg, id, &err);
+        tl_reader_close(rr);
+        if (rc) {
+            fprintf(stderr, "tracelens: %s (and no such file)\n", err.msg);
+            return TL_EXIT_NOTFOUND;
+        }
+    }
+    if (tl_reader_open(s, r, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_STORE;
+    }
+    return TL_EXIT_OK;
+}
+
+int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path)
+{
+    tl_err err = {0};
+    if (csv_dir && tl_report_csv_write_dir(tables, n, csv_dir, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    if (xlsx_path) {
+        tl_xlsx *x;
+        if (tl_report_xlsx_open(xlsx_path, NULL, &x, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            return TL_EXIT_FAIL;
+        }
+        for (size_t i = 0; i < n; i++) {
+            if (tl_report_xlsx_add_table(x, tables[i], NULL, &err)) {
+                fprintf(stderr, "tracelens: %s\n", err.msg);
+                tl_report_xlsx_close(x, &err);
+                return TL_EXIT_FAIL;
+            }
+        }
+        if (tl_report_xlsx_close(x, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            return TL_EXIT_FAIL;
+        }
+    }
+    return TL_EXIT_OK;
+}
+
+const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag)
+{
+    size_t fl = strlen(flag);
+    const char *a = argv[*i];
+    if (strncmp(a, flag, fl) != 0) return NULL;
+    if (a[fl] == '=') return a + fl + 1;
+    if (a[fl] != 0) return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "tracelens: %s needs a value\n", flag);
+        exit(TL_EXIT_USAGE);
+    }
+    return argv[++*i];
+}

@@ -1,0 +1,29 @@
+/* cli.h — helpers shared by the subcommands of the tracelens CLI:
+ * resolving the store, turning "ID or FILE" into a stored trace (ingesting
+ * a file on the fly), writing tables to csv/xlsx, and flag parsing helpers.
+ * The CLI only parses arguments and wires modules together. */
+#ifndef TL_CLI_H
+#define TL_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "../store/store.h"
+#include "../query/table.h"
+
+/* Opens the store (db may be NULL: default location). Prints the error and
+ * returns NULL on failure. */
+tl_store *tl_cli_store(const char *db);
+
+/* arg is a trace id (or unique prefix) in the store, or a path to a trace
+ * file, which is ingested first when not yet stored. On success *r is an
+ * open reader and *id the trace id. Prints errors itself; returns an exit code. */
+int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id);
+
+/* Writes sheets: every table into csv_dir (if not NULL) as <name>.csv, and
+ * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
+int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path);
+
+/* "--flag value" / "--flag=value" matching; returns the value or NULL. */
+const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag);
+
+#endif
