@@ -32,6 +32,7 @@ tl_build *tl_build_new(void)
     tl_vec_push(&b->args.off, 0);
     tl_vec_push(&b->m_args.off, 0);
     b->w = tl_wtrace_new(0);
+    tl_wtrace_start_worker(b->w);
     /* id 0: absent; id 1: "" */
     tl_vec_push(&b->soff, 0);
     tl_buf_append(&b->sbytes, "", 1);

@@ -32,6 +32,9 @@ tl_format tl_sniff(tl_source *src, tl_err *err)
         if (memmem(p, n, "\"rocprofiler-sdk-tool\"", 22)) return TL_FMT_ROCPROF;
         return TL_FMT_KINETO;
     }
+    /* Other JSON, or nothing but whitespace: the JSON reader names the
+     * problem precisely ("expected '{'", "empty file"). */
+    if ((i < n && p[i] == '[') || (i == n && n < 4096)) return TL_FMT_KINETO;
     /* XSpace: field 1 (planes, length-delimited) -> tag byte 0x0a; also
      * accept field 2-4 tags that XSpace writers may put first. */
     if (n >= 2 && (unsigned char)p[0] == 0x0a) return TL_FMT_XPLANE;
@@ -73,7 +76,13 @@ static int parse_source(tl_source *src, uint64_t id, const char *path, const tl_
     int rc;
     progress pr = {path, t0, 0};
     if (o && o->progress && isatty(2)) tl_source_set_progress(src, progress_cb, &pr);
-    tl_format f = tl_sniff(src, err);
+    tl_err sniff_err = {0};
+    tl_format f = tl_sniff(src, &sniff_err);
+    if (sniff_err.code) { /* e.g. corrupt gzip in the first block */
+        if (err) *err = sniff_err;
+        tl_source_close(src);
+        return sniff_err.code;
+    }
     tl_build *b = tl_build_new();
     switch (f) {
     case TL_FMT_KINETO: rc = tl_read_kineto(src, path, b, err); break;
@@ -93,7 +102,10 @@ static int parse_source(tl_source *src, uint64_t id, const char *path, const tl_
     }
     }
     if (pr.shown) fprintf(stderr, "\r%*s\r", 78, "");
+    double t_parse = tl_now();
     if (rc == 0) rc = tl_build_tree(b, err);
+    if (getenv("TRACELENS_TIMING"))
+        fprintf(stderr, "timing: parse %.3f s, tree %.3f s\n", t_parse - t0, tl_now() - t_parse);
     if (rc) {
         tl_build_free(b);
         tl_source_close(src);
@@ -166,7 +178,9 @@ int tl_ingest_file(tl_store *s, const char *path, const tl_ingest_opts *o, tl_in
     rc = parse_source(src, id, p, o, &b, &info, res, err);
     if (rc) { free(abs); return rc; }
     info.path = p;
+    double t_commit = tl_now();
     rc = tl_build_commit(b, s, &info, err);
+    if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t_commit);
     tl_build_free(b);
     free(abs);
     if (rc == TL_EEXIST) { res->existed = 1; rc = TL_OK; }

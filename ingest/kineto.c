@@ -85,6 +85,7 @@ static int id_value(kreader *k, int64_t *v, uint8_t *is_str)
         return 0;
     }
     *is_str = 0;
+    if (p != '-' && (p < '0' || p > '9')) return tl_json_fail(k->j, "an integer or a string (pid/tid)");
     return tl_json_i64(k->j, v);
 }
 
@@ -356,7 +357,7 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
         if ((rc = tl_json_refill(j, j->pos))) goto out;
     }
     if (p != -1) { rc = tl_json_fail(j, "end of input after the trace object"); goto out; }
-    if (!have_events) { rc = tl_errf(err, TL_EFORMAT, "%s: no \"traceEvents\" array in the document", path); goto out; }
+    if (!have_events) { rc = tl_json_fail_at(j, j->pos, "no \"traceEvents\" array in the document (not a PyTorch profiler trace?)"); goto out; }
     rc = 0;
 out:
     tl_buf_free(&k.tmp);

@@ -19,10 +19,11 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #define BLOCK_SIZE (4u << 20)
 #define NBLOCKS 6
-#define RELEASE_STEP (64u << 20)
+#define RELEASE_STEP (16u << 20)
 
 typedef struct block {
     char *data;
@@ -35,6 +36,7 @@ struct tl_source {
     uint64_t fsize;
     unsigned char *map;
     int gz;
+    int borrowed; /* map is caller memory (tl_source_open_mem) */
 
     /* window over the decompressed stream (gzip only) */
     char *win;
@@ -153,19 +155,21 @@ static void *inflate_thread(void *arg)
     return NULL;
 }
 
-/* Hashes the raw file bytes in slices, dropping the pages behind. */
+/* XXH3-64 of the raw file bytes (the trace id), streamed in slices so
+ * that, for plain files, the pages behind can be dropped from RSS. The
+ * value does not depend on the slice size. */
 static uint64_t hash_file(tl_source *s)
 {
-    if (!s->fsize) return tl_hash64("", 0, 0);
-    /* XXH3 streaming state via one-shot over slices combined: simpler to
-     * chain the seed; stable for the same bytes and slice size. */
-    uint64_t h = 0x7472616365ULL;
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_64bits_reset(st);
     const uint64_t slice = RELEASE_STEP;
     for (uint64_t off = 0; off < s->fsize; off += slice) {
         uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
-        h = tl_hash64(s->map + off, (size_t)n, h);
+        XXH3_64bits_update(st, s->map + off, (size_t)n);
         if (!s->gz && s->fsize > slice) madvise(s->map + off, (size_t)n, MADV_DONTNEED);
     }
+    uint64_t h = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
     return h;
 }
 
@@ -213,6 +217,28 @@ int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
     return TL_OK;
 }
 
+int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **out, tl_err *err)
+{
+    tl_source *s = tl_xcalloc(1, sizeof *s);
+    s->path = tl_xstrdup(name ? name : "<memory>");
+    s->fd = -1;
+    s->fsize = n;
+    s->map = (unsigned char *)buf;
+    s->borrowed = 1;
+    s->gz = is_gzip(s->map, s->fsize);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    if (s->gz) {
+        if (pthread_create(&s->thr, NULL, inflate_thread, s) != 0) {
+            tl_source_close(s);
+            return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", s->path);
+        }
+        s->thr_started = 1;
+    }
+    *out = s;
+    return TL_OK;
+}
+
 void tl_source_close(tl_source *s)
 {
     if (!s) return;
@@ -226,7 +252,7 @@ void tl_source_close(tl_source *s)
     for (int i = 0; i < NBLOCKS; i++) free(s->ring[i].data);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
-    if (s->map && s->map != MAP_FAILED) munmap(s->map, s->fsize);
+    if (s->map && s->map != MAP_FAILED && !s->borrowed) munmap(s->map, s->fsize);
     if (s->fd >= 0) close(s->fd);
     free(s->win);
     free(s->all);
@@ -311,9 +337,7 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
 
 void tl_source_release(tl_source *s, uint64_t upto)
 {
-    if (s->gz || !s->map) {
-        return;
-    }
+    if (s->gz || !s->map || s->borrowed) return;
     if (s->progress && upto >= s->progress_next) {
         s->progress(s->progress_ctx, upto, s->fsize);
         s->progress_next = upto + (32u << 20);

@@ -14,6 +14,9 @@ typedef struct tl_source tl_source;
 /* Opens path: gzip (any name) is inflated, anything else mapped. Computes
  * the content hash of the raw file bytes into *id (if id != NULL). */
 int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err);
+/* A source over bytes in memory (fuzz targets, tests); gzip is inflated
+ * as for files. The buffer must outlive the source. */
+int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **out, tl_err *err);
 void tl_source_close(tl_source *s);
 int tl_source_is_gzip(const tl_source *s);
 uint64_t tl_source_file_size(const tl_source *s);

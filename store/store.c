@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <lz4.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -210,12 +211,31 @@ typedef struct wcolseq {
     uint32_t next;
 } wcolseq;
 
+/* A chunk waiting for the background encoder: its slot in chunks is
+ * reserved at enqueue time so chunk order never depends on the thread. */
+typedef struct wjob {
+    struct wjob *next;
+    size_t slot;
+    tl_ctype type;
+    uint32_t nrows;
+    char *payload;
+    size_t n;
+} wjob;
+
 struct tl_wtrace {
     uint64_t id;
     TL_VEC(wchunk) chunks;
     TL_VEC(wcolseq) seqs;
     char *catalog;
     size_t bytes;
+    /* background LZ4 encoder (tl_wtrace_start_worker) */
+    int worker;
+    pthread_t thr;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    wjob *head, *tail;
+    size_t queued_bytes;
+    int stop;
 };
 
 tl_wtrace *tl_wtrace_new(uint64_t id)
@@ -225,9 +245,34 @@ tl_wtrace *tl_wtrace_new(uint64_t id)
     return w;
 }
 
+static void *encode_worker(void *arg);
+
+void tl_wtrace_start_worker(tl_wtrace *w)
+{
+    if (w->worker) return;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    if (pthread_create(&w->thr, NULL, encode_worker, w) == 0) w->worker = 1;
+}
+
+/* Waits until every queued chunk is encoded and stops the worker. */
+static void wtrace_drain(tl_wtrace *w)
+{
+    if (!w->worker) return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thr, NULL);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    w->worker = 0;
+}
+
 void tl_wtrace_free(tl_wtrace *w)
 {
     if (!w) return;
+    wtrace_drain(w);
     for (size_t i = 0; i < w->chunks.n; i++) {
         free(w->chunks.v[i].key);
         free(w->chunks.v[i].val);
@@ -279,25 +324,87 @@ static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *pa
     return v;
 }
 
-static void add_chunk(tl_wtrace *w, const char *table, const char *col, unsigned char *val,
-                      size_t vlen)
+/* Reserves the next chunk slot of (table, col); returns its index. */
+static size_t reserve_chunk(tl_wtrace *w, const char *table, const char *col)
 {
     unsigned char kb[600];
     uint32_t no = next_chunk_no(w, table, col);
     size_t kl = col_key(kb, sizeof kb, w->id, table, col, no, 1);
-    if (!kl) { free(val); return; } /* names are program constants; cannot overflow */
-    wchunk c = {tl_xmalloc(kl), kl, val, vlen};
+    wchunk c = {tl_xmalloc(kl ? kl : 1), kl, NULL, 0};
     memcpy(c.key, kb, kl);
+    if (w->worker) pthread_mutex_lock(&w->mu);
     tl_vec_push(&w->chunks, c);
+    size_t slot = w->chunks.n - 1;
+    if (w->worker) pthread_mutex_unlock(&w->mu);
+    return slot;
+}
+
+static void fill_chunk(tl_wtrace *w, size_t slot, unsigned char *val, size_t vlen)
+{
+    if (w->worker) pthread_mutex_lock(&w->mu);
+    w->chunks.v[slot].val = val;
+    w->chunks.v[slot].vlen = vlen;
     w->bytes += vlen;
+    if (w->worker) pthread_mutex_unlock(&w->mu);
+}
+
+static void *encode_worker(void *arg)
+{
+    tl_wtrace *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stop) pthread_cond_wait(&w->cv, &w->mu);
+        wjob *j = w->head;
+        if (!j) break;
+        w->head = j->next;
+        if (!w->head) w->tail = NULL;
+        pthread_mutex_unlock(&w->mu);
+        size_t vlen;
+        unsigned char *v = encode_chunk(j->type, j->nrows, j->payload, j->n, &vlen);
+        pthread_mutex_lock(&w->mu);
+        w->chunks.v[j->slot].val = v;
+        w->chunks.v[j->slot].vlen = vlen;
+        w->bytes += vlen;
+        w->queued_bytes -= j->n;
+        pthread_cond_broadcast(&w->cv);
+        free(j->payload);
+        free(j);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Hands a payload (ownership passes) to the encoder, or encodes inline. */
+static void submit(tl_wtrace *w, const char *table, const char *col, tl_ctype type, uint32_t nrows,
+                   char *payload, size_t n)
+{
+    size_t slot = reserve_chunk(w, table, col);
+    if (!w->worker) {
+        size_t vlen;
+        unsigned char *v = encode_chunk(type, nrows, payload, n, &vlen);
+        free(payload);
+        fill_chunk(w, slot, v, vlen);
+        return;
+    }
+    wjob *j = tl_xmalloc(sizeof *j);
+    *j = (wjob){NULL, slot, type, nrows, payload, n};
+    pthread_mutex_lock(&w->mu);
+    /* Bound the memory waiting for the encoder. */
+    while (w->queued_bytes > (256u << 20)) pthread_cond_wait(&w->cv, &w->mu);
+    if (w->tail) w->tail->next = j; else w->head = j;
+    w->tail = j;
+    w->queued_bytes += n;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
 }
 
 void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
                          const void *data, uint32_t nrows)
 {
-    size_t n = (size_t)nrows * tl_ctype_size(type), vlen;
-    unsigned char *v = encode_chunk(type, nrows, data, n, &vlen);
-    add_chunk(w, table, col, v, vlen);
+    size_t n = (size_t)nrows * tl_ctype_size(type);
+    char *payload = tl_xmalloc(n ? n : 1);
+    memcpy(payload, data, n);
+    submit(w, table, col, type, nrows, payload, n);
 }
 
 void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
@@ -310,10 +417,7 @@ void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
         memcpy(payload + (size_t)i * 8, &o, 8);
     }
     memcpy(payload + ob, bytes + offsets[0], nb);
-    size_t vlen;
-    unsigned char *v = encode_chunk(TL_CT_BLOB, nrows, payload, ob + nb, &vlen);
-    free(payload);
-    add_chunk(w, table, col, v, vlen);
+    submit(w, table, col, TL_CT_BLOB, nrows, payload, ob + nb);
 }
 
 void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
@@ -330,6 +434,7 @@ void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_c
 
 void tl_wtrace_set_id(tl_wtrace *w, uint64_t id)
 {
+    wtrace_drain(w);
     w->id = id;
     for (size_t i = 0; i < w->chunks.n; i++) put_be64(w->chunks.v[i].key, id);
 }
@@ -404,6 +509,7 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
 {
+    wtrace_drain(w);
     return with_write_txn(s, write_fn, w, err);
 }
 

@@ -48,6 +48,9 @@ const char *tl_store_dir(const tl_store *s);
 typedef struct tl_wtrace tl_wtrace;
 tl_wtrace *tl_wtrace_new(uint64_t id);
 void tl_wtrace_free(tl_wtrace *w);
+/* Encodes chunks on a background thread from now on (ingest uses the
+ * second core this way); tl_store_write waits for it. */
+void tl_wtrace_start_worker(tl_wtrace *w);
 /* Encodes and appends one chunk of a fixed-width column (rows <= TL_CHUNK_ROWS);
  * chunk numbers are assigned in call order per (table, column). */
 void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ctype type,

@@ -243,12 +243,17 @@ size_t tl_fmt_pyfloat(double v, char out[40])
     if (isinf(v)) return (size_t)snprintf(out, 40, v < 0 ? "-inf" : "inf");
     if (v == 0) return (size_t)snprintf(out, 40, signbit(v) ? "-0.0" : "0.0");
     /* Shortest digit count that round-trips, as Python's repr. */
+    /* Round-tripping is monotonic in the digit count, so binary-search the
+     * smallest count (4-5 printf calls instead of up to 17). */
     char digits[40];
-    int prec;
-    for (prec = 1; prec <= 17; prec++) {
-        snprintf(digits, sizeof digits, "%.*e", prec - 1, v);
-        if (strtod(digits, NULL) == v) break;
+    int lo = 1, hi = 17;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        snprintf(digits, sizeof digits, "%.*e", mid - 1, v);
+        if (strtod(digits, NULL) == v) hi = mid;
+        else lo = mid + 1;
     }
+    snprintf(digits, sizeof digits, "%.*e", lo - 1, v);
     /* digits = "[-]d.ddde[+-]XX": split mantissa digits and exponent. */
     const char *p = digits;
     int neg = 0;

@@ -1,0 +1,23 @@
+# Script tests: python3 (stdlib) and bash programs that drive the built
+# binaries. Each prints "N passed, M failed" and exits 77 when the shared
+# data is absent (reported as skipped). Included from tests/CMakeLists.txt.
+set(TL_DATA ${CMAKE_SOURCE_DIR}/../shared/data)
+find_program(TL_PY3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT TL_PY3)
+  find_program(TL_PY3 python3 REQUIRED)
+endif()
+
+add_executable(tl_dumpcounts ${CMAKE_CURRENT_SOURCE_DIR}/tools/tl_dumpcounts.c)
+target_link_libraries(tl_dumpcounts PRIVATE tl_query tl_ingest tl_store)
+
+function(tl_script_test name)
+  add_test(NAME ${name} COMMAND ${ARGN})
+  set_tests_properties(${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS script
+    ENVIRONMENT "TL_BUILD=${CMAKE_BINARY_DIR};TL_SHARED_DATA=${TL_DATA}")
+endfunction()
+
+tl_script_test(ingest.counts ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_ingest_counts.py ${CMAKE_BINARY_DIR} ${TL_DATA})
+tl_script_test(ingest.bad_inputs ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_inputs.py ${CMAKE_BINARY_DIR})
+if(TARGET tracegen)
+  tl_script_test(ingest.crash_kill9 bash ${CMAKE_CURRENT_SOURCE_DIR}/test_crash.sh ${CMAKE_BINARY_DIR})
+endif()

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""The bad-input corpus: every kind of broken trace the ingest must reject
+with a one-line message naming the file, the byte offset and what was
+expected, a non-zero exit, and an unchanged store — while the good files of
+the same command are still ingested. Usage: test_bad_inputs.py BUILD_DIR"""
+import gzip, os, subprocess, sys, tempfile
+
+tl = os.path.join(sys.argv[1], "tracelens")
+passed = failed = 0
+
+GOOD = (b'{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,'
+        b'"ts":100.5,"dur":10,"args":{"External id":1}}]}')
+EV = b'{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}'
+full_gz = gzip.compress(GOOD * 1 + b" " * 100000)
+cases = {
+    # name: (bytes, substring the message must contain)
+    "empty.json": (b"", "empty file"),
+    "spaces.json": (b"   \n", "empty file"),
+    "not_json.json": (b"hello world", "not a trace"),
+    "array.json": (b"[1, 2, 3]", "expected '{'"),
+    "no_trace_events.json": (b'{"schemaVersion": 1}', "no \"traceEvents\""),
+    "truncated.json": (GOOD[:-20], "end of input"),
+    "truncated_in_string.json": (b'{"traceEvents":[{"ph":"X","name":"abc', "unterminated string"),
+    "truncated.json.gz": (full_gz[: len(full_gz) // 2], "truncated gzip"),
+    "corrupt.json.gz": (full_gz[:20] + bytes(b ^ 0x5A for b in full_gz[20:60]) + full_gz[60:], "byte"),
+    "wrong_type_ts.json": (b'{"traceEvents":[{"ph":"X","ts":"12","dur":1}]}', "expected a number"),
+    "wrong_type_events.json": (b'{"traceEvents":{"a":1}}', "must be an array"),
+    "wrong_type_pid.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":[1]}]}', "expected an integer or a string"),
+    "wrong_type_corr.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"args":{"correlation":"7"}}]}', "correlation"),
+    "out_of_range_ts.json": (b'{"traceEvents":[{"ph":"X","ts":1e300,"dur":1}]}', "out of range"),
+    "out_of_range_int.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"tid":123456789012345678901}]}', "out of range"),
+    "negative_dur.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":-1}]}', "negative"),
+    "invalid_utf8.json": (b'{"traceEvents":[{"ph":"X","name":"\xc3\x28","ts":1,"dur":1}]}', "invalid UTF-8"),
+    "control_char.json": (b'{"traceEvents":[{"ph":"X","name":"a\x01b","ts":1,"dur":1}]}', "control character"),
+    "bad_escape.json": (b'{"traceEvents":[{"ph":"X","name":"a\\qb","ts":1,"dur":1}]}', "invalid escape"),
+    "deep_nesting.json": (b'{"traceEvents":[],"x":' + b"[" * 5000 + b"]" * 5000 + b"}", "nesting deeper"),
+    "duplicate_key.json": (b'{"traceEvents":[{"ph":"X","ts":1,"ts":2,"dur":1}]}', "duplicate key"),
+    "duplicate_events.json": (b'{"traceEvents":[],"traceEvents":[]}', "duplicate key"),
+    "trailing_garbage.json": (GOOD + b" }", "end of input after"),
+    "missing_ph.json": (b'{"traceEvents":[' + EV.replace(b'"ph":"X",', b"") + b"]}", "without \"ph\""),
+    "missing_comma.json": (b'{"traceEvents":[' + EV + EV + b"]}", "',' or ']'"),
+}
+
+def run(db, *paths):
+    return subprocess.run([tl, "--db", db, "ingest", "-q", *paths], capture_output=True, text=True)
+
+def check(cond, what):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL", what)
+
+with tempfile.TemporaryDirectory() as tmp:
+    db = os.path.join(tmp, "db")
+    good = os.path.join(tmp, "good.json")
+    open(good, "wb").write(GOOD)
+    r = run(db, good)
+    check(r.returncode == 0, "good file ingests")
+    before = subprocess.run([tl, "--db", db, "ls"], capture_output=True, text=True).stdout
+    data_mdb = os.path.join(db, "data.mdb")
+    for name, (data, want) in sorted(cases.items()):
+        p = os.path.join(tmp, name)
+        open(p, "wb").write(data)
+        r = run(db, p)
+        msg = r.stderr.strip()
+        lines = [l for l in msg.splitlines() if l]
+        ok = (r.returncode == 1 and len(lines) == 1 and name in msg and want in msg
+              and ("byte" in msg or "empty file" in msg))
+        check(ok, "%s: rc=%d msg=%r (wanted %r)" % (name, r.returncode, msg, want))
+        after = subprocess.run([tl, "--db", db, "ls"], capture_output=True, text=True).stdout
+        check(after == before, "%s: store changed" % name)
+        if ok:
+            print("ok  %-26s %s" % (name, msg[:110]))
+    # a bad file among good ones: the good ones still go in
+    g2 = os.path.join(tmp, "good2.json")
+    open(g2, "wb").write(GOOD.replace(b"aten::mm", b"aten::bmm"))
+    r = run(db, os.path.join(tmp, "truncated.json"), g2)
+    check(r.returncode == 1 and r.stdout.count("\t") >= 2, "mixed command ingests the good file and exits 1")
+    check(len(subprocess.run([tl, "--db", db, "ls"], capture_output=True, text=True).stdout.splitlines()) == 2,
+          "two traces stored after the mixed command")
+    # same file again: no change, prints the existing id
+    r1 = run(db, good)
+    check(r1.returncode == 0 and "already stored" in r1.stdout, "re-ingest is a no-op that prints the id")
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test with ctest: the
+# Release build (unit, golden and script tests), an ASan+UBSan build of the
+# unit and script tests, and the libFuzzer targets for a bounded time.
+# This is the README's test command; .ci/run runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+bash tools/setup.sh
+
+echo "== Release build and tests"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== ASan + UBSan build: unit and script tests"
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTL_SANITIZE=ON
+cmake --build build-asan -j"$jobs"
+ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'unit|script'
+
+echo "== libFuzzer targets (bounded)"
+cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTL_FUZZ=ON -DTL_WERROR=OFF -DCMAKE_BUILD_TYPE=Release
+cmake --build build-fuzz -j"$jobs" --target fuzzers
+ctest --test-dir build-fuzz --output-on-failure -L fuzz
