@@ -1,0 +1,117 @@
+/* csv.c — tables to CSV text exactly as the reference tool's pandas to_csv
+ * writes them (spec pytorch-report.md §11.1), so our CSV folders can be
+ * diffed against the reference ones byte for byte where the numbers agree. */
+#include "report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void tl_report_csv_field(tl_buf *b, const char *s, size_t n)
+{
+    int quote = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == ',' || c == '"' || c == '\n' || c == '\r') {
+            quote = 1;
+            break;
+        }
+    }
+    if (!quote) {
+        tl_buf_append(b, s, n);
+        return;
+    }
+    tl_buf_putc(b, '"');
+    size_t start = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '"') {
+            tl_buf_append(b, s + start, i + 1 - start); /* includes the quote */
+            tl_buf_putc(b, '"');
+            start = i + 1;
+        }
+    }
+    tl_buf_append(b, s + start, n - start);
+    tl_buf_putc(b, '"');
+}
+
+static int flush(tl_buf *b, FILE *fp, tl_err *err)
+{
+    if (b->n && fwrite(b->p, 1, b->n, fp) != b->n)
+        return tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
+    b->n = 0;
+    return TL_OK;
+}
+
+int tl_report_csv_write_fp(const tl_table *t, FILE *fp, tl_err *err)
+{
+    tl_buf b = {0};
+    int rc = TL_OK;
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (c) tl_buf_putc(&b, ',');
+        tl_report_csv_field(&b, t->cols[c].name, strlen(t->cols[c].name));
+    }
+    tl_buf_putc(&b, '\n');
+    char tmp[64];
+    for (size_t r = 0; r < t->nrows && rc == TL_OK; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c) tl_buf_putc(&b, ',');
+            const char *s = tl_table_cell_text(t, c, r, tmp, sizeof tmp);
+            tl_report_csv_field(&b, s, strlen(s));
+        }
+        tl_buf_putc(&b, '\n');
+        if (b.n >= (1u << 20)) rc = flush(&b, fp, err);
+    }
+    if (rc == TL_OK) rc = flush(&b, fp, err);
+    tl_buf_free(&b);
+    if (rc == TL_OK && fflush(fp) != 0) rc = tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
+    return rc;
+}
+
+int tl_report_csv_write(const tl_table *t, const char *path, tl_err *err)
+{
+    if (strcmp(path, "-") == 0) return tl_report_csv_write_fp(t, stdout, err);
+    /* Write beside the target and rename, unless the target is a device or
+     * pipe (e.g. /dev/stdout), which a rename would replace. */
+    struct stat st;
+    int direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    char *tmp = direct ? tl_xstrdup(path) : NULL;
+    if (!direct) {
+        size_t n = strlen(path) + 32;
+        tmp = tl_xmalloc(n);
+        snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
+    }
+    FILE *fp = fopen(tmp, "w");
+    if (!fp) {
+        int rc = tl_errf(err, TL_EIO, "%s: cannot create: %s", path, strerror(errno));
+        free(tmp);
+        return rc;
+    }
+    int rc = tl_report_csv_write_fp(t, fp, err);
+    if (fclose(fp) != 0 && rc == TL_OK) rc = tl_errf(err, TL_EIO, "close failed: %s", strerror(errno));
+    if (rc == TL_OK && !direct && rename(tmp, path) != 0)
+        rc = tl_errf(err, TL_EIO, "rename failed: %s", strerror(errno));
+    if (rc != TL_OK) {
+        if (!direct) unlink(tmp);
+        tl_err_prefix(err, "%s", path);
+    }
+    free(tmp);
+    return rc;
+}
+
+int tl_report_csv_write_dir(tl_table *const *tables, size_t n, const char *dir, tl_err *err)
+{
+    int rc = tl_mkdir_p(dir, err);
+    if (rc) return rc;
+    tl_buf path = {0};
+    for (size_t i = 0; i < n && rc == TL_OK; i++) {
+        path.n = 0;
+        tl_buf_printf(&path, "%s/", dir);
+        for (const char *p = tables[i]->name; *p; p++) tl_buf_putc(&path, *p == '/' ? '_' : *p);
+        tl_buf_puts(&path, ".csv");
+        rc = tl_report_csv_write(tables[i], path.p, err);
+    }
+    tl_buf_free(&path);
+    return rc;
+}
