@@ -7,10 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Readers that live in optional modules are weak so the core links
- * without them; a missing one gives a clear "not supported" error. */
-int tl_read_rocprof(tl_source *src, const char *path, tl_build *b, tl_err *err) __attribute__((weak));
-int tl_read_xplane(tl_source *src, const char *path, tl_build *b, tl_err *err) __attribute__((weak));
+#include "rocprof.h"
+#include "xplane.h"
 
 const char *tl_format_name(tl_format f)
 {
@@ -29,15 +27,13 @@ tl_format tl_sniff(tl_source *src, tl_err *err)
     size_t i = 0;
     while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
     if (i < n && p[i] == '{') {
-        if (memmem(p, n, "\"rocprofiler-sdk-tool\"", 22)) return TL_FMT_ROCPROF;
+        if (tl_rocprof_sniff(p, n)) return TL_FMT_ROCPROF;
         return TL_FMT_KINETO;
     }
     /* Other JSON, or nothing but whitespace: the JSON reader names the
      * problem precisely ("expected '{'", "empty file"). */
     if ((i < n && p[i] == '[') || (i == n && n < 4096)) return TL_FMT_KINETO;
-    /* XSpace: field 1 (planes, length-delimited) -> tag byte 0x0a; also
-     * accept field 2-4 tags that XSpace writers may put first. */
-    if (n >= 2 && (unsigned char)p[0] == 0x0a) return TL_FMT_XPLANE;
+    if (tl_xplane_sniff(p, n)) return TL_FMT_XPLANE;
     return TL_FMT_UNKNOWN;
 }
 
@@ -86,14 +82,8 @@ static int parse_source(tl_source *src, uint64_t id, const char *path, const tl_
     tl_build *b = tl_build_new();
     switch (f) {
     case TL_FMT_KINETO: rc = tl_read_kineto(src, path, b, err); break;
-    case TL_FMT_ROCPROF:
-        rc = tl_read_rocprof ? tl_read_rocprof(src, path, b, err)
-                             : tl_errf(err, TL_EUNSUPPORTED, "%s: rocprofv3 input is not supported by this build", path);
-        break;
-    case TL_FMT_XPLANE:
-        rc = tl_read_xplane ? tl_read_xplane(src, path, b, err)
-                            : tl_errf(err, TL_EUNSUPPORTED, "%s: XPlane input is not supported by this build", path);
-        break;
+    case TL_FMT_ROCPROF: rc = tl_read_rocprof(src, path, b, err); break;
+    case TL_FMT_XPLANE: rc = tl_read_xplane(src, path, b, err); break;
     default: {
         const char *p;
         size_t n = tl_source_peek(src, &p, 1, err);
@@ -146,44 +136,65 @@ int tl_ingest_parse(const char *path, const tl_ingest_opts *o, tl_build **out, t
     return parse_source(src, id, path, o, out, info, res, err);
 }
 
-int tl_ingest_file(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_result *res,
-                   tl_err *err)
+int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_prep *pp,
+                      tl_err *err)
 {
     double t0 = tl_now();
-    memset(res, 0, sizeof *res);
+    memset(pp, 0, sizeof *pp);
     char *abs = realpath(path, NULL);
-    const char *p = abs ? abs : path;
+    pp->path = abs ? abs : tl_xstrdup(path);
     /* Existence check before parsing: hashing is far faster than parsing. */
     tl_source *src;
     uint64_t id;
-    int rc = tl_source_open(p, &src, &id, err);
-    if (rc) { free(abs); return rc; }
+    int rc = tl_source_open(pp->path, &src, &id, err);
+    if (rc) return rc;
     tl_reader *r;
     rc = tl_reader_open(s, &r, err);
-    if (rc) { tl_source_close(src); free(abs); return rc; }
+    if (rc) { tl_source_close(src); return rc; }
     const char *cat;
     if (tl_reader_catalog(r, id, &cat, NULL) == 0) {
-        res->id = id;
-        res->existed = 1;
-        res->events = catalog_events(cat);
+        pp->res.id = id;
+        pp->res.existed = 1;
+        pp->res.events = catalog_events(cat);
         tl_reader_close(r);
         tl_source_close(src);
-        free(abs);
-        res->seconds = tl_now() - t0;
+        pp->res.seconds = tl_now() - t0;
         return TL_OK;
     }
     tl_reader_close(r);
-    tl_build *b;
-    tl_build_info info;
-    rc = parse_source(src, id, p, o, &b, &info, res, err);
-    if (rc) { free(abs); return rc; }
-    info.path = p;
-    double t_commit = tl_now();
-    rc = tl_build_commit(b, s, &info, err);
-    if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t_commit);
-    tl_build_free(b);
-    free(abs);
-    if (rc == TL_EEXIST) { res->existed = 1; rc = TL_OK; }
-    res->seconds = tl_now() - t0;
+    rc = parse_source(src, id, pp->path, o, &pp->build, &pp->info, &pp->res, err);
+    if (rc) return rc;
+    pp->info.path = pp->path;
+    return TL_OK;
+}
+
+int tl_ingest_commit(tl_store *s, tl_ingest_prep *pp, tl_err *err)
+{
+    int rc = TL_OK;
+    if (pp->build) {
+        double t0 = tl_now();
+        rc = tl_build_commit(pp->build, s, &pp->info, err);
+        if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t0);
+        if (rc == TL_EEXIST) { pp->res.existed = 1; rc = TL_OK; }
+        pp->res.seconds += tl_now() - t0;
+    }
+    return rc;
+}
+
+void tl_ingest_prep_free(tl_ingest_prep *pp)
+{
+    tl_build_free(pp->build);
+    free(pp->path);
+    memset(pp, 0, sizeof *pp);
+}
+
+int tl_ingest_file(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_result *res,
+                   tl_err *err)
+{
+    tl_ingest_prep pp;
+    int rc = tl_ingest_prepare(s, path, o, &pp, err);
+    if (rc == 0) rc = tl_ingest_commit(s, &pp, err);
+    *res = pp.res;
+    tl_ingest_prep_free(&pp);
     return rc;
 }

@@ -41,7 +41,31 @@ typedef struct tl_ingest_result {
 int tl_ingest_file(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_result *res,
                    tl_err *err);
 
-/* Parse only (no store): used by the parallel corpus ingest's workers. */
+/* The two halves of tl_ingest_file, so that many files can be parsed on
+ * worker threads while one thread commits (LMDB has a single writer):
+ * prepare hashes, skips a stored trace (res.existed) or parses into
+ * build; commit writes the build in one transaction. */
+typedef struct tl_ingest_prep {
+    char *path;           /* absolute path */
+    tl_build *build;      /* NULL when the trace already existed */
+    tl_build_info info;
+    tl_ingest_result res;
+} tl_ingest_prep;
+int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_prep *pp,
+                      tl_err *err);
+int tl_ingest_commit(tl_store *s, tl_ingest_prep *pp, tl_err *err);
+void tl_ingest_prep_free(tl_ingest_prep *pp);
+
+/* Parses many files on `jobs` threads while the calling thread commits
+ * them one by one; done() is called on the calling thread for each file in
+ * completion order, with rc and err of that file. At most `jobs` parsed
+ * traces wait in memory at any time. */
+typedef void (*tl_ingest_done_fn)(void *ctx, size_t index, int rc, const tl_ingest_prep *pp,
+                                  const tl_err *err);
+int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *opts, size_t n,
+                   int jobs, tl_ingest_done_fn done, void *ctx);
+
+/* Parse only (no store). */
 int tl_ingest_parse(const char *path, const tl_ingest_opts *o, tl_build **out, tl_build_info *info,
                     tl_ingest_result *res, tl_err *err);
 

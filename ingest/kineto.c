@@ -357,7 +357,11 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
         if ((rc = tl_json_refill(j, j->pos))) goto out;
     }
     if (p != -1) { rc = tl_json_fail(j, "end of input after the trace object"); goto out; }
-    if (!have_events) { rc = tl_json_fail_at(j, j->pos, "no \"traceEvents\" array in the document (not a PyTorch profiler trace?)"); goto out; }
+    if (!have_events) {
+        tl_json_fail_at(j, j->pos, "no \"traceEvents\" array in the document (not a PyTorch profiler trace?)");
+        rc = err->code = TL_ENOTTRACE;
+        goto out;
+    }
     rc = 0;
 out:
     tl_buf_free(&k.tmp);

@@ -23,6 +23,7 @@ enum {
     TL_EUSAGE = -7,    /* bad command-line or query */
     TL_EUNSUPPORTED = -8,
     TL_EEXIST = -9,    /* refuses to overwrite */
+    TL_ENOTTRACE = -10, /* well-formed input that is not a trace (e.g. JSON without traceEvents) */
 };
 
 /* Process exit codes, documented in README and --help. */

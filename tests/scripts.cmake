@@ -21,3 +21,4 @@ tl_script_test(ingest.bad_inputs ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_
 if(TARGET tracegen)
   tl_script_test(ingest.crash_kill9 bash ${CMAKE_CURRENT_SOURCE_DIR}/test_crash.sh ${CMAKE_BINARY_DIR})
 endif()
+tl_script_test(golden.jax ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_jax.py ${CMAKE_BINARY_DIR})

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Subcommands implemented in their own files; weak so a partial build
  * still links and says "not available". */
@@ -74,6 +75,8 @@ static const char *INGEST_USAGE =
     "  --ext json|gz|pb       only files with this extension when walking folders\n"
     "  --label KEY=VALUE      attach a user label to every trace ingested (repeatable)\n"
     "  --dry-run              list what would be ingested and how it is grouped\n"
+    "  -j, --jobs N           files parsed in parallel (default: the number of cores);\n"
+    "                         one writer commits them, one transaction per trace\n"
     "  -q, --quiet            no progress bar or throughput line\n"
     "\n"
     "Bad input (truncated or corrupt files, not JSON, no traceEvents, wrong types)\n"
@@ -87,10 +90,15 @@ typedef struct ingest_ctx {
     int nfilters;
     const char *ext;
     char *labels_json;
-    int dry_run, quiet;
+    int dry_run, quiet, jobs;
     int failures, count;
     uint64_t bytes, events;
-    double parse_s;
+    /* the files to ingest, with their options */
+    TL_VEC(char *) paths;
+    TL_VEC(tl_ingest_opts) opts;
+    TL_VEC(char *) cfgs;
+    TL_VEC(uint8_t) walked; /* found by walking a folder (not named) */
+    int walking;
 } ingest_ctx;
 
 static int has_suffix(const char *s, const char *suf)
@@ -117,42 +125,21 @@ static long rank_of(const char *path, const char *pattern)
     return hit ? strtol(hit, NULL, 10) : -1;
 }
 
-static void ingest_one(ingest_ctx *c, const char *path)
+/* Queues a file: rank from the name, configuration = its parent folder. */
+static void add_file(ingest_ctx *c, const char *path)
 {
     for (int i = 0; i < c->nfilters; i++)
         if (!strstr(path, c->filters[i])) return;
     long rank = rank_of(path, c->rank_pattern);
     char *dup = tl_xstrdup(path);
-    char *dir = dirname(dup);
-    char *cfg = tl_xstrdup(basename(dir));
+    char *cfg = tl_xstrdup(basename(dirname(dup)));
     free(dup);
-    if (c->dry_run) {
-        printf("%s\tconfig=%s\trank=%ld\n", path, cfg, rank);
-        free(cfg);
-        c->count++;
-        return;
-    }
-    tl_ingest_opts o = {.progress = !c->quiet, .rank = rank, .config = rank >= 0 ? cfg : NULL,
+    tl_ingest_opts o = {.progress = 0, .rank = rank, .config = rank >= 0 ? cfg : NULL,
                         .labels_json = c->labels_json};
-    tl_ingest_result res;
-    tl_err err = {0};
-    int rc = tl_ingest_file(c->s, path, &o, &res, &err);
-    free(cfg);
-    if (rc) {
-        fprintf(stderr, "tracelens: %s\n", err.msg);
-        c->failures++;
-        return;
-    }
-    char hex[17];
-    tl_id_format(res.id, hex);
-    printf("%s\t%llu\t%s%s\n", hex, (unsigned long long)res.events, path, res.existed ? "\t(already stored)" : "");
-    fflush(stdout);
-    c->count++;
-    if (!res.existed) {
-        c->bytes += res.json_bytes;
-        c->events += res.events;
-        c->parse_s += res.seconds;
-    }
+    tl_vec_push(&c->paths, tl_xstrdup(path));
+    tl_vec_push(&c->opts, o);
+    tl_vec_push(&c->cfgs, cfg);
+    tl_vec_push(&c->walked, (uint8_t)c->walking);
 }
 
 static int wanted_file(ingest_ctx *c, const char *name)
@@ -191,16 +178,76 @@ static void walk(ingest_ctx *c, const char *dir)
         struct stat st;
         if (stat(path, &st) == 0) {
             if (S_ISDIR(st.st_mode)) walk(c, path);
-            else if (S_ISREG(st.st_mode) && wanted_file(c, names.v[i])) ingest_one(c, path);
+            /* execution_details.json files of graph-capture folders are
+             * descriptions, not traces */
+            else if (S_ISREG(st.st_mode) && wanted_file(c, names.v[i]) &&
+                     strcmp(names.v[i], "execution_details.json") != 0)
+                add_file(c, path);
         }
         free(names.v[i]);
     }
     tl_vec_free(&names);
 }
 
+static void ingest_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, const tl_err *err)
+{
+    ingest_ctx *c = ctx;
+    if (rc == TL_ENOTTRACE && c->walked.v[i]) {
+        /* A folder may hold other JSON (e.g. tracegen's truth.json). */
+        if (!c->quiet) fprintf(stderr, "tracelens: skipped %s (not a trace)\n", c->paths.v[i]);
+        c->opts.v[i].rank = -3;
+        return;
+    }
+    if (rc) {
+        fprintf(stderr, "%stracelens: %s\n", (!c->quiet && isatty(2)) ? "\r" : "", err->msg);
+        c->failures++;
+        c->opts.v[i].rank = -2; /* failed: for the configuration summary */
+        return;
+    }
+    char hex[17];
+    tl_id_format(pp->res.id, hex);
+    printf("%s\t%llu\t%s%s\n", hex, (unsigned long long)pp->res.events, c->paths.v[i],
+           pp->res.existed ? "\t(already stored)" : "");
+    fflush(stdout);
+    c->count++;
+    if (!pp->res.existed) {
+        c->bytes += pp->res.json_bytes;
+        c->events += pp->res.events;
+    }
+    if (!c->quiet && isatty(2) && c->paths.n > 1)
+        fprintf(stderr, "\r  [%d/%zu] ingested", c->count + c->failures, c->paths.n);
+}
+
+/* Configurations with a failed rank file or a gap in the rank numbers. */
+static void config_summary(ingest_ctx *c)
+{
+    for (size_t i = 0; i < c->paths.n; i++) {
+        if (!c->opts.v[i].config) continue;
+        int first = 1;
+        for (size_t k = 0; k < i; k++)
+            if (c->opts.v[k].config && !strcmp(c->cfgs.v[k], c->cfgs.v[i])) first = 0;
+        if (!first) continue;
+        long maxr = -1, have = 0, failed = 0;
+        tl_buf fl = {0};
+        for (size_t k = i; k < c->paths.n; k++) {
+            if (!c->opts.v[k].config || strcmp(c->cfgs.v[k], c->cfgs.v[i]) || c->opts.v[k].rank == -3) continue;
+            long r = rank_of(c->paths.v[k], c->rank_pattern);
+            if (r > maxr) maxr = r;
+            if (c->opts.v[k].rank == -2) { failed++; tl_buf_printf(&fl, " %ld", r); }
+            else have++;
+        }
+        if (failed || have + failed < maxr + 1)
+            fprintf(stderr, "tracelens: configuration %s is incomplete: %ld of %ld ranks ingested%s%s\n",
+                    c->cfgs.v[i], have, maxr + 1, failed ? "; failed ranks:" : "", failed ? fl.p : "");
+        tl_buf_free(&fl);
+    }
+}
+
 static int cmd_ingest(const char *db, int argc, char **argv)
 {
     ingest_ctx c = {.rank_pattern = "rank_"};
+    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
+    c.jobs = nproc > 0 ? (int)nproc : 1;
     TL_VEC(const char *) paths = {0};
     tl_buf labels = {0};
     const char *v;
@@ -212,7 +259,10 @@ static int cmd_ingest(const char *db, int argc, char **argv)
         else if ((v = tl_cli_flagval(argc, argv, &i, "--filter")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) {
             if (c.nfilters < 32) c.filters[c.nfilters++] = v;
         } else if ((v = tl_cli_flagval(argc, argv, &i, "--ext"))) c.ext = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--label"))) {
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--jobs")) || (v = tl_cli_flagval(argc, argv, &i, "-j"))) {
+            c.jobs = atoi(v);
+            if (c.jobs < 1) { fprintf(stderr, "tracelens: --jobs wants a positive number, got '%s'\n", v); return TL_EXIT_USAGE; }
+        } else if ((v = tl_cli_flagval(argc, argv, &i, "--label"))) {
             const char *eq = strchr(v, '=');
             if (!eq || eq == v) { fprintf(stderr, "tracelens: --label wants KEY=VALUE, got '%s'\n", v); return TL_EXIT_USAGE; }
             tl_buf_putc(&labels, labels.n ? ',' : '{');
@@ -226,27 +276,42 @@ static int cmd_ingest(const char *db, int argc, char **argv)
     }
     if (!paths.n) { fputs(INGEST_USAGE, stderr); return TL_EXIT_USAGE; }
     if (labels.n) { tl_buf_putc(&labels, '}'); c.labels_json = labels.p; }
-    if (!c.dry_run) {
-        c.s = tl_cli_store(db);
-        if (!c.s) return TL_EXIT_STORE;
-    }
-    double t0 = tl_now();
     for (size_t i = 0; i < paths.n; i++) {
         struct stat st;
         if (stat(paths.v[i], &st) != 0) {
             fprintf(stderr, "tracelens: %s: no such file or folder\n", paths.v[i]);
             c.failures++;
         } else if (S_ISDIR(st.st_mode)) {
+            c.walking = 1;
             walk(&c, paths.v[i]);
+            c.walking = 0;
         } else {
-            ingest_one(&c, paths.v[i]);
+            add_file(&c, paths.v[i]);
         }
     }
-    double dt = tl_now() - t0;
-    if (!c.quiet && !c.dry_run && c.bytes)
-        fprintf(stderr, "tracelens: ingested %d trace(s), %llu events, %.1f MB of JSON in %.2f s (%.0f MB/s)\n",
-                c.count, (unsigned long long)c.events, (double)c.bytes / 1e6, dt, (double)c.bytes / 1e6 / dt);
-    tl_store_close(c.s);
+    if (c.dry_run) {
+        for (size_t i = 0; i < c.paths.n; i++)
+            printf("%s\tconfig=%s\trank=%lld\n", c.paths.v[i], c.opts.v[i].config ? c.opts.v[i].config : "-",
+                   (long long)c.opts.v[i].rank);
+    } else if (c.paths.n) {
+        c.s = tl_cli_store(db);
+        if (!c.s) return TL_EXIT_STORE;
+        if (c.paths.n == 1) c.opts.v[0].progress = !c.quiet;
+        double t0 = tl_now();
+        tl_ingest_many(c.s, (const char *const *)c.paths.v, c.opts.v, c.paths.n, c.jobs, ingest_done, &c);
+        double dt = tl_now() - t0;
+        if (!c.quiet && isatty(2) && c.paths.n > 1) fprintf(stderr, "\n");
+        if (!c.quiet && c.bytes)
+            fprintf(stderr, "tracelens: ingested %d trace(s), %llu events, %.1f MB of JSON in %.2f s (%.0f MB/s)\n",
+                    c.count, (unsigned long long)c.events, (double)c.bytes / 1e6, dt, (double)c.bytes / 1e6 / dt);
+        config_summary(&c);
+        tl_store_close(c.s);
+    }
+    for (size_t i = 0; i < c.paths.n; i++) { free(c.paths.v[i]); free(c.cfgs.v[i]); }
+    tl_vec_free(&c.paths);
+    tl_vec_free(&c.opts);
+    tl_vec_free(&c.cfgs);
+    tl_vec_free(&c.walked);
     tl_buf_free(&labels);
     tl_vec_free(&paths);
     return c.failures ? TL_EXIT_FAIL : TL_EXIT_OK;

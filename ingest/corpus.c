@@ -1,0 +1,93 @@
+/* corpus.c — parallel ingest of many files: worker threads parse (hash,
+ * sniff, read, tree) while the calling thread is the single LMDB writer.
+ * Memory stays bounded by the traces in flight: a worker does not start a
+ * new file while `jobs` parsed traces are waiting to be committed. */
+#include "ingest.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct slot {
+    int rc;
+    tl_err err;
+    tl_ingest_prep pp;
+    int ready;
+} slot;
+
+typedef struct pool {
+    tl_store *s;
+    const char *const *paths;
+    const tl_ingest_opts *opts;
+    size_t n, next;
+    slot *slots;
+    size_t *done_order; /* indexes in completion order */
+    size_t ndone, ncommitted;
+    int jobs;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        /* back-pressure: parsed but uncommitted traces are the memory */
+        while (p->next < p->n && p->ndone - p->ncommitted >= (size_t)p->jobs)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->next >= p->n) {
+            pthread_mutex_unlock(&p->mu);
+            return NULL;
+        }
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        slot *sl = &p->slots[i];
+        sl->rc = tl_ingest_prepare(p->s, p->paths[i], &p->opts[i], &sl->pp, &sl->err);
+        pthread_mutex_lock(&p->mu);
+        sl->ready = 1;
+        p->done_order[p->ndone++] = i;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *opts, size_t n,
+                   int jobs, tl_ingest_done_fn done, void *ctx)
+{
+    if (jobs < 1) jobs = 1;
+    if ((size_t)jobs > n) jobs = (int)(n ? n : 1);
+    pool p = {.s = s, .paths = paths, .opts = opts, .n = n, .jobs = jobs};
+    p.slots = tl_xcalloc(n ? n : 1, sizeof *p.slots);
+    p.done_order = tl_xcalloc(n ? n : 1, sizeof *p.done_order);
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_t *th = tl_xcalloc((size_t)jobs, sizeof *th);
+    int started = 0;
+    for (int k = 0; k < jobs; k++)
+        if (pthread_create(&th[k], NULL, worker, &p) == 0) started++;
+    if (!started) worker(&p); /* no threads: do it inline */
+    int failures = 0;
+    for (size_t c = 0; c < n; c++) {
+        pthread_mutex_lock(&p.mu);
+        while (p.ndone <= c) pthread_cond_wait(&p.cv, &p.mu);
+        size_t i = p.done_order[c];
+        pthread_mutex_unlock(&p.mu);
+        slot *sl = &p.slots[i];
+        if (sl->rc == 0) sl->rc = tl_ingest_commit(s, &sl->pp, &sl->err);
+        if (sl->rc) failures++;
+        done(ctx, i, sl->rc, &sl->pp, &sl->err);
+        tl_ingest_prep_free(&sl->pp);
+        pthread_mutex_lock(&p.mu);
+        p.ncommitted++;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
+    }
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    free(th);
+    free(p.slots);
+    free(p.done_order);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+    return failures ? TL_EIO : TL_OK;
+}
