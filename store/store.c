@@ -236,6 +236,7 @@ struct tl_wtrace {
     wjob *head, *tail;
     size_t queued_bytes;
     int stop;
+    int free_as_written; /* the map was pre-grown: no retry will need the chunks */
 };
 
 tl_wtrace *tl_wtrace_new(uint64_t id)
@@ -390,7 +391,7 @@ static void submit(tl_wtrace *w, const char *table, const char *col, tl_ctype ty
     *j = (wjob){NULL, slot, type, nrows, payload, n};
     pthread_mutex_lock(&w->mu);
     /* Bound the memory waiting for the encoder. */
-    while (w->queued_bytes > (256u << 20)) pthread_cond_wait(&w->cv, &w->mu);
+    while (w->queued_bytes > (32u << 20)) pthread_cond_wait(&w->cv, &w->mu);
     if (w->tail) w->tail->next = j; else w->head = j;
     w->tail = j;
     w->queued_bytes += n;
@@ -484,6 +485,38 @@ static int with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, 
     return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
 }
 
+/* Pages the chunks will take (values + headers, overflow pages), with a
+ * margin for B-tree pages. */
+static size_t pages_needed(const tl_wtrace *w, size_t psize)
+{
+    size_t pages = 16;
+    for (size_t i = 0; i < w->chunks.n; i++) {
+        size_t v = w->chunks.v[i].vlen + 64;
+        pages += v > psize / 2 ? (v + psize - 1) / psize : 1;
+    }
+    return pages + pages / 8;
+}
+
+/* Grows the map before the write so that MDB_MAP_FULL does not happen and
+ * chunks can be freed as soon as LMDB has copied them (halving peak memory
+ * of a large ingest). */
+static int pregrow(tl_store *s, const tl_wtrace *w, tl_err *err)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    mdb_env_info(s->env, &info);
+    mdb_env_stat(s->env, &st);
+    size_t need = ((size_t)info.me_last_pgno + 1 + pages_needed(w, st.ms_psize)) * st.ms_psize;
+    size_t cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
+    if (need + need / 4 <= cur) return TL_OK;
+    size_t nsz = cur;
+    while (nsz < need + need / 4) nsz *= 2;
+    int rc = mdb_env_set_mapsize(s->env, nsz);
+    if (rc) return lmdb_err(err, rc, "cannot grow the map", s->dir);
+    s->mapsize = nsz;
+    return TL_OK;
+}
+
 static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 {
     tl_wtrace *w = ctx;
@@ -494,12 +527,18 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     if (rc == 0) return tl_errf(err, TL_EEXIST, "trace already stored");
     if (rc != MDB_NOTFOUND) return rc;
     for (size_t i = 0; i < w->chunks.n; i++) {
+        if (!w->chunks.v[i].val)  /* freed by an attempt that hit MAP_FULL */
+            return tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
         MDB_val ck = {w->chunks.v[i].klen, w->chunks.v[i].key};
         MDB_val cv = {w->chunks.v[i].vlen, NULL};
         /* MDB_RESERVE + memcpy writes the value straight into its page. */
         rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE);
         if (rc) return rc;
         memcpy(cv.mv_data, w->chunks.v[i].val, w->chunks.v[i].vlen);
+        if (w->free_as_written) {
+            free(w->chunks.v[i].val);
+            w->chunks.v[i].val = NULL;
+        }
     }
     const char *cat = w->catalog ? w->catalog : "{}";
     v.mv_size = strlen(cat) + 1;
@@ -510,8 +549,16 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
 {
     wtrace_drain(w);
-    return with_write_txn(s, write_fn, w, err);
+    /* Only a writer that pre-grew may drop chunks early; if the map still
+     * fills (another process wrote meanwhile), the retry needs them, so
+     * keep them when pre-growing failed. */
+    w->free_as_written = pregrow(s, w, err) == TL_OK && w->bytes > (64u << 20);
+    int rc = with_write_txn(s, write_fn, w, err);
+    if (rc == TL_ESTORE && w->free_as_written)
+        tl_err_prefix(err, "nothing was written; run the ingest again");
+    return rc;
 }
+
 
 static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 {
