@@ -80,6 +80,14 @@ static inline int need(tl_json *j) { return !j->eof; }
 
 size_t tl_json_skip_ws_slow(const char *b, size_t pos, size_t len)
 {
+    /* Short runs (the single space after ':' or ',') are the common case:
+     * a few scalar steps before the 16-byte scan. */
+    for (int k = 0; k < 4 && pos < len; k++) {
+        unsigned char c = (unsigned char)b[pos];
+        if (c > ' ') return pos;
+        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return pos;
+        pos++;
+    }
     for (;;) {
         while (pos + 16 <= len) {
             __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
