@@ -1,0 +1,808 @@
+/* sheets.c — the per-category perf sheets (pytorch-report.md §9.6,
+ * perf-models.md §2, §7, §8): per-instance metrics, the param columns as
+ * text typed over the whole sheet the way pandas types a column (an int
+ * column with a float or a missing value prints 512.0), grouping by name +
+ * params (+ num_kernels, is_recompute), pandas' aggregate arithmetic
+ * (Kahan sums and means, Welford sample std, middle-pair median), the
+ * kernel-list summary cells, the final sort, and the fwd/bwd set-aside rules
+ * of §9.6.1. Sheets are aggregated into an internal form first so that the
+ * set-aside rows can move between sheets before one tl_table is emitted. */
+#include "pm_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- aggregated form ------------------------------------------------------------ */
+
+typedef struct agg_group {
+    const char *name;
+    const char **ptext; /* per sheet key; NULL = missing cell */
+    int64_t num_kernels;
+    int recompute; /* -1 missing */
+    double gflops, mb, fpb;
+    double tb[5], tf[5]; /* mean, median, std, min, max */
+    const char *pname, *plabel, *tname, *cspec;
+    double roof_time;
+    const char *roof_bound;
+    double pct[5];
+    const char *kd_summary, *kd_trunc; /* trunc NULL = missing */
+    const char *dims, *types, *strides, *ci;
+    double kt[6]; /* mean, median, std, min, max, sum */
+    int64_t count, uid_first;
+} agg_group;
+
+typedef struct agg_sheet {
+    const char **keys;
+    size_t nkeys;
+    agg_group *g;
+    size_t ng;
+    int kt_int;   /* every instance had an empty kernel set: int columns */
+    int any_roof; /* some instance has roofline values */
+} agg_sheet;
+
+/* ---- per-instance rows ------------------------------------------------------------ */
+
+/* A surviving instance, reduced to what aggregation needs: the parsed arg
+ * trees and model params live in a per-instance scratch arena that is freed
+ * right away, so a sheet over a million ops keeps ~100 bytes per op. */
+enum { PK_MISSING_NAN, PK_NONE, PK_BOOL, PK_INT, PK_FLOAT, PK_OTHER };
+
+typedef struct pparam {
+    uint32_t key;     /* index into the sheet's key list */
+    uint8_t kind;     /* PK_* */
+    const char *text; /* Python str() of the value (interned); NULL for None/NaN */
+} pparam;
+
+typedef struct prow {
+    const tl_pm_instance *inst;
+    double gflops, mb, fpb, tflops, tbs, kt;
+    int kt_int;
+    size_t nk;
+    int roof_valid;
+    double roof_time, roof_pct;
+    const char *roof_bound;
+    const char *cspec;
+    pparam *p;
+    size_t np;
+} prow;
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Statistics over non-NaN values, pandas' arithmetic. */
+static void stats5(const double *v, size_t n, double *out /* mean, median, std, min, max */, double *tmp)
+{
+    size_t c = 0;
+    double sum = 0, comp = 0, wmean = 0, m2 = 0, mn = NAN, mx = NAN;
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (isnan(x)) continue;
+        tmp[c++] = x;
+        double y = x - comp, t = sum + y; /* Kahan, as pandas' group mean */
+        comp = (t - sum) - y;
+        if (comp != comp) comp = 0;
+        sum = t;
+        double old = wmean; /* Welford, as pandas' group var */
+        wmean += (x - old) / (double)c;
+        m2 += (x - wmean) * (x - old);
+        if (c == 1 || x < mn) mn = x;
+        if (c == 1 || x > mx) mx = x;
+    }
+    if (!c) {
+        for (int k = 0; k < 5; k++) out[k] = NAN;
+        return;
+    }
+    out[0] = sum / (double)c;
+    qsort(tmp, c, sizeof *tmp, cmp_dbl);
+    out[1] = c % 2 ? tmp[c / 2] : (tmp[c / 2 - 1] + tmp[c / 2]) / 2;
+    out[2] = c > 1 ? sqrt(m2 / (double)(c - 1)) : NAN;
+    out[3] = mn;
+    out[4] = mx;
+}
+
+static double kahan_sum(const double *v, size_t n)
+{
+    double sum = 0, comp = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i])) continue;
+        double y = v[i] - comp, t = sum + y;
+        comp = (t - sum) - y;
+        if (comp != comp) comp = 0;
+        sum = t;
+    }
+    return sum;
+}
+
+/* ---- string interning (param texts repeat across instances) ----------------------- */
+
+typedef struct intern {
+    const char **slot;
+    size_t cap, n;
+    tl_arena *a;
+} intern;
+
+static const char *intern_str(intern *t, const char *s, size_t n)
+{
+    if (t->n * 2 >= t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        const char **ns = tl_xcalloc(nc, sizeof *ns);
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slot[i]) {
+                size_t h = tl_hash64(t->slot[i], strlen(t->slot[i]), 0) & (nc - 1);
+                while (ns[h]) h = (h + 1) & (nc - 1);
+                ns[h] = t->slot[i];
+            }
+        free(t->slot);
+        t->slot = ns;
+        t->cap = nc;
+    }
+    size_t h = tl_hash64(s, n, 0) & (t->cap - 1);
+    while (t->slot[h]) {
+        if (strlen(t->slot[h]) == n && memcmp(t->slot[h], s, n) == 0) return t->slot[h];
+        h = (h + 1) & (t->cap - 1);
+    }
+    t->slot[h] = tl_arena_strndup(t->a, s, n);
+    t->n++;
+    return t->slot[h];
+}
+
+/* ---- param column typing (pandas dtype inference over all raw rows) ----------------- */
+
+enum { COL_OBJECT, COL_INT, COL_FLOAT, COL_BOOL };
+
+static const pparam *row_param(const prow *r, uint32_t key)
+{
+    for (size_t i = 0; i < r->np; i++)
+        if (r->p[i].key == key) return &r->p[i];
+    return NULL;
+}
+
+static int col_type(const prow *rows, size_t nr, uint32_t key)
+{
+    int missing = 0, b = 0, i = 0, f = 0, other = 0;
+    for (size_t r = 0; r < nr; r++) {
+        const pparam *p = row_param(&rows[r], key);
+        int k = p ? p->kind : PK_MISSING_NAN;
+        if (k == PK_MISSING_NAN || k == PK_NONE) missing = 1;
+        else if (k == PK_BOOL) b = 1;
+        else if (k == PK_INT) i = 1;
+        else if (k == PK_FLOAT) f = 1;
+        else other = 1;
+    }
+    if (other || (b && (i || f))) return COL_OBJECT;
+    if (b) return missing ? COL_OBJECT : COL_BOOL;
+    if (i || f) return (f || missing) ? COL_FLOAT : COL_INT;
+    return COL_OBJECT; /* all missing */
+}
+
+/* The cell text under the column's type (NULL = missing cell) and the
+ * grouping text, in which None and NaN stay distinct as after astype(str). */
+static const char *typed_text(intern *in, const pparam *p, int type, const char **key)
+{
+    int k = p ? p->kind : PK_MISSING_NAN;
+    if (k == PK_MISSING_NAN || k == PK_NONE) {
+        *key = (k == PK_MISSING_NAN || type == COL_FLOAT || type == COL_INT) ? "\x01nan" : "\x01None";
+        return NULL;
+    }
+    const char *s = p->text;
+    if (type == COL_FLOAT && k == PK_INT) { /* an int in a float64 column prints as 512.0 */
+        char num[48];
+        tl_fmt_pyfloat(strtod(s, NULL), num);
+        s = intern_str(in, num, strlen(num));
+    }
+    *key = s;
+    return s;
+}
+
+static const char *arg_text(tl_arena *a, const char *raw)
+{
+    if (!raw) return NULL;
+    char *out;
+    tl_err e;
+    if (tl_pv_reformat(a, raw, strlen(raw), 0, &out, &e) == 0) return out;
+    return raw; /* unreadable: keep the text as written */
+}
+
+/* ---- build one aggregated sheet ------------------------------------------------------ */
+
+typedef struct hslot {
+    uint64_t h;
+    long g;
+    const char *key;
+} hslot;
+
+typedef TL_VEC(const char *) keyvec;
+
+static uint32_t key_index(keyvec *keys, const char *key)
+{
+    for (size_t j = 0; j < keys->n; j++)
+        if (keys->v[j] == key || strcmp(keys->v[j], key) == 0) return (uint32_t)j;
+    tl_vec_push(keys, key);
+    return (uint32_t)(keys->n - 1);
+}
+
+/* Model results repeat: a trace runs the same layer with the same shapes many
+ * times. The static part of a row (everything but the kernel-time rates) is
+ * memoised per (name, arg texts, kernel names) within one sheet build.
+ * ConvBias ops are never memoised: evaluating them fills the ctx cache. */
+typedef struct memo_ent {
+    uint64_t h;
+    const char *key;
+    int ok;
+    double gflops, mb, fpb, bytes;
+    int has_bytes;
+    const char *cspec;
+    pparam *p;
+    size_t np;
+} memo_ent;
+
+typedef struct memo {
+    memo_ent *e;
+    size_t cap, n;
+} memo;
+
+static memo_ent *memo_slot(memo *m, uint64_t h, const char *key, size_t klen, int *found)
+{
+    if (m->n * 2 >= m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 256;
+        memo_ent *ne = tl_xcalloc(nc, sizeof *ne);
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->e[i].key) {
+                size_t j = m->e[i].h & (nc - 1);
+                while (ne[j].key) j = (j + 1) & (nc - 1);
+                ne[j] = m->e[i];
+            }
+        free(m->e);
+        m->e = ne;
+        m->cap = nc;
+    }
+    size_t j = h & (m->cap - 1);
+    while (m->e[j].key) {
+        if (m->e[j].h == h && strlen(m->e[j].key) == klen && memcmp(m->e[j].key, key, klen) == 0) {
+            *found = 1;
+            return &m->e[j];
+        }
+        j = (j + 1) & (m->cap - 1);
+    }
+    *found = 0;
+    return &m->e[j];
+}
+
+static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
+{
+    const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs,
+                           in->output_type};
+    b->n = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
+        /* \x01 marks an absent arg so that "absent" and "" differ */
+        tl_buf_puts(b, parts[i] ? parts[i] : "\x01");
+        tl_buf_putc(b, '\x1f');
+    }
+    if (strcmp(op->family, "GEMM") != 0) return;
+    for (size_t i = 0; i < in->fwd.n; i++) { /* GEMM transpose reads kernel names */
+        tl_buf_puts(b, in->fwd.k[i].name ? in->fwd.k[i].name : "\x01");
+        tl_buf_putc(b, '\x1e');
+    }
+}
+
+/* Evaluates the model once per distinct memo key (scratch arena freed right
+ * away) and fills the static part of the row. Returns 0 if the op has a row. */
+static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
+                       const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx, memo_ent *out)
+{
+    int cacheable = op->model_id != PM_CONVBIAS_FWD && op->model_id != PM_CONVBIAS_BWD;
+    memo_ent *slot = NULL;
+    uint64_t h = 0;
+    if (cacheable) {
+        memo_key(kb, op, inst);
+        h = tl_hash64(kb->p, kb->n, 0);
+        int found;
+        slot = memo_slot(mm, h, kb->p, kb->n, &found);
+        if (found) {
+            *out = *slot;
+            return slot->ok ? 0 : -1;
+        }
+    }
+    memo_ent r = {0};
+    tl_arena s;
+    tl_arena_init(&s, 16 * 1024);
+    tl_pm_args args = {
+        .input_dims = inst->input_dims,
+        .input_type = inst->input_type,
+        .input_strides = inst->input_strides,
+        .concrete_inputs = inst->concrete_inputs,
+        .output_type = inst->output_type,
+        .has_seq = inst->has_seq,
+        .seq = inst->seq,
+    };
+    const char **names = tl_arena_alloc(&s, (inst->fwd.n ? inst->fwd.n : 1) * sizeof *names);
+    for (size_t i = 0; i < inst->fwd.n; i++) names[i] = inst->fwd.k[i].name;
+    args.kernel_names = names;
+    args.nkernels = inst->fwd.n;
+    tl_pm_result res;
+    tl_err e;
+    if (tl_pm_eval(op, &args, mode, ctx, &s, &res, &e) == 0) {
+        r.ok = 1;
+        r.gflops = res.gflops;
+        r.mb = res.data_moved_mb;
+        r.fpb = res.flops_per_byte;
+        r.bytes = res.bytes;
+        r.has_bytes = res.has_bytes;
+        r.cspec = intern_str(it, res.compute_spec, strlen(res.compute_spec));
+        r.np = res.nparams;
+        r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
+        tl_buf b = {0};
+        for (size_t i = 0; i < res.nparams; i++) {
+            const tl_pv *v = res.params[i].val;
+            pparam *p = &r.p[i];
+            p->key = key_index(keys, res.params[i].key); /* keys are the models' static literals */
+            p->text = NULL;
+            if (tl_pv_is_none(v)) p->kind = PK_NONE;
+            else if (v->kind == TL_PV_FLOAT && isnan(v->u.f)) p->kind = PK_MISSING_NAN;
+            else {
+                p->kind = v->kind == TL_PV_BOOL ? PK_BOOL
+                          : (v->kind == TL_PV_INT && !v->u.i.big) ? PK_INT
+                          : v->kind == TL_PV_FLOAT ? PK_FLOAT
+                          : PK_OTHER;
+                b.n = 0;
+                tl_pv_write_str(&b, v, 0);
+                p->text = intern_str(it, b.p ? b.p : "", b.n);
+            }
+        }
+        tl_buf_free(&b);
+    }
+    tl_arena_free(&s);
+    if (slot) {
+        r.h = h;
+        r.key = tl_arena_strndup(a, kb->p, kb->n);
+        *slot = r;
+        mm->n++;
+    }
+    *out = r;
+    return r.ok ? 0 : -1;
+}
+
+static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
+                    const tl_pm_instance *inst, tl_pm_mode mode, const tl_pm_sheet_opts *o, tl_pm_ctx *ctx,
+                    prow *row)
+{
+    if (mode == TL_PM_BWD && !inst->has_bwd_events) return -1; /* checked on the event itself */
+    memo_ent st;
+    if (static_part(a, it, keys, mm, kb, op, inst, mode, ctx, &st) != 0) return -1;
+    const tl_pm_kset *ks = mode == TL_PM_FWD ? &inst->fwd : &inst->bwd;
+    double t = ks->n ? ks->time_us : 0.0;
+    memset(row, 0, sizeof *row);
+    row->inst = inst;
+    row->gflops = st.gflops;
+    row->mb = st.mb;
+    row->fpb = st.fpb;
+    /* §6.3 rates; the same arithmetic as tl_pm_metrics_eval */
+    row->tflops = t != 0 ? (st.gflops / 1e3) / (t / 1e6) : NAN;
+    row->tbs = (t != 0 && st.has_bytes) ? (st.bytes / 1e12) / (t / 1e6) : NAN;
+    row->kt = t;
+    row->kt_int = ks->n == 0;
+    row->nk = ks->n;
+    tl_pm_roofline rf;
+    tl_pm_roofline_eval(o->arch, st.gflops, st.has_bytes, st.bytes, st.cspec, t, &rf);
+    row->roof_valid = rf.valid;
+    row->roof_time = rf.time_us;
+    row->roof_pct = rf.pct;
+    row->roof_bound = rf.bound; /* static strings */
+    row->cspec = st.cspec;
+    row->p = st.p; /* shared between rows with the same memo key: read-only */
+    row->np = st.np;
+    return 0;
+}
+
+static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
+                     const tl_pm_sheet_opts *o, tl_pm_ctx *ctx, agg_sheet *out)
+{
+    memset(out, 0, sizeof *out);
+    prow *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
+    size_t nr = 0;
+    intern it = {.a = a};
+    keyvec keys = {0};
+    memo mm = {0};
+    tl_buf mkb = {0};
+    for (size_t i = 0; i < n; i++) {
+        const tl_pm_op *op = tl_pm_find(inst[i].name);
+        if (!op) continue;
+        if (mode == TL_PM_BWD && strcmp(inst[i].name, "vllm::unified_attention_with_output") == 0) continue;
+        if (make_row(a, &it, &keys, &mm, &mkb, op, &inst[i], mode, o, ctx, &rows[nr]) == 0) nr++;
+    }
+    free(mm.e);
+    tl_buf_free(&mkb);
+    if (!nr) {
+        free(rows);
+        free(it.slot);
+        tl_vec_free(&keys);
+        return 0;
+    }
+    size_t nk = keys.n;
+    out->keys = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *out->keys);
+    if (nk) memcpy(out->keys, keys.v, nk * sizeof *out->keys);
+    out->nkeys = nk;
+    tl_vec_free(&keys);
+    int *ctype = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *ctype);
+    for (size_t k = 0; k < nk; k++) ctype[k] = col_type(rows, nr, (uint32_t)k);
+
+    /* group keys: name + typed param texts (+ num_kernels, is_recompute) */
+    long *gof = tl_xmalloc(nr * sizeof *gof);
+    size_t hcap = 16;
+    while (hcap < nr * 2) hcap *= 2;
+    hslot *ht = tl_xcalloc(hcap, sizeof *ht);
+    for (size_t i = 0; i < hcap; i++) ht[i].g = -1;
+    TL_VEC(size_t) first = {0}; /* first row of each group */
+    out->kt_int = 1;
+    tl_buf kb = {0};
+    for (size_t r = 0; r < nr; r++) {
+        kb.n = 0;
+        tl_buf_puts(&kb, rows[r].inst->name);
+        for (size_t k = 0; k < nk; k++) {
+            const char *key;
+            typed_text(&it, row_param(&rows[r], (uint32_t)k), ctype[k], &key);
+            tl_buf_putc(&kb, '\x1f');
+            tl_buf_puts(&kb, key);
+        }
+        if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%zu", rows[r].nk);
+        if (o->detect_recompute) tl_buf_printf(&kb, "\x1f%d", rows[r].inst->is_recompute);
+        if (!rows[r].kt_int) out->kt_int = 0;
+        if (rows[r].roof_valid) out->any_roof = 1;
+        const char *ks = kb.p ? kb.p : "";
+        uint64_t h = tl_hash64(ks, kb.n, 0);
+        size_t s = h & (hcap - 1);
+        while (ht[s].g >= 0 && !(ht[s].h == h && strcmp(ht[s].key, ks) == 0)) s = (s + 1) & (hcap - 1);
+        if (ht[s].g < 0) {
+            ht[s].h = h;
+            ht[s].g = (long)first.n;
+            ht[s].key = tl_arena_strndup(a, ks, kb.n);
+            tl_vec_push(&first, r);
+        }
+        gof[r] = ht[s].g;
+    }
+    tl_buf_free(&kb);
+    free(ht);
+
+    /* aggregate each group over its rows in row order */
+    size_t ng = first.n;
+    out->g = tl_arena_zalloc(a, ng * sizeof *out->g);
+    out->ng = ng;
+    size_t *cnt = tl_xcalloc(ng, sizeof *cnt), *start = tl_xcalloc(ng + 1, sizeof *start);
+    for (size_t r = 0; r < nr; r++) cnt[gof[r]]++;
+    for (size_t g = 0; g < ng; g++) start[g + 1] = start[g] + cnt[g];
+    size_t *members = tl_xmalloc(nr * sizeof *members), *fill = tl_xcalloc(ng, sizeof *fill);
+    for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
+    double *vals = tl_xmalloc(nr * sizeof *vals), *tmp = tl_xmalloc(nr * sizeof *tmp);
+    const tl_pm_kernel **kl = tl_xmalloc(nr * sizeof *kl);
+    size_t *kn = tl_xmalloc(nr * sizeof *kn);
+
+    for (size_t g = 0; g < ng; g++) {
+        agg_group *G = &out->g[g];
+        const size_t *mem = members + start[g];
+        size_t c = cnt[g];
+        const prow *r0 = &rows[first.v[g]];
+        G->name = r0->inst->name;
+        G->ptext = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *G->ptext);
+        for (size_t k = 0; k < nk; k++) {
+            const char *key;
+            G->ptext[k] = typed_text(&it, row_param(r0, (uint32_t)k), ctype[k], &key);
+        }
+        G->num_kernels = (int64_t)r0->nk;
+        G->recompute = r0->inst->is_recompute;
+        G->count = (int64_t)c;
+        G->uid_first = r0->inst->uid;
+        G->gflops = G->mb = G->fpb = G->roof_time = NAN;
+        for (size_t i = 0; i < c; i++) { /* pandas first: first non-missing in row order */
+            const prow *p = &rows[mem[i]];
+            if (isnan(G->gflops) && !isnan(p->gflops)) G->gflops = p->gflops;
+            if (isnan(G->mb) && !isnan(p->mb)) G->mb = p->mb;
+            if (isnan(G->fpb) && !isnan(p->fpb)) G->fpb = p->fpb;
+            if (!G->pname && p->inst->process_name) G->pname = p->inst->process_name;
+            if (!G->plabel && p->inst->process_label) G->plabel = p->inst->process_label;
+            if (!G->tname && p->inst->thread_name) G->tname = p->inst->thread_name;
+            if (!G->cspec && p->cspec) G->cspec = p->cspec;
+            if (p->roof_valid && isnan(G->roof_time)) G->roof_time = p->roof_time;
+            if (p->roof_valid && !G->roof_bound) G->roof_bound = p->roof_bound;
+            if (!G->dims && p->inst->input_dims) G->dims = arg_text(a, p->inst->input_dims);
+            if (!G->types && p->inst->input_type) G->types = arg_text(a, p->inst->input_type);
+            if (!G->strides && p->inst->input_strides) G->strides = arg_text(a, p->inst->input_strides);
+            if (!G->ci && p->inst->concrete_inputs) G->ci = arg_text(a, p->inst->concrete_inputs);
+        }
+        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tbs;
+        stats5(vals, c, G->tb, tmp);
+        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tflops;
+        stats5(vals, c, G->tf, tmp);
+        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].roof_valid ? rows[mem[i]].roof_pct : NAN;
+        stats5(vals, c, G->pct, tmp);
+        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
+        stats5(vals, c, G->kt, tmp);
+        G->kt[5] = kahan_sum(vals, c);
+        /* kernel lists of the mode, each sorted by ts */
+        for (size_t i = 0; i < c; i++) {
+            const tl_pm_instance *in = rows[mem[i]].inst;
+            const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
+            kl[i] = ks->k;
+            kn[i] = ks->n;
+        }
+        tl_buf sb = {0}, tb = {0};
+        int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
+        G->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
+        G->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
+        tl_buf_free(&sb);
+        tl_buf_free(&tb);
+    }
+    free(cnt);
+    free(start);
+    free(members);
+    free(fill);
+    free(vals);
+    free(tmp);
+    free(kl);
+    free(kn);
+    free(gof);
+    free(it.slot);
+    tl_vec_free(&first);
+    free(rows);
+    return 0;
+}
+
+static int cmp_groups(const void *x, const void *y)
+{
+    const agg_group *a = x, *b = y;
+    if (a->kt[5] > b->kt[5]) return -1;
+    if (a->kt[5] < b->kt[5]) return 1;
+    return a->uid_first < b->uid_first ? -1 : a->uid_first > b->uid_first;
+}
+
+/* ---- emit ------------------------------------------------------------------------------ */
+
+static void set_f(tl_table *t, size_t c, size_t r, double v)
+{
+    if (isnan(v)) tl_table_set_missing(t, c, r);
+    else tl_table_set_f64(t, c, r, v);
+}
+
+static void set_s(tl_table *t, size_t c, size_t r, const char *s)
+{
+    if (s) tl_table_set_str(t, c, r, s);
+    else tl_table_set_missing(t, c, r);
+}
+
+static const char *const STAT5[] = {"mean", "median", "std", "min", "max"};
+
+static tl_table *emit(const agg_sheet *s, const char *name, const tl_pm_sheet_opts *o)
+{
+    tl_table *t = tl_table_new(name);
+    size_t c_name = tl_table_add_col(t, "name", TL_STR);
+    size_t c_par = 0;
+    for (size_t k = 0; k < s->nkeys; k++) {
+        char col[256];
+        snprintf(col, sizeof col, "param: %s", s->keys[k]);
+        size_t ci = tl_table_add_col(t, col, TL_STR);
+        if (k == 0) c_par = ci;
+    }
+    long c_nk = o->group_by_num_kernels ? (long)tl_table_add_col(t, "num_kernels", TL_I64) : -1;
+    long c_rc = o->detect_recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t c_gf = tl_table_add_col(t, "GFLOPS_first", TL_F64);
+    size_t c_mb = tl_table_add_col(t, "Data Moved (MB)_first", TL_F64);
+    size_t c_fb = tl_table_add_col(t, "FLOPS/Byte_first", TL_F64);
+    size_t c_tb = 0, c_tf = 0, c_pct = 0;
+    char col[128];
+    for (int k = 0; k < 5; k++) {
+        snprintf(col, sizeof col, "TB/s_%s", STAT5[k]);
+        size_t ci = tl_table_add_col(t, col, TL_F64);
+        if (!k) c_tb = ci;
+    }
+    for (int k = 0; k < 5; k++) {
+        snprintf(col, sizeof col, "TFLOPS/s_%s", STAT5[k]);
+        size_t ci = tl_table_add_col(t, col, TL_F64);
+        if (!k) c_tf = ci;
+    }
+    size_t c_pn = tl_table_add_col(t, "process_name_first", TL_STR);
+    size_t c_pl = tl_table_add_col(t, "process_label_first", TL_STR);
+    size_t c_tn = tl_table_add_col(t, "thread_name_first", TL_STR);
+    size_t c_cs = tl_table_add_col(t, "Compute Spec", TL_STR);
+    int roof = o->arch && s->any_roof;
+    size_t c_rt = 0, c_rb = 0;
+    if (roof) {
+        c_rt = tl_table_add_col(t, "Roofline Time (\xc2\xb5s)_first", TL_F64);
+        c_rb = tl_table_add_col(t, "Roofline Bound_first", TL_STR);
+        for (int k = 0; k < 5; k++) {
+            snprintf(col, sizeof col, "Pct Roofline_%s", STAT5[k]);
+            size_t ci = tl_table_add_col(t, col, TL_F64);
+            if (!k) c_pct = ci;
+        }
+    }
+    size_t c_kd = tl_table_add_col(t, "kernel_details__summarize_kernel_stats", TL_STR);
+    size_t c_kt = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+    size_t c_id = tl_table_add_col(t, "Input Dims_first", TL_STR);
+    size_t c_it = tl_table_add_col(t, "Input type_first", TL_STR);
+    size_t c_is = tl_table_add_col(t, "Input Strides_first", TL_STR);
+    size_t c_ci = tl_table_add_col(t, "Concrete Inputs_first", TL_STR);
+    static const char *const KT[] = {"mean", "median", "std", "min", "max", "sum"};
+    size_t c_k0 = 0;
+    for (int k = 0; k < 6; k++) {
+        snprintf(col, sizeof col, "Kernel Time (\xc2\xb5s)_%s", KT[k]);
+        /* an all-empty kernel set is the integer 0: min/max/sum stay int */
+        int as_int = s->kt_int && (k == 3 || k == 4 || k == 5);
+        size_t ci = tl_table_add_col(t, col, as_int ? TL_I64 : TL_F64);
+        if (!k) c_k0 = ci;
+    }
+    size_t c_cnt = tl_table_add_col(t, "name_count", TL_I64);
+    size_t c_uid = tl_table_add_col(t, "UID_first", TL_I64);
+
+    for (size_t g = 0; g < s->ng; g++) {
+        const agg_group *G = &s->g[g];
+        size_t r = tl_table_add_row(t);
+        tl_table_set_str(t, c_name, r, G->name);
+        for (size_t k = 0; k < s->nkeys; k++) set_s(t, c_par + k, r, G->ptext ? G->ptext[k] : NULL);
+        if (c_nk >= 0) tl_table_set_i64(t, (size_t)c_nk, r, G->num_kernels);
+        if (c_rc >= 0) {
+            if (G->recompute < 0) tl_table_set_missing(t, (size_t)c_rc, r);
+            else tl_table_set_bool(t, (size_t)c_rc, r, G->recompute);
+        }
+        set_f(t, c_gf, r, G->gflops);
+        set_f(t, c_mb, r, G->mb);
+        set_f(t, c_fb, r, G->fpb);
+        for (int k = 0; k < 5; k++) {
+            set_f(t, c_tb + (size_t)k, r, G->tb[k]);
+            set_f(t, c_tf + (size_t)k, r, G->tf[k]);
+        }
+        set_s(t, c_pn, r, G->pname);
+        set_s(t, c_pl, r, G->plabel);
+        set_s(t, c_tn, r, G->tname);
+        set_s(t, c_cs, r, G->cspec);
+        if (roof) {
+            set_f(t, c_rt, r, G->roof_time);
+            set_s(t, c_rb, r, G->roof_bound);
+            for (int k = 0; k < 5; k++) set_f(t, c_pct + (size_t)k, r, G->pct[k]);
+        }
+        set_s(t, c_kd, r, G->kd_summary);
+        set_s(t, c_kt, r, G->kd_trunc);
+        set_s(t, c_id, r, G->dims);
+        set_s(t, c_it, r, G->types);
+        set_s(t, c_is, r, G->strides);
+        set_s(t, c_ci, r, G->ci);
+        for (int k = 0; k < 6; k++) {
+            int as_int = s->kt_int && (k == 3 || k == 4 || k == 5);
+            if (as_int) tl_table_set_i64(t, c_k0 + (size_t)k, r, (int64_t)G->kt[k]);
+            else set_f(t, c_k0 + (size_t)k, r, G->kt[k]);
+        }
+        tl_table_set_i64(t, c_cnt, r, G->count);
+        tl_table_set_i64(t, c_uid, r, G->uid_first);
+    }
+    return t;
+}
+
+static const tl_pm_sheet_opts *opts_or_default(const tl_pm_sheet_opts *o)
+{
+    static const tl_pm_sheet_opts none = {0};
+    return o ? o : &none;
+}
+
+int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
+                      const tl_pm_sheet_opts *opts, tl_table **out, tl_err *err)
+{
+    (void)err;
+    *out = NULL;
+    opts = opts_or_default(opts);
+    tl_arena a;
+    tl_arena_init(&a, 1 << 16);
+    tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
+    agg_sheet s;
+    aggregate(&a, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
+    if (s.ng) {
+        qsort(s.g, s.ng, sizeof *s.g, cmp_groups);
+        *out = emit(&s, sheet_name, opts);
+    }
+    tl_pm_ctx_free(own);
+    tl_arena_free(&a);
+    return 0;
+}
+
+/* ---- families and the set-aside rules ------------------------------------------------------ */
+
+static int name_in(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(name, *list) == 0) return 1;
+    return 0;
+}
+
+static const char *const SET_ASIDE[] = {"flash_attn::_flash_attn_varlen_backward", "aten::convolution_backward",
+                                        "ConvBias_Backward", "ConvBiasReLU_Backward", NULL};
+static const char *const DROP_FROM_BWD[] = {"aten::convolution", "aten::miopen_convolution",
+                                            "aten::cudnn_convolution", "ConvBias_", "ConvBiasReLU_", NULL};
+
+/* dst := dst rows then src rows, columns unioned (dst's first) */
+static void concat(tl_arena *a, agg_sheet *dst, const agg_sheet *src)
+{
+    size_t nk = dst->nkeys;
+    const char **keys = tl_arena_alloc(a, (dst->nkeys + src->nkeys + 1) * sizeof *keys);
+    memcpy(keys, dst->keys, dst->nkeys * sizeof *keys);
+    for (size_t k = 0; k < src->nkeys; k++) {
+        size_t j;
+        for (j = 0; j < nk; j++)
+            if (strcmp(keys[j], src->keys[k]) == 0) break;
+        if (j == nk) keys[nk++] = src->keys[k];
+    }
+    agg_group *g = tl_arena_zalloc(a, (dst->ng + src->ng + 1) * sizeof *g);
+    for (int part = 0; part < 2; part++) {
+        const agg_sheet *s = part ? src : dst;
+        for (size_t i = 0; i < s->ng; i++) {
+            agg_group G = s->g[i];
+            const char **pt = tl_arena_zalloc(a, (nk ? nk : 1) * sizeof *pt);
+            for (size_t k = 0; k < s->nkeys; k++)
+                for (size_t j = 0; j < nk; j++)
+                    if (strcmp(keys[j], s->keys[k]) == 0) pt[j] = G.ptext ? G.ptext[k] : NULL;
+            G.ptext = pt;
+            g[part ? dst->ng + i : i] = G;
+        }
+    }
+    dst->kt_int = (dst->ng ? dst->kt_int : 1) && (src->ng ? src->kt_int : 1);
+    dst->any_roof = dst->any_roof || src->any_roof;
+    dst->keys = keys;
+    dst->nkeys = nk;
+    dst->g = g;
+    dst->ng += src->ng;
+}
+
+int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n, const tl_pm_sheet_opts *opts,
+                        tl_table **fwd, tl_table **bwd, tl_err *err)
+{
+    *fwd = NULL;
+    if (bwd) *bwd = NULL;
+    if (!family) return tl_errf(err, TL_EUSAGE, "perf sheets: no family");
+    opts = opts_or_default(opts);
+    tl_arena a;
+    tl_arena_init(&a, 1 << 16);
+    tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
+    tl_pm_ctx *ctx = opts->ctx ? opts->ctx : own;
+
+    /* this family's candidates, in the given (UID) order */
+    tl_pm_instance *mine = tl_xmalloc((n ? n : 1) * sizeof *mine);
+    size_t nm = 0;
+    for (size_t i = 0; i < n; i++) {
+        const tl_pm_op *op = tl_pm_find(inst[i].name);
+        if (op && strcmp(op->family, family) == 0) mine[nm++] = inst[i];
+    }
+    int single = tl_pm_family_single(family);
+    char name[128];
+    agg_sheet f, b, aside;
+    aggregate(&a, mine, nm, TL_PM_FWD, opts, ctx, &f);
+    if (f.ng) qsort(f.g, f.ng, sizeof *f.g, cmp_groups);
+    if (single) {
+        if (f.ng) *fwd = emit(&f, family, opts);
+    } else {
+        /* move the explicit backward ops out of _fwd, keeping their order */
+        aside = f;
+        aside.g = tl_arena_zalloc(&a, (f.ng + 1) * sizeof *aside.g);
+        aside.ng = 0;
+        size_t keep = 0;
+        for (size_t i = 0; i < f.ng; i++) {
+            if (name_in(f.g[i].name, SET_ASIDE)) aside.g[aside.ng++] = f.g[i];
+            else f.g[keep++] = f.g[i];
+        }
+        f.ng = keep;
+        snprintf(name, sizeof name, "%s_fwd", family);
+        if (f.ng) *fwd = emit(&f, name, opts);
+
+        aggregate(&a, mine, nm, TL_PM_BWD, opts, ctx, &b);
+        if (b.ng) qsort(b.g, b.ng, sizeof *b.g, cmp_groups);
+        if (aside.ng) concat(&a, &b, &aside);
+        size_t k2 = 0;
+        for (size_t i = 0; i < b.ng; i++)
+            if (!name_in(b.g[i].name, DROP_FROM_BWD)) b.g[k2++] = b.g[i];
+        b.ng = k2;
+        snprintf(name, sizeof name, "%s_bwd", family);
+        if (b.ng && bwd) *bwd = emit(&b, name, opts);
+    }
+    free(mine);
+    tl_pm_ctx_free(own);
+    tl_arena_free(&a);
+    return 0;
+}
