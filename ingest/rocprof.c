@@ -71,11 +71,13 @@ typedef struct rp {
     TL_VEC(rp_rec) pending;
 
     int seen_meta, seen_syms, seen_strings, seen_buffer_records;
+    int seen_type[4]; /* a repeated key is read once (JSON readers keep one) */
     int64_t pid;
     uint32_t cat_kernel, cat_memcpy, cat_hip, cat_hsa;
     uint32_t uid;
     uint64_t n_kernel, n_memcpy, n_api, n_unresolved, n_ops_unresolved;
     int64_t first_unresolved;
+    int first_unresolved_none; /* the first one had no kernel_id at all */
     unsigned since_release;
 
     int64_t last_grid[3], last_block[3];
@@ -389,6 +391,7 @@ static uint32_t xyz_sid(rp *R, const int64_t v[3], int64_t last[3], uint32_t *la
 static uint32_t kernel_name_sid(rp *R, const rp_rec *r)
 {
     if (!(r->has & H_KID)) {
+        if (!R->n_unresolved) R->first_unresolved_none = 1;
         R->n_unresolved++;
         return tl_build_str(R->b, "unknown_kernel_None", 19);
     }
@@ -686,6 +689,7 @@ static int buffer_records_key(rp *R, const char *k, size_t kn)
     else if (KEQ(k, kn, "hip_api")) c.type = RP_HIP;
     else if (KEQ(k, kn, "hsa_api")) c.type = RP_HSA;
     else return skip_stream(R->j);
+    if (R->seen_type[c.type]++) return skip_stream(R->j);
     char what[80];
     snprintf(what, sizeof what, "an array for buffer_records.%s", k);
     return each_elem(R, what, rec_parse, rec_commit, &c);
@@ -890,6 +894,7 @@ static int tool_key(rp *R, const char *k, size_t kn)
         return rc;
     }
     if (KEQ(k, kn, "buffer_records")) {
+        if (R->seen_buffer_records) return skip_stream(R->j);
         R->seen_buffer_records = 1;
         int p;
         if ((rc = peek_u(R->j, &p)) != 0) return rc;
@@ -995,10 +1000,14 @@ static int run(tl_json *j, tl_build *b, tl_err *err)
     int rc = parse_doc(&R);
     if (rc == 0 && (R.n_unresolved || R.n_ops_unresolved)) {
         tl_buf w = {0};
-        if (R.n_unresolved)
+        if (R.n_unresolved) {
+            char first[32];
+            if (R.first_unresolved_none) snprintf(first, sizeof first, "none");
+            else snprintf(first, sizeof first, "%lld", (long long)R.first_unresolved);
             tl_buf_printf(&w, "%llu kernel dispatches name kernel ids absent from kernel_symbols "
-                          "(first: %lld); they are reported as unknown_kernel_<id>\n",
-                          (unsigned long long)R.n_unresolved, (long long)R.first_unresolved);
+                          "(first: %s); they are reported as unknown_kernel_<id>\n",
+                          (unsigned long long)R.n_unresolved, first);
+        }
         if (R.n_ops_unresolved)
             tl_buf_printf(&w, "%llu memory copy / API records have a kind or operation absent from "
                           "strings.buffer_records; they are named by number\n",

@@ -1,0 +1,375 @@
+/* collective_read.c — reading one rank for the collective report: the
+ * collective kernel events of §3.3 with their args (§3.4), and the rank's
+ * GPU-timeline figures (spec pytorch-report.md §5.3) for the imbalance view.
+ *
+ * Only the columns needed are read (kind, name, ts, dur, correlation,
+ * external id, linked) and the args blob is parsed for the collective rows
+ * alone, chunk by chunk, so a rank costs one scan of a few columns. Each
+ * call opens its own reader (an LMDB snapshot) and closes it before
+ * returning: everything decoded for the rank is released at once, which is
+ * what bounds memory when many large ranks are read on worker threads. */
+#include "collective_internal.h"
+#include "pyval.h"
+#include "trace.h"
+#include "../ingest/json.h"
+#include "../ingest/schema.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* ---- GPU classes of §5.1 ---------------------------------------------- */
+enum { G_NONE = 0, G_COMP = 1, G_COMM = 2, G_MEMCPY = 3 };
+
+static int full_match_kd(const char *s, const char *stem)
+{
+    size_t n = strlen(stem);
+    if (strncmp(s, stem, n)) return 0;
+    return s[n] == 0 || !strcmp(s + n, ".kd");
+}
+
+/* ROCm 7.1 legacy copy kernels count as memcpy (§5.1). */
+static int is_copy_kernel(const char *s)
+{
+    static const char *const exact[] = {
+        "MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST", "MEMORY_COPY_DEVICE_TO_DEVICE",
+        "__amd_rocclr_copyBuffer", "__amd_rocclr_copyBufferRect", "__amd_rocclr_copyBufferAligned",
+        "__amd_rocclr_copyBufferRectAligned",
+    };
+    for (size_t i = 0; i < sizeof exact / sizeof *exact; i++)
+        if (full_match_kd(s, exact[i])) return 1;
+    return 0;
+}
+
+int tl_coll_is_comm_kernel(const char *name)
+{
+    return name && (strcasestr(name, "nccl") || strcasestr(name, "rccl") ||
+                    strcasestr(name, "cross_device_reduce"));
+}
+
+/* ---- interval arithmetic in exact ns ----------------------------------- */
+typedef struct iv {
+    int64_t s, e;
+} iv;
+typedef TL_VEC(iv) ivvec;
+
+static int iv_cmp(const void *a, const void *b)
+{
+    const iv *x = a, *y = b;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Sorts (stable enough: equal starts merge anyway) and merges in place;
+ * touching intervals merge (§5.2). */
+static void iv_merge(ivvec *v)
+{
+    if (!v->n) return;
+    int sorted = 1;
+    for (size_t i = 1; i < v->n && sorted; i++) sorted = v->v[i - 1].s <= v->v[i].s;
+    if (!sorted) qsort(v->v, v->n, sizeof *v->v, iv_cmp);
+    size_t k = 0;
+    for (size_t i = 1; i < v->n; i++) {
+        if (v->v[i].s <= v->v[k].e) {
+            if (v->v[i].e > v->v[k].e) v->v[k].e = v->v[i].e;
+        } else {
+            v->v[++k] = v->v[i];
+        }
+    }
+    v->n = k + 1;
+}
+
+static int64_t iv_len(const ivvec *v)
+{
+    int64_t t = 0;
+    for (size_t i = 0; i < v->n; i++) t += v->v[i].e - v->v[i].s;
+    return t;
+}
+
+/* Length of the intersection of two merged lists. */
+static int64_t iv_inter(const ivvec *a, const ivvec *b)
+{
+    int64_t t = 0;
+    size_t i = 0, j = 0;
+    while (i < a->n && j < b->n) {
+        int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+        int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+        if (e > s) t += e - s;
+        if (a->v[i].e < b->v[j].e) i++;
+        else j++;
+    }
+    return t;
+}
+
+static void iv_concat(ivvec *dst, const ivvec *a, const ivvec *b)
+{
+    dst->n = 0;
+    tl_vec_reserve(dst, a->n + b->n);
+    memcpy(dst->v, a->v, a->n * sizeof *a->v);
+    memcpy(dst->v + a->n, b->v, b->n * sizeof *b->v);
+    dst->n = a->n + b->n;
+}
+
+/* ---- args of one collective event ---------------------------------------- */
+
+/* Python str() text of a JSON value: strings verbatim, lists as tuples,
+ * null -> NULL. */
+static const char *arg_text(tl_arena *a, const char *v, size_t n, tl_buf *tmp)
+{
+    if (n == 4 && !memcmp(v, "null", 4)) return NULL;
+    if (n >= 2 && v[0] == '"') {
+        tl_err e;
+        tl_json j;
+        tl_json_init_buf(&j, v, n, "args", &e);
+        tmp->n = 0;
+        if (tl_json_unescape(&j, v + 1, n - 2, tmp)) return tl_arena_strndup(a, v + 1, n - 2);
+        return tl_arena_strndup(a, tmp->p ? tmp->p : "", tmp->n);
+    }
+    char *out = NULL;
+    if (tl_pv_reformat(a, v, n, TL_PV_TUPLES, &out, NULL) == 0) return out;
+    return tl_arena_strndup(a, v, n);
+}
+
+/* Integer arg: a JSON integer (or an integral float / numeric string). */
+static int64_t arg_int(const char *v, size_t n)
+{
+    if (n >= 2 && v[0] == '"') v++, n -= 2;
+    char tmp[64];
+    if (n == 0 || n >= sizeof tmp) return COLL_NONE;
+    memcpy(tmp, v, n);
+    tmp[n] = 0;
+    char *end;
+    long long x = strtoll(tmp, &end, 10);
+    if (*end == 0 && end != tmp) return x;
+    double d = strtod(tmp, &end);
+    if (*end == 0 && end != tmp && d == (double)(long long)d) return (long long)d;
+    return COLL_NONE;
+}
+
+enum { K_PGN, K_PGR, K_CN, K_GS, K_DT, K_IN, K_ON, K_IS, K_OS, K_ST, K_N };
+static const char *const KEYS[K_N] = {
+    "Process Group Name", "Process Group Ranks", "Collective name", "Group size", "dtype",
+    "In msg nelems", "Out msg nelems", "In split size", "Out split size", "stream",
+};
+
+static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
+{
+    const char *val[K_N] = {0};
+    size_t vlen[K_N] = {0};
+    if (len) {
+        tl_err err;
+        tl_json j;
+        tl_json_init_buf(&j, args, len, "args", &err);
+        if (tl_json_expect(&j, '{', "{") == 0) {
+            int first = 1;
+            const char *k;
+            size_t kn;
+            while (tl_json_obj_next(&j, &first, &k, &kn) == 0 && k) {
+                const char *v;
+                size_t vn;
+                if (tl_json_skip(&j, &v, &vn)) break;
+                for (int f = 0; f < K_N; f++)
+                    if (strlen(KEYS[f]) == kn && !memcmp(KEYS[f], k, kn)) { val[f] = v, vlen[f] = vn; } /* last wins */
+            }
+        }
+    }
+    tl_arena *a = &cr->arena;
+#define TXT(f) (val[f] ? arg_text(a, val[f], vlen[f], tmp) : NULL)
+#define INT(f) (val[f] ? arg_int(val[f], vlen[f]) : COLL_NONE)
+    e->pg_name = TXT(K_PGN);
+    e->pg_ranks = TXT(K_PGR);
+    const char *cn = TXT(K_CN);
+    if (cn) e->coll_name = cn; /* else keep the cross_device_reduce fill-in */
+    e->dtype = TXT(K_DT);
+    e->in_split = TXT(K_IS);
+    e->out_split = TXT(K_OS);
+    e->group_size = INT(K_GS);
+    e->in_nelems = INT(K_IN);
+    e->out_nelems = INT(K_ON);
+    if (val[K_ST]) e->stream = INT(K_ST);
+#undef TXT
+#undef INT
+}
+
+typedef struct args_pass {
+    coll_rank *cr;
+    uint64_t base;   /* first row of the current chunk */
+    size_t next;     /* next event to fill */
+    tl_buf tmp;
+} args_pass;
+
+static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    (void)chunk;
+    args_pass *p = ctx;
+    coll_rank *cr = p->cr;
+    uint64_t end = p->base + v->n;
+    while (p->next < cr->n && cr->ev[p->next].row < end) {
+        coll_ev *e = &cr->ev[p->next++];
+        uint64_t i = e->row - p->base;
+        size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
+        parse_args(cr, e, v->bytes + v->offsets[i], len, &p->tmp);
+    }
+    p->base = end;
+    return p->next >= cr->n; /* stop once every collective has its args */
+}
+
+/* ---- catalog ------------------------------------------------------------- */
+static int device_count(tl_arena *a, const char *catalog)
+{
+    tl_pv *root;
+    if (tl_pv_parse(a, catalog, strlen(catalog), &root, NULL)) return -1;
+    const tl_pv *md = tl_pv_get(root, "metadata");
+    const tl_pv *dp = md ? tl_pv_get(md, "deviceProperties") : NULL;
+    if (!tl_pv_is_seq(dp)) return -1;
+    return (int)tl_pv_len(dp);
+}
+
+/* ---- one rank -------------------------------------------------------------- */
+static int col(tl_reader *r, uint64_t id, const char *name, const void **dst, int optional, tl_err *err)
+{
+    tl_colview v;
+    int rc = tl_reader_column(r, id, TL_T_EVENTS, name, &v, err);
+    if (rc) {
+        if (optional && rc == TL_ENOTFOUND) { *dst = NULL; return 0; }
+        return rc;
+    }
+    *dst = v.data;
+    return 0;
+}
+
+int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *err)
+{
+    memset(cr, 0, sizeof *cr);
+    tl_arena_init(&cr->arena, 1 << 16);
+    cr->info.rank = rank;
+    cr->info.id = id;
+    cr->ndevices = -1;
+    tl_reader *r;
+    int rc = tl_reader_open(s, &r, err);
+    if (rc) return rc;
+    char hex[17];
+    tl_id_format(id, hex);
+    const char *catalog;
+    if ((rc = tl_reader_catalog(r, id, &catalog, err))) goto out;
+    {
+        tl_arena tmp;
+        tl_arena_init(&tmp, 1 << 14);
+        cr->ndevices = device_count(&tmp, catalog);
+        tl_arena_free(&tmp);
+    }
+    int64_t nev = 0;
+    tl_args_get_i64(catalog, strlen(catalog), "events", &nev);
+    if (nev <= 0) goto out; /* an empty trace has no collectives */
+    tl_dict dict;
+    if ((rc = tl_reader_dict(r, id, &dict, err))) goto out;
+    const uint8_t *kind, *linked;
+    const uint32_t *name;
+    const int64_t *ts, *dur, *corr, *ext, *stream;
+    if ((rc = col(r, id, TL_C_KIND, (const void **)&kind, 0, err)) ||
+        (rc = col(r, id, TL_C_NAME, (const void **)&name, 0, err)) ||
+        (rc = col(r, id, TL_C_TS, (const void **)&ts, 0, err)) ||
+        (rc = col(r, id, TL_C_DUR, (const void **)&dur, 0, err)) ||
+        (rc = col(r, id, TL_C_CORR, (const void **)&corr, 0, err)) ||
+        (rc = col(r, id, TL_C_EXTID, (const void **)&ext, 0, err)) ||
+        (rc = col(r, id, TL_C_STREAM, (const void **)&stream, 0, err)) ||
+        (rc = col(r, id, TL_C_LINKED, (const void **)&linked, 1, err))) {
+        tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+        goto out;
+    }
+    size_t n = (size_t)nev;
+    /* a trace with no linked GPU event at all (GPU-only, or no runtime
+     * events) gets its timeline from every GPU event instead of none */
+    if (linked) {
+        int any = 0;
+        for (size_t i = 0; i < n && !any; i++) any = linked[i] && tl_kind_is_gpu(kind[i]);
+        if (!any) linked = NULL;
+    }
+    /* class per name id, computed on first sight */
+    uint8_t *ncls = tl_xcalloc(dict.n ? dict.n : 1, 1);
+    ivvec cls[4] = {{0}};
+    for (size_t i = 0; i < n; i++) {
+        uint8_t k = kind[i];
+        if (!tl_kind_is_gpu(k)) continue;
+        uint32_t nid = name[i];
+        uint8_t c;
+        if (k == TL_K_MEMCPY) {
+            c = G_MEMCPY;
+        } else if (k == TL_K_KERNEL) {
+            c = nid < dict.n ? ncls[nid] : 0;
+            if (!c) {
+                const char *nm = tl_dict_get(&dict, nid, NULL);
+                c = is_copy_kernel(nm) ? G_MEMCPY : tl_coll_is_comm_kernel(nm) ? G_COMM : G_COMP;
+                if (nid < dict.n) ncls[nid] = c;
+            }
+        } else { /* memset: computation unless it names a comm library */
+            c = tl_coll_is_comm_kernel(tl_dict_get(&dict, nid, NULL)) ? G_COMM : G_COMP;
+        }
+        /* §3.3: collective kernels need a correlation or External id */
+        if (k == TL_K_KERNEL && c == G_COMM && (corr[i] != TL_NONE || ext[i] != TL_NONE)) {
+            if (cr->n == cr->cap) {
+                cr->cap = cr->cap ? cr->cap * 2 : 256;
+                cr->ev = tl_xrealloc(cr->ev, cr->cap * sizeof *cr->ev);
+            }
+            coll_ev *e = &cr->ev[cr->n++];
+            memset(e, 0, sizeof *e);
+            e->rank = rank;
+            e->row = (uint32_t)i;
+            e->ts_ns = ts[i];
+            e->dur_ns = dur[i];
+            e->ts = (double)ts[i] / 1000.0;
+            e->dur = (double)dur[i] / 1000.0;
+            e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
+            e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
+            /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
+            const char *nm = tl_dict_get(&dict, nid, NULL);
+            e->coll_name = strcasestr(nm, "cross_device_reduce") ? "allreduce" : NULL;
+        }
+        if (linked && !linked[i]) continue;
+        iv x = {ts[i], ts[i] + dur[i]};
+        tl_vec_push(&cls[c], x);
+        cr->info.gpu_events++;
+    }
+    free(ncls);
+
+    if (cr->n) {
+        args_pass p = {.cr = cr};
+        rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
+        tl_buf_free(&p.tmp);
+        if (rc) {
+            tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+            goto free_iv;
+        }
+    }
+    cr->info.n_collectives = cr->n;
+
+    /* §5.3 over the linked GPU events */
+    for (int c = 1; c <= 3; c++) iv_merge(&cls[c]);
+    ivvec cx = {0}, all = {0};
+    iv_concat(&cx, &cls[G_COMP], &cls[G_COMM]);
+    iv_merge(&cx);
+    iv_concat(&all, &cx, &cls[G_MEMCPY]);
+    iv_merge(&all);
+    tl_coll_rankinfo *ri = &cr->info;
+    ri->comp_ns = iv_len(&cls[G_COMP]);
+    ri->comm_ns = iv_len(&cls[G_COMM]);
+    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&cls[G_COMM], &cls[G_COMP]);
+    ri->memcpy_ns = iv_len(&cls[G_MEMCPY]);
+    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&cls[G_MEMCPY], &cx);
+    ri->busy_ns = iv_len(&all);
+    ri->total_ns = all.n ? all.v[all.n - 1].e - all.v[0].s : 0;
+    ri->idle_ns = ri->total_ns - ri->busy_ns;
+    tl_vec_free(&cx);
+    tl_vec_free(&all);
+free_iv:
+    for (int c = 0; c < 4; c++) tl_vec_free(&cls[c]);
+out:
+    tl_reader_close(r);
+    return rc;
+}
+
+void coll_rank_free(coll_rank *cr)
+{
+    free(cr->ev);
+    tl_arena_free(&cr->arena);
+    memset(cr, 0, sizeof *cr);
+}

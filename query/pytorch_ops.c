@@ -1,0 +1,389 @@
+/* pytorch_ops.c — the launcher-based sheets of the PyTorch report (spec
+ * pytorch-report.md §9.2-§9.4): ops_summary_by_category, ops_summary and
+ * ops_unique_args (plus its _kl_overlap twin's inputs), all grouped from the
+ * launcher table: one row per kernel launcher with its direct and subtree
+ * kernel times. Also the kernel-detail list summaries (§9.10) shared with
+ * unified_perf_summary, which delegate to the perf-model module's
+ * implementation so both sheet families print identical text. */
+#include "pytorch_internal.h"
+#include "perfmodel.h"
+
+#include <stdlib.h>
+
+int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
+                 const char **summary, const char **trunc)
+{
+    *summary = *trunc = NULL;
+    size_t tot = 0;
+    for (size_t i = 0; i < nlists; i++) tot += lists[i].n;
+    tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
+    const tl_pm_kernel **lp = tl_xmalloc((nlists ? nlists : 1) * sizeof *lp);
+    size_t *lens = tl_xmalloc((nlists ? nlists : 1) * sizeof *lens);
+    size_t q = 0;
+    for (size_t i = 0; i < nlists; i++) {
+        lp[i] = k + q;
+        lens[i] = lists[i].n;
+        for (size_t j = 0; j < lists[i].n; j++, q++) {
+            int32_t r = lists[i].rows[j];
+            k[q].name = pyt_name(c, r);
+            k[q].dur = pyt_dur(c, r);
+            k[q].has_stream = pyt_stream(c, r, &k[q].stream);
+        }
+    }
+    tl_buf s = {0}, t = {0};
+    int has_trunc = tl_pm_kdetails_summarize(lp, lens, nlists, &s, &t);
+    *summary = tl_arena_strndup(a, s.p ? s.p : "", s.n);
+    if (has_trunc) *trunc = tl_arena_strndup(a, t.p ? t.p : "", t.n);
+    tl_buf_free(&s);
+    tl_buf_free(&t);
+    free(k);
+    free(lp);
+    free(lens);
+    return 0;
+}
+
+/* ---- the launcher table (§9 "Common derived inputs") ------------------------ */
+
+typedef struct ltab {
+    size_t n;
+    int32_t *row;
+    const char **name, **cat, **dims, **types, **strides, **conc, **pname, **plabel, **tname;
+    double *direct, *subtree;
+    int32_t **k;    /* direct kernels sorted by ts */
+    size_t *nk;
+    int8_t *rec;    /* -1 absent */
+} ltab;
+
+static void ltab_build(pyt_ctx *c, ltab *L)
+{
+    size_t n = c->nl, nz = n ? n : 1;
+    L->n = n;
+    L->row = c->l_row;
+#define A(f) L->f = tl_arena_alloc(&c->arena, nz * sizeof *L->f)
+    A(name); A(cat); A(dims); A(types); A(strides); A(conc); A(pname); A(plabel); A(tname);
+    A(k); A(nk); A(rec);
+#undef A
+    L->direct = c->l_direct;
+    L->subtree = c->l_subtree;
+    const tl_trace *t = c->t;
+    for (size_t j = 0; j < n; j++) {
+        int32_t r = c->l_row[j];
+        L->name[j] = pyt_name(c, r);
+        L->cat[j] = c->l_cat[j];
+        L->dims[j] = pyt_arg_tuple(c, t->in_dims[r]);
+        L->types[j] = pyt_arg_tuple(c, t->in_type[r]);
+        L->strides[j] = pyt_arg_tuple(c, t->in_strides[r]);
+        L->conc[j] = pyt_arg_tuple(c, t->concrete[r]);
+        pyt_meta_names(c, r, &L->pname[j], &L->plabel[j], &L->tname[j]);
+        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
+        L->k[j] = tl_arena_alloc(&c->arena, (dn ? dn : 1) * sizeof(int32_t));
+        memcpy(L->k[j], c->l_k + c->l_koff[j], dn * sizeof(int32_t));
+        pyt_sort_rows_by_ts(c, L->k[j], dn);
+        L->nk[j] = dn;
+        L->rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
+    }
+}
+
+/* ---- ops_summary_by_category / ops_summary ----------------------------------- */
+
+typedef struct sgroup {
+    const char *key;
+    int rec;
+    double dsum, ssum, dc, sc; /* Kahan sums, as pandas' group sum */
+    int64_t count;
+    TL_VEC(const char *) cats;
+} sgroup;
+
+static int cmp_sgroup(const void *a, const void *b)
+{
+    const sgroup *x = *(const sgroup *const *)a, *y = *(const sgroup *const *)b;
+    int c = strcmp(x->key, y->key);
+    if (c) return c;
+    return x->rec - y->rec;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Groups launchers by key (+ is_recompute), ascending key order, then a
+ * stable descending sort by the direct-time sum (§8 note). */
+static sgroup **group_simple(pyt_ctx *c, const ltab *L, const char **keys, size_t *ng_out,
+                             sgroup **store)
+{
+    struct { const char *key; int64_t rec; } bk;
+    pyt_bmap m;
+    pyt_bmap_init(&m, sizeof bk, 64);
+    sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
+    size_t ng = 0;
+    for (size_t j = 0; j < L->n; j++) {
+        memset(&bk, 0, sizeof bk);
+        bk.key = keys[j];
+        bk.rec = L->rec[j];
+        int isnew;
+        size_t *slot = pyt_bmap_put(&m, &bk, &isnew);
+        if (isnew) {
+            *slot = ng;
+            g[ng].key = keys[j];
+            g[ng].rec = L->rec[j];
+            ng++;
+        }
+        sgroup *s = &g[*slot];
+        s->count++;
+        /* the group sums are Kahan sums in launcher order (pandas) */
+        double y = L->direct[j] - s->dc, tt = s->dsum + y;
+        s->dc = (tt - s->dsum) - y;
+        s->dsum = tt;
+        y = L->subtree[j] - s->sc;
+        tt = s->ssum + y;
+        s->sc = (tt - s->ssum) - y;
+        s->ssum = tt;
+        int have = 0;
+        for (size_t q = 0; q < s->cats.n; q++)
+            if (!strcmp(s->cats.v[q], L->cat[j])) have = 1;
+        if (!have) tl_vec_push(&s->cats, L->cat[j]);
+    }
+    pyt_bmap_free(&m);
+    sgroup **order = tl_xmalloc((ng ? ng : 1) * sizeof *order);
+    for (size_t i = 0; i < ng; i++) order[i] = &g[i];
+    qsort(order, ng, sizeof *order, cmp_sgroup);
+    double *sums = tl_xmalloc((ng ? ng : 1) * sizeof *sums);
+    size_t *idx = tl_xmalloc((ng ? ng : 1) * sizeof *idx);
+    for (size_t i = 0; i < ng; i++) { sums[i] = order[i]->dsum; idx[i] = i; }
+    pyt_sort_desc_np(idx, ng, sums);
+    sgroup **sorted = tl_xmalloc((ng ? ng : 1) * sizeof *sorted);
+    for (size_t i = 0; i < ng; i++) sorted[i] = order[idx[i]];
+    free(order);
+    free(sums);
+    free(idx);
+    *ng_out = ng;
+    *store = g;
+    return sorted;
+}
+
+static void free_groups(sgroup *g, size_t ng, sgroup **sorted)
+{
+    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].cats);
+    free(g);
+    free(sorted);
+}
+
+static tl_table *sheet_by_category(pyt_ctx *c, const ltab *L)
+{
+    size_t ng;
+    sgroup *g;
+    sgroup **s = group_simple(c, L, L->cat, &ng, &g);
+    tl_table *t = tl_table_new("ops_summary_by_category");
+    size_t c0 = tl_table_add_col(t, "op category", TL_STR);
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t ccount = tl_table_add_col(t, "Count", TL_I64);
+    size_t cms = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
+    for (size_t i = 0; i < ng; i++) {
+        size_t r = tl_table_add_row(t);
+        tl_table_set_str(t, c0, r, s[i]->key);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
+        tl_table_set_i64(t, ccount, r, s[i]->count);
+        tl_table_set_f64(t, cms, r, s[i]->dsum / 1000.0);
+    }
+    pyt_add_percentages(t, cms);
+    free_groups(g, ng, s);
+    return t;
+}
+
+static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
+{
+    size_t ng;
+    sgroup *g;
+    sgroup **s = group_simple(c, L, L->name, &ng, &g);
+    tl_table *t = tl_table_new("ops_summary");
+    size_t c0 = tl_table_add_col(t, "name", TL_STR);
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t cds = tl_table_add_col(t, "total_direct_kernel_time_sum", TL_F64);
+    size_t css = tl_table_add_col(t, "total_subtree_kernel_time_sum", TL_F64);
+    size_t cdm = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
+    size_t csm = tl_table_add_col(t, "total_subtree_kernel_time_ms", TL_F64);
+    size_t ccount = tl_table_add_col(t, "Count", TL_I64);
+    size_t ccat = tl_table_add_col(t, "Categories", TL_STR);
+    tl_buf b = {0};
+    for (size_t i = 0; i < ng; i++) {
+        size_t r = tl_table_add_row(t);
+        tl_table_set_str(t, c0, r, s[i]->key);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
+        tl_table_set_f64(t, cds, r, s[i]->dsum);
+        tl_table_set_f64(t, css, r, s[i]->ssum);
+        tl_table_set_f64(t, cdm, r, s[i]->dsum / 1000.0);
+        tl_table_set_f64(t, csm, r, s[i]->ssum / 1000.0);
+        tl_table_set_i64(t, ccount, r, s[i]->count);
+        qsort(s[i]->cats.v, s[i]->cats.n, sizeof *s[i]->cats.v, cmp_str);
+        b.n = 0;
+        tl_buf_putc(&b, '[');
+        for (size_t q = 0; q < s[i]->cats.n; q++) {
+            if (q) tl_buf_puts(&b, ", ");
+            tl_buf_pystr(&b, s[i]->cats.v[q], strlen(s[i]->cats.v[q]));
+        }
+        tl_buf_putc(&b, ']');
+        tl_table_set_strn(t, ccat, r, b.p, b.n);
+    }
+    tl_buf_free(&b);
+    pyt_add_percentages(t, cdm);
+    free_groups(g, ng, s);
+    return t;
+}
+
+/* ---- ops_unique_args (§9.4) -------------------------------------------------- */
+
+typedef struct ugroup {
+    size_t first;            /* launcher index of the first member */
+    TL_VEC(size_t) m;        /* members in launcher order */
+    double dsum;
+    int64_t ex_uid;
+} ugroup;
+
+static ugroup *sort_ugroups;
+static int cmp_ugroup(const void *a, const void *b)
+{
+    const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
+    if (x->dsum > y->dsum) return -1;
+    if (x->dsum < y->dsum) return 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
+{
+    const tl_trace *tr = c->t;
+    /* group key: interned pointers (equal texts share one pointer) */
+    struct { const char *p[9]; int64_t nk, rec; } key;
+    pyt_bmap m;
+    pyt_bmap_init(&m, sizeof key, L->n);
+    ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
+    size_t ng = 0;
+    for (size_t j = 0; j < L->n; j++) {
+        memset(&key, 0, sizeof key);
+        key.p[0] = L->name[j];
+        key.p[1] = L->cat[j];
+        key.p[2] = L->pname[j];
+        key.p[3] = L->plabel[j];
+        key.p[4] = L->tname[j];
+        key.p[5] = L->dims[j];
+        key.p[6] = L->types[j];
+        key.p[7] = L->strides[j];
+        key.p[8] = L->conc[j];
+        key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
+        key.rec = L->rec[j];
+        int isnew;
+        size_t *slot = pyt_bmap_put(&m, &key, &isnew);
+        if (isnew) {
+            *slot = ng;
+            g[ng].first = j;
+            g[ng].ex_uid = tr->uid[L->row[j]];
+            ng++;
+        }
+        tl_vec_push(&g[*slot].m, j);
+    }
+    pyt_bmap_free(&m);
+
+    size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
+    double *tmp = tl_xmalloc((L->n ? L->n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < ng; i++) {
+        for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = L->direct[g[i].m.v[q]];
+        g[i].dsum = pyt_kahan_sum(tmp, g[i].m.n);
+        ord[i] = i;
+    }
+    sort_ugroups = g;
+    qsort(ord, ng, sizeof *ord, cmp_ugroup);
+
+    tl_table *t = tl_table_new("ops_unique_args");
+    size_t cn = tl_table_add_col(t, "name", TL_STR);
+    size_t ccat = tl_table_add_col(t, "op category", TL_STR);
+    size_t cpn = tl_table_add_col(t, "process_name", TL_STR);
+    size_t cpl = tl_table_add_col(t, "process_label", TL_STR);
+    size_t ctn = tl_table_add_col(t, "thread_name", TL_STR);
+    size_t cd = tl_table_add_col(t, "Input Dims", TL_STR);
+    size_t cty = tl_table_add_col(t, "Input type", TL_STR);
+    size_t cst = tl_table_add_col(t, "Input Strides", TL_STR);
+    size_t cci = tl_table_add_col(t, "Concrete Inputs", TL_STR);
+    long cnk = c->o->group_by_num_kernels ? (long)tl_table_add_col(t, "num_kernels", TL_I64) : -1;
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t ccount = tl_table_add_col(t, "operation_count", TL_I64);
+    long cfo = c->o->include_first_occurrence_time
+                   ? (long)tl_table_add_col(t, "first_occurrence_time", TL_F64) : -1;
+    static const char *const stat[] = {"mean", "median", "std", "min", "max", "sum"};
+    size_t cstat[6][2];
+    char nm[96];
+    for (int s = 0; s < 6; s++) {
+        snprintf(nm, sizeof nm, "total_direct_kernel_time_%s", stat[s]);
+        cstat[s][0] = tl_table_add_col(t, nm, TL_F64);
+        snprintf(nm, sizeof nm, "total_subtree_kernel_time_%s", stat[s]);
+        cstat[s][1] = tl_table_add_col(t, nm, TL_F64);
+    }
+    size_t cex = tl_table_add_col(t, "ex_UID", TL_I64);
+    size_t cks = tl_table_add_col(t, "kernel_details_summary", TL_STR);
+    size_t ctr = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+
+    double tsmin = INFINITY;
+    if (cfo >= 0)
+        for (size_t j = 0; j < L->n; j++)
+            if (c->ts[L->row[j]] < tsmin) tsmin = c->ts[L->row[j]];
+    pyt_klist *kl = tl_xmalloc((L->n ? L->n : 1) * sizeof *kl);
+    int pending_kd = 0;
+    for (size_t oi = 0; oi < ng; oi++) {
+        ugroup *G = &g[ord[oi]];
+        size_t f = G->first, r = tl_table_add_row(t);
+        tl_table_set_str(t, cn, r, L->name[f]);
+        tl_table_set_str(t, ccat, r, L->cat[f]);
+        tl_table_set_str(t, cpn, r, L->pname[f]);
+        tl_table_set_str(t, cpl, r, L->plabel[f]);
+        tl_table_set_str(t, ctn, r, L->tname[f]);
+        if (L->dims[f]) tl_table_set_str(t, cd, r, L->dims[f]);
+        if (L->types[f]) tl_table_set_str(t, cty, r, L->types[f]);
+        if (L->strides[f]) tl_table_set_str(t, cst, r, L->strides[f]);
+        if (L->conc[f]) tl_table_set_str(t, cci, r, L->conc[f]);
+        if (cnk >= 0) tl_table_set_i64(t, (size_t)cnk, r, (int64_t)L->nk[f]);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, L->rec[f]);
+        tl_table_set_i64(t, ccount, r, (int64_t)G->m.n);
+        if (cfo >= 0) {
+            double mn = INFINITY;
+            for (size_t q = 0; q < G->m.n; q++)
+                if (c->ts[L->row[G->m.v[q]]] < mn) mn = c->ts[L->row[G->m.v[q]]];
+            tl_table_set_f64(t, (size_t)cfo, r, mn - tsmin);
+        }
+        for (int w = 0; w < 2; w++) {
+            for (size_t q = 0; q < G->m.n; q++) tmp[q] = (w ? L->subtree : L->direct)[G->m.v[q]];
+            pyt_stats st;
+            pyt_stats_of(tmp, G->m.n, &st);
+            double v[6] = {st.mean, st.median, st.std, st.min, st.max, st.sum};
+            for (int s = 0; s < 6; s++) tl_table_set_f64(t, cstat[s][w], r, v[s]);
+        }
+        tl_table_set_i64(t, cex, r, G->ex_uid);
+        for (size_t q = 0; q < G->m.n; q++) {
+            kl[q].rows = L->k[G->m.v[q]];
+            kl[q].n = L->nk[G->m.v[q]];
+        }
+        const char *ks, *kt;
+        if (pyt_kdetails(c, kl, G->m.n, &t->arena, &ks, &kt) < 0) pending_kd = 1;
+        if (ks) tl_table_set_str_ref(t, cks, r, ks);
+        if (kt) tl_table_set_str_ref(t, ctr, r, kt);
+    }
+    (void)pending_kd;
+    pyt_add_percentages(t, cstat[5][0]);
+    free(kl);
+    free(tmp);
+    free(ord);
+    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
+    free(g);
+    return t;
+}
+
+int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    if (!c->nl) return 0; /* no launchers: the launcher sheets are omitted */
+    ltab L;
+    ltab_build(c, &L);
+    pyt_sheets_push(out, sheet_by_category(c, &L));
+    pyt_sheets_push(out, sheet_ops_summary(c, &L));
+    pyt_sheets_push(out, sheet_unique_args(c, &L));
+    return 0;
+}

@@ -1,0 +1,49 @@
+/* pytorch_report.c — the PyTorch report pipeline: builds the context once
+ * and produces the sheets in the reference's production order (spec
+ * pytorch-report.md §9, pipeline order §12). Each sheet lives in its own
+ * pytorch_*.c file; this file only sequences them. */
+#include "pytorch_internal.h"
+#include "plugin.h"
+
+#include <stdio.h>
+
+void tl_pyt_opts_default(tl_pyt_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->short_kernel_threshold_us = 10;
+    o->short_kernel_bins = 100;
+    o->topk_short_kernels = -1;
+}
+
+int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *out, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->total_time_ms = NAN;
+    tl_catreg *own = NULL;
+    const tl_catreg *cat = o->categories;
+    if (!cat) {
+        char warn[512];
+        cat = own = tl_catreg_builtin(NULL, warn, sizeof warn);
+        if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
+    }
+    pyt_ctx c;
+    int rc = pyt_ctx_init(&c, t, o, cat, err);
+    if (rc) goto done;
+    rc = pyt_sheet_gpu_timeline(&c, out, err);
+    if (rc) goto done;
+    out->total_time_ms = c.total_time_ms;
+    if (!c.gpu_only) {
+        if ((rc = pyt_sheets_ops(&c, out, err))) goto done;
+        if ((rc = pyt_sheet_unified(&c, out, err))) goto done;
+        if ((rc = pyt_sheets_perf(&c, out, err))) goto done;
+    }
+    if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, out, err))) goto done;
+    if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, out, err))) goto done;
+    if (!c.gpu_only && !o->disable_coll_analysis && (rc = pyt_sheet_coll(&c, out, err))) goto done;
+    if (o->plugins && (rc = tl_plugin_run_tables(o->plugins, t, out, err))) goto done;
+done:
+    if (rc) tl_pyt_sheets_free(out);
+    pyt_ctx_free(&c);
+    tl_catreg_free(own);
+    return rc;
+}

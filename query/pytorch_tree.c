@@ -1,0 +1,550 @@
+/* pytorch_tree.c — the report context: everything the PyTorch report's
+ * sheets derive from the stored tree once per report (spec pytorch-report.md
+ * §3-§4): µs times exactly as the reference computes them, children lists in
+ * the reference's order, pre-order ranges (so "all GPU events below X" is a
+ * slice), GPU classes (§5.1), kernel launchers (§4.4), fwd/bwd links (§4.6),
+ * recompute marks (§4.7) and metadata names (§2.4). The parent edges
+ * themselves come from ingest (query/trace.h); nothing re-parses the file. */
+#include "pytorch_internal.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+
+/* ---- stable radix sort of rows by a double key ---------------------------- */
+
+static uint64_t dkey(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    /* order-preserving map of IEEE doubles onto unsigned integers */
+    return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
+}
+
+static void radix_sort_rows(int32_t *rows, size_t n, const double *key)
+{
+    if (n < 2) return;
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++)
+        if (key[rows[i]] < key[rows[i - 1]]) sorted = 0;
+    if (sorted) return;
+    uint64_t *k = tl_xmalloc(n * sizeof *k), *k2 = tl_xmalloc(n * sizeof *k2);
+    int32_t *r2 = tl_xmalloc(n * sizeof *r2);
+    uint64_t mn = UINT64_MAX, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        k[i] = dkey(key[rows[i]]);
+        if (k[i] < mn) mn = k[i];
+        if (k[i] > mx) mx = k[i];
+    }
+    for (size_t i = 0; i < n; i++) k[i] -= mn;
+    uint64_t range = mx - mn;
+    size_t count[2048];
+    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) count[(k[i] >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) {
+            size_t p = count[(k[i] >> shift) & 2047]++;
+            r2[p] = rows[i];
+            k2[p] = k[i];
+        }
+        memcpy(rows, r2, n * sizeof *rows);
+        uint64_t *t = k; k = k2; k2 = t;
+    }
+    free(k);
+    free(k2);
+    free(r2);
+}
+
+void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n)
+{
+    if (n < 2) return;
+    /* small lists (kernel lists of one op): insertion sort, stable */
+    if (n <= 32) {
+        for (size_t i = 1; i < n; i++) {
+            int32_t x = rows[i];
+            size_t j = i;
+            while (j > 0 && c->ts[rows[j - 1]] > c->ts[x]) { rows[j] = rows[j - 1]; j--; }
+            rows[j] = x;
+        }
+        return;
+    }
+    radix_sort_rows(rows, n, c->ts);
+}
+
+/* ---- GPU classes (§5.1) ------------------------------------------------------ */
+
+static int ci_contains(const char *s, const char *lit)
+{
+    size_t m = strlen(lit);
+    for (; *s; s++)
+        if (strncasecmp(s, lit, m) == 0) return 1;
+    return 0;
+}
+
+int pyt_is_comm_name(const char *s)
+{
+    return ci_contains(s, "nccl") || ci_contains(s, "rccl") || ci_contains(s, "cross_device_reduce");
+}
+
+/* Full match of MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)
+ * or __amd_rocclr_copyBuffer(Rect)?(Aligned)?, each optionally ".kd". */
+static int legacy_copy_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n > 3 && !strcmp(s + n - 3, ".kd")) n -= 3;
+    static const char *const full[] = {"MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST",
+                                       "MEMORY_COPY_DEVICE_TO_DEVICE", "__amd_rocclr_copyBuffer",
+                                       "__amd_rocclr_copyBufferRect", "__amd_rocclr_copyBufferAligned",
+                                       "__amd_rocclr_copyBufferRectAligned"};
+    for (size_t i = 0; i < sizeof full / sizeof full[0]; i++)
+        if (strlen(full[i]) == n && !strncmp(s, full[i], n)) return 1;
+    return 0;
+}
+
+static int legacy_fill_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n > 3 && !strcmp(s + n - 3, ".kd")) n -= 3;
+    return (n == 23 && !strncmp(s, "__amd_rocclr_fillBuffer", 23)) ||
+           (n == 30 && !strncmp(s, "__amd_rocclr_fillBufferAligned", 30));
+}
+
+int pyt_row_is_comm(pyt_ctx *c, int32_t row)
+{
+    uint32_t id = c->t->name[row];
+    if (id >= c->t->dict.n) return pyt_is_comm_name(pyt_name(c, row));
+    if (!c->name_comm[id]) c->name_comm[id] = pyt_is_comm_name(tl_trace_str(c->t, id)) ? 2 : 1;
+    return c->name_comm[id] == 2;
+}
+
+static uint8_t gpu_class(pyt_ctx *c, int32_t row)
+{
+    int k = c->t->kind[row];
+    if (k == TL_K_MEMCPY) return PYT_G_MEMCPY;
+    if (k == TL_K_KERNEL) {
+        const char *s = pyt_name(c, row);
+        if (s[0] == 'M' || s[0] == '_') {
+            if (legacy_copy_name(s)) return PYT_G_MEMCPY;
+            if (legacy_fill_name(s)) return PYT_G_COMP;
+        }
+    }
+    return pyt_row_is_comm(c, row) ? PYT_G_COMM : PYT_G_COMP;
+}
+
+/* ---- metadata names (§2.4) --------------------------------------------------- */
+
+typedef struct meta_ent {
+    int64_t pid, tid;
+    uint8_t flags; /* bit0 pid str, bit1 tid str, bit2 has tid */
+    const char *pname, *plabel, *tname;
+} meta_ent;
+
+typedef struct meta_tab {
+    meta_ent *v;
+    size_t n;
+} meta_tab;
+
+static meta_tab g_dummy_meta;
+
+static meta_ent *meta_find(meta_tab *m, int64_t pid, int64_t tid, uint8_t flags)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i].pid == pid && m->v[i].tid == tid && m->v[i].flags == flags) return &m->v[i];
+    return NULL;
+}
+
+/* ---- init ----------------------------------------------------------------------- */
+
+static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
+
+typedef struct seq_pair { int64_t seq; int32_t row; } seq_pair;
+static int cmp_seq(const void *a, const void *b)
+{
+    const seq_pair *x = a, *y = b;
+    if (x->seq != y->seq) return x->seq < y->seq ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static int same_thread(const tl_trace *t, int32_t a, int32_t b)
+{
+    return t->pid[a] == t->pid[b] && t->tid[a] == t->tid[b] &&
+           (t->idflags[a] & 3) == (t->idflags[b] & 3);
+}
+
+static void build_meta(pyt_ctx *c)
+{
+    const tl_trace *t = c->t;
+    meta_tab *m = tl_arena_zalloc(&c->arena, sizeof *m);
+    m->v = tl_arena_zalloc(&c->arena, (t->nmeta + 1) * sizeof *m->v);
+    tl_buf b = {0};
+    for (size_t i = 0; i < t->nmeta; i++) {
+        const char *nm = tl_trace_str(t, t->m_name[i]);
+        const char *key;
+        int field;
+        if (!strcmp(nm, "process_name")) { key = "name"; field = 0; }
+        else if (!strcmp(nm, "process_labels")) { key = "labels"; field = 1; }
+        else if (!strcmp(nm, "thread_name")) { key = "name"; field = 2; }
+        else continue;
+        size_t len = (size_t)(t->m_args.offsets[i + 1] - t->m_args.offsets[i] - 1);
+        const char *args = t->m_args.bytes + t->m_args.offsets[i];
+        if (tl_args_get_str(args, len, key, &b) != 0) continue;
+        uint8_t fl = t->m_idflags[i] & 7;
+        int64_t tid = (fl & 4) ? t->m_tid[i] : 0;
+        meta_ent *e = meta_find(m, t->m_pid[i], tid, fl);
+        if (!e) {
+            e = &m->v[m->n++];
+            e->pid = t->m_pid[i];
+            e->tid = tid;
+            e->flags = fl;
+        }
+        char *tmp = tl_arena_strndup(&c->arena, b.p ? b.p : "", b.n);
+        const char *val = pyt_intern(c, tmp);
+        if (field == 0) e->pname = val;
+        else if (field == 1) e->plabel = val;
+        else e->tname = val;
+    }
+    tl_buf_free(&b);
+    c->meta = m;
+}
+
+void pyt_meta_names(pyt_ctx *c, int32_t row, const char **pname, const char **plabel,
+                    const char **tname)
+{
+    meta_tab *m = c->meta ? c->meta : &g_dummy_meta;
+    const tl_trace *t = c->t;
+    uint8_t fl = t->idflags[row] & 3;
+    /* process fields live under (pid, integer tid 0) */
+    meta_ent *p = meta_find(m, t->pid[row], 0, (uint8_t)((fl & 1) | 4));
+    meta_ent *th = meta_find(m, t->pid[row], t->tid[row], (uint8_t)(fl | 4));
+    const char *unk = pyt_intern(c, "Unknown");
+    *pname = p && p->pname ? p->pname : unk;
+    *plabel = p && p->plabel ? p->plabel : unk;
+    *tname = th && th->tname ? th->tname : unk;
+}
+
+/* ---- arg reprs -------------------------------------------------------------------- */
+
+static const char *arg_repr(pyt_ctx *c, uint32_t sid, const char **cache, unsigned flags)
+{
+    if (!sid || sid >= c->t->dict.n) return NULL;
+    if (cache[sid]) return cache[sid][0] ? cache[sid] : NULL;
+    size_t len;
+    const char *txt = tl_dict_get(&c->t->dict, sid, &len);
+    char *out = NULL;
+    tl_err err = {0};
+    if (tl_pv_reformat(&c->arena, txt, len, flags, &out, &err) != 0)
+        out = tl_arena_strndup(&c->arena, txt, len); /* unparsable: verbatim */
+    /* interned: equal texts share one pointer (group keys hold pointers) */
+    cache[sid] = pyt_intern(c, out);
+    return cache[sid];
+}
+
+const char *pyt_arg_tuple(pyt_ctx *c, uint32_t sid) { return arg_repr(c, sid, c->tuple_repr, TL_PV_TUPLES); }
+const char *pyt_arg_list(pyt_ctx *c, uint32_t sid) { return arg_repr(c, sid, c->list_repr, 0); }
+
+/* ---- subtree queries ------------------------------------------------------------------ */
+
+static size_t lower_bound_u32(const uint32_t *a, size_t n, uint32_t x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (a[mid] < x) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap)
+{
+    *n = 0;
+    size_t a = lower_bound_u32(c->gpu_pos, c->ngpu, c->pos[row] + 1);
+    size_t b = lower_bound_u32(c->gpu_pos, c->ngpu, c->end[row]);
+    size_t m = b > a ? b - a : 0;
+    if (m > *cap) {
+        *cap = m * 2;
+        *out = tl_xrealloc(*out, *cap * sizeof **out);
+    }
+    if (m) memcpy(*out, c->gpu_by_pos + a, m * sizeof **out);
+    *n = m;
+}
+
+static const int32_t *g_sort_parent;
+static int cmp_parent_row(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int32_t px = g_sort_parent[x], py = g_sort_parent[y];
+    if (px != py) return px < py ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap)
+{
+    if (pyt_is_gpu(c, row)) { *n = 0; return; }
+    pyt_subtree_gpu(c, row, out, n, cap);
+    /* §4.3: appended per runtime call in UID order, then GPU order */
+    int sorted = 1;
+    for (size_t i = 1; i < *n && sorted; i++) {
+        int32_t x = (*out)[i - 1], y = (*out)[i];
+        if (c->parent[x] > c->parent[y] || (c->parent[x] == c->parent[y] && x > y)) sorted = 0;
+    }
+    if (!sorted) {
+        g_sort_parent = c->parent;
+        qsort(*out, *n, sizeof **out, cmp_parent_row);
+    }
+}
+
+/* ---- init ------------------------------------------------------------------------------ */
+
+int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_catreg *cat,
+                 tl_err *err)
+{
+    memset(c, 0, sizeof *c);
+    c->t = t;
+    c->o = o;
+    c->cat = cat;
+    c->n = t->n;
+    tl_arena_init(&c->arena, 1 << 16);
+    size_t n = t->n, nz = n ? n : 1;
+    c->python = o->detect_recompute || o->include_call_stack;
+    c->parent = c->python ? t->parent_py : t->parent;
+    if (!c->parent) {
+        c->parent_own = tl_xmalloc(nz * sizeof *c->parent_own);
+        for (size_t i = 0; i < n; i++) c->parent_own[i] = -1;
+        c->parent = c->parent_own;
+    }
+    size_t nd = t->dict.n ? t->dict.n : 1;
+    c->name_comm = tl_xcalloc(nd, 1);
+    c->name_cat = tl_xcalloc(nd, sizeof *c->name_cat);
+    c->name_cat_done = tl_xcalloc(nd, 1);
+    c->tuple_repr = tl_xcalloc(nd, sizeof *c->tuple_repr);
+    c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
+
+    c->ts = tl_xmalloc(nz * sizeof *c->ts);
+    c->te = tl_xmalloc(nz * sizeof *c->te);
+    c->gclass = tl_xcalloc(nz, 1);
+    int any_cpu = 0;
+    for (size_t i = 0; i < n; i++) {
+        c->ts[i] = (double)t->ts[i] / 1000.0;
+        c->te[i] = c->ts[i] + (double)t->dur[i] / 1000.0;
+        int k = t->kind[i];
+        if (tl_kind_is_gpu(k)) {
+            c->gclass[i] = gpu_class(c, (int32_t)i);
+            c->any_gpu = 1;
+        } else if (k == TL_K_CPU_OP) {
+            any_cpu = 1;
+        }
+    }
+    c->gpu_only = !any_cpu;
+
+    /* children: count, then fill host children in stable ts order, GPU
+     * children in UID order */
+    c->ch_off = tl_xcalloc(n + 1, sizeof *c->ch_off);
+    for (size_t i = 0; i < n; i++)
+        if (c->parent[i] >= 0) c->ch_off[c->parent[i] + 1]++;
+    for (size_t i = 0; i < n; i++) c->ch_off[i + 1] += c->ch_off[i];
+    c->ch = tl_xmalloc((c->ch_off[n] ? c->ch_off[n] : 1) * sizeof *c->ch);
+    uint32_t *fill = tl_xmalloc(nz * sizeof *fill);
+    memcpy(fill, c->ch_off, n * sizeof *fill);
+    int32_t *host = tl_xmalloc(nz * sizeof *host);
+    size_t nh = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c->parent[i] >= 0 && !c->gclass[i]) host[nh++] = (int32_t)i;
+    radix_sort_rows(host, nh, c->ts);
+    for (size_t j = 0; j < nh; j++) c->ch[fill[c->parent[host[j]]]++] = host[j];
+    for (size_t i = 0; i < n; i++)
+        if (c->parent[i] >= 0 && c->gclass[i]) c->ch[fill[c->parent[i]]++] = (int32_t)i;
+    free(host);
+
+    /* pre-order over the forest */
+    c->pos = tl_xmalloc(nz * sizeof *c->pos);
+    c->end = tl_xmalloc(nz * sizeof *c->end);
+    c->order = tl_xmalloc(nz * sizeof *c->order);
+    int32_t *stack = tl_xmalloc(nz * sizeof *stack);
+    uint32_t *it = fill; /* reuse: next child index per node on the stack */
+    uint32_t p = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (c->parent[r] >= 0) continue;
+        size_t sp = 0;
+        stack[sp++] = (int32_t)r;
+        c->pos[r] = p;
+        c->order[p++] = (int32_t)r;
+        it[r] = c->ch_off[r];
+        while (sp) {
+            int32_t x = stack[sp - 1];
+            if (it[x] < c->ch_off[x + 1]) {
+                int32_t y = c->ch[it[x]++];
+                c->pos[y] = p;
+                c->order[p++] = y;
+                it[y] = c->ch_off[y];
+                stack[sp++] = y;
+            } else {
+                c->end[x] = p;
+                sp--;
+            }
+        }
+    }
+    free(stack);
+    free(fill);
+    if (p != n) return tl_errf(err, TL_EFORMAT, "trace tree is not a forest (%u of %zu events reached)", p, n);
+
+    /* GPU events by pre-order position */
+    for (size_t i = 0; i < n; i++)
+        if (c->gclass[i]) c->ngpu++;
+    c->gpu_by_pos = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_by_pos);
+    c->gpu_pos = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_pos);
+    size_t g = 0;
+    for (size_t q = 0; q < n; q++) {
+        int32_t r = c->order[q];
+        if (c->gclass[r]) { c->gpu_by_pos[g] = r; c->gpu_pos[g++] = (uint32_t)q; }
+    }
+
+    /* recompute marks (§4.7) */
+    if (o->detect_recompute) {
+        c->recompute = tl_xcalloc(nz, 1);
+        for (size_t i = 0; i < n; i++) {
+            if (t->kind[i] != TL_K_PYTHON) continue;
+            const char *nm = pyt_name(c, (int32_t)i);
+            if (!strstr(nm, "torch/utils/checkpoint.py") || !strstr(nm, "recompute_fn")) continue;
+            for (uint32_t q = c->pos[i]; q < c->end[i]; q++) c->recompute[c->order[q]] = 1;
+        }
+    }
+
+    /* fwd/bwd links (§4.6) */
+    c->fwd_of = tl_xmalloc(nz * sizeof *c->fwd_of);
+    c->bwd_of = tl_xmalloc(nz * sizeof *c->bwd_of);
+    for (size_t i = 0; i < n; i++) c->fwd_of[i] = c->bwd_of[i] = -1;
+    {
+        size_t ns = 0;
+        for (size_t i = 0; i < n; i++)
+            if (t->seq[i] != TL_NONE) ns++;
+        seq_pair *sp2 = tl_xmalloc((ns ? ns : 1) * sizeof *sp2);
+        ns = 0;
+        for (size_t i = 0; i < n; i++)
+            if (t->seq[i] != TL_NONE) { sp2[ns].seq = t->seq[i]; sp2[ns++].row = (int32_t)i; }
+        qsort(sp2, ns, sizeof *sp2, cmp_seq);
+        for (size_t a = 0; a < ns;) {
+            size_t b = a;
+            while (b < ns && sp2[b].seq == sp2[a].seq) b++;
+            int32_t bwd = -1;
+            for (size_t k = a; k < b && bwd < 0; k++)
+                if (starts(pyt_name(c, sp2[k].row), "autograd::engine::evaluate_function:")) bwd = sp2[k].row;
+            if (bwd >= 0) {
+                int32_t fwd = -1;
+                for (size_t k = a; k < b; k++) {
+                    int32_t r = sp2[k].row;
+                    if (same_thread(t, r, bwd)) continue;
+                    if (fwd < 0 || c->ts[r] > c->ts[fwd]) fwd = r;
+                }
+                if (fwd >= 0) {
+                    c->fwd_of[bwd] = fwd;
+                    c->bwd_of[fwd] = bwd;
+                }
+            }
+            a = b;
+        }
+        free(sp2);
+    }
+
+    build_meta(c);
+    c->execute_id = -1;
+    for (uint32_t id = 0; id < t->dict.n; id++)
+        if (!strcmp(tl_trace_str(t, id), "execute")) { c->execute_id = (int32_t)id; break; }
+
+    /* launchers (§4.4): in order of their first kernel, then stable by ts */
+    int32_t *lof = tl_xmalloc(nz * sizeof *lof); /* launcher of each kernel row */
+    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx);
+    for (size_t i = 0; i < n; i++) lof[i] = lidx[i] = -1;
+    int32_t *lrows = tl_xmalloc(nz * sizeof *lrows);
+    size_t nl = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!c->gclass[k] || c->parent[k] < 0 || pyt_row_is_comm(c, (int32_t)k)) continue;
+        int32_t r = c->parent[k], l = r;
+        for (int32_t a = c->parent[r]; a >= 0; a = c->parent[a]) {
+            int ak = t->kind[a];
+            if (ak == TL_K_CPU_OP) {
+                if ((int32_t)t->name[a] == c->execute_id) continue;
+                l = a;
+                break;
+            }
+            if (ak == TL_K_PYTHON) continue;
+            break;
+        }
+        lof[k] = l;
+        if (lidx[l] < 0) { lidx[l] = (int32_t)nl; lrows[nl++] = l; }
+    }
+    radix_sort_rows(lrows, nl, c->ts);
+    for (size_t j = 0; j < nl; j++) lidx[lrows[j]] = (int32_t)j;
+    c->nl = nl;
+    c->l_row = lrows;
+    c->l_koff = tl_xcalloc(nl + 1, sizeof *c->l_koff);
+    for (size_t k = 0; k < n; k++)
+        if (lof[k] >= 0) c->l_koff[lidx[lof[k]] + 1]++;
+    for (size_t j = 0; j < nl; j++) c->l_koff[j + 1] += c->l_koff[j];
+    c->l_k = tl_xmalloc((c->l_koff[nl] ? c->l_koff[nl] : 1) * sizeof *c->l_k);
+    uint32_t *lf = tl_xmalloc((nl ? nl : 1) * sizeof *lf);
+    memcpy(lf, c->l_koff, nl * sizeof *lf);
+    for (size_t k = 0; k < n; k++)
+        if (lof[k] >= 0) c->l_k[lf[lidx[lof[k]]]++] = (int32_t)k;
+    free(lf);
+    free(lof);
+    free(lidx);
+
+    c->l_direct = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_direct);
+    c->l_subtree = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_subtree);
+    c->l_first = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_first);
+    c->l_cat = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_cat);
+    int32_t *buf = NULL;
+    size_t bn = 0, bcap = 0;
+    for (size_t j = 0; j < nl; j++) {
+        const int32_t *d = c->l_k + c->l_koff[j];
+        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
+        c->l_direct[j] = pyt_busy(c, d, dn);
+        pyt_subtree_gpu(c, c->l_row[j], &buf, &bn, &bcap);
+        c->l_subtree[j] = bn ? pyt_busy(c, buf, bn) : 0;
+        int32_t first = d[0];
+        for (size_t q = 1; q < dn; q++)
+            if (c->ts[d[q]] < c->ts[first]) first = d[q];
+        c->l_first[j] = first;
+        c->l_cat[j] = pyt_category(c, c->l_row[j], first);
+    }
+    free(buf);
+    return TL_OK;
+}
+
+void pyt_ctx_free(pyt_ctx *c)
+{
+    free(c->parent_own);
+    free(c->name_comm);
+    free(c->name_cat);
+    free(c->name_cat_done);
+    free(c->tuple_repr);
+    free(c->list_repr);
+    free(c->ts);
+    free(c->te);
+    free(c->gclass);
+    free(c->ch_off);
+    free(c->ch);
+    free(c->pos);
+    free(c->end);
+    free(c->order);
+    free(c->gpu_by_pos);
+    free(c->gpu_pos);
+    free(c->pm_inst);
+    free(c->pm_mark);
+    free(c->recompute);
+    free(c->fwd_of);
+    free(c->bwd_of);
+    free(c->l_row);
+    free(c->l_koff);
+    free(c->l_k);
+    free(c->l_direct);
+    free(c->l_subtree);
+    free(c->l_first);
+    free(c->l_cat);
+    if (c->intern_init) pyt_smap_free(&c->intern);
+    free(c->intern_str);
+    tl_arena_free(&c->arena);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,145 @@
+#!/usr/bin/env python3
+"""test_xlsx_report.py — the PyTorch report's Excel workbook, read back with
+openpyxl (Debian's python3-openpyxl), an independent reader: the workbook
+opens without repair, has the same sheets in the same order as the CSV
+output of the same run, each sheet's header and cells agree with the CSV
+(numbers stored as numbers, text as text, empty cells empty), the header
+row is frozen, sheet names obey Excel's rules, and the native charts (GPU
+timeline breakdown, time by op category) are present.
+
+usage: test_xlsx_report.py BUILD_DIR
+Prints "N passed, M failed"; exit 1 on failure, 77 when openpyxl or the
+shared data is missing.
+"""
+import csv
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DATA = os.environ.get("TL_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
+
+try:
+    import openpyxl
+except ImportError:
+    print("openpyxl is not installed for %s: skipped" % sys.executable)
+    sys.exit(77)
+
+passed = failed = 0
+
+
+def check(cond, msg):
+    global passed, failed
+    if cond:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL: " + msg)
+
+
+def close(a, b):
+    return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) <= 1e-9 * max(1, abs(a)))
+
+
+def compare(ws, rows, name):
+    header = rows[0]
+    got = [c.value for c in ws[1]]
+    check(got[: len(header)] == header, f"{name}: header {got[:5]}... != CSV {header[:5]}...")
+    bad = 0
+    for ri, row in enumerate(rows[1:], start=2):
+        cells = ws[ri] if ri <= ws.max_row else []
+        for ci, text in enumerate(row):
+            col = header[ci]
+            v = cells[ci].value if ci < len(cells) else None
+            if text == "":
+                ok = v is None or v == ""
+            elif isinstance(v, bool):
+                ok = text == str(v)
+            elif isinstance(v, (int, float)):
+                try:
+                    ok = close(float(text), float(v))
+                except ValueError:
+                    ok = False
+            else:
+                # text cells: identical, except numeric-looking text, which
+                # must have been written as a number (param columns excepted)
+                ok = v == text
+                if ok and not col.startswith("param: "):
+                    try:
+                        float(text)
+                        ok = text in ("nan", "inf", "-inf") or not text.strip()
+                    except ValueError:
+                        pass
+            if not ok:
+                bad += 1
+                if bad <= 5:
+                    print(f"  {name}!{cells[ci].coordinate if ci < len(cells) else ri}: xlsx {v!r}, csv {text!r}")
+    check(bad == 0, f"{name}: {bad} cells differ from the CSV")
+
+
+def run_case(build, trace, flags, tmp):
+    base = os.path.join(tmp, os.path.basename(trace).split(".json")[0])
+    xlsx = base + ".xlsx"
+    csvdir = base + "_csv"
+    cmd = [os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json_path", trace,
+           "--output_xlsx_path", xlsx, "--output_csvs_dir", csvdir] + flags
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    check(p.returncode == 0, f"{' '.join(cmd)} failed: {p.stderr[-500:]}")
+    if p.returncode:
+        return
+    try:
+        wb = openpyxl.load_workbook(xlsx)
+    except Exception as e:
+        check(False, f"{xlsx} does not open: {e}")
+        return
+    check(True, "workbook opens")
+    # sheet order: the CSV files carry no order, so compare as sets and
+    # check the leading sheets' fixed order
+    csvs = {f[:-4] for f in os.listdir(csvdir) if f.endswith(".csv")}
+    check(set(wb.sheetnames) == csvs, f"sheets {sorted(wb.sheetnames)} != CSVs {sorted(csvs)}")
+    check(wb.sheetnames[0] == "gpu_timeline", "first sheet is gpu_timeline")
+    for ws in wb.worksheets:
+        check(len(ws.title) <= 31 and not any(ch in ws.title for ch in "[]:*?/\\"),
+              f"sheet name {ws.title!r} valid for Excel")
+        rows = list(csv.reader(open(os.path.join(csvdir, ws.title + ".csv"), newline="", encoding="utf-8")))
+        if not rows or rows == [[]]:
+            continue
+        check(ws.freeze_panes == "A2", f"{ws.title}: header frozen (freeze_panes {ws.freeze_panes})")
+        compare(ws, rows, ws.title)
+    charts = {ws.title: len(ws._charts) for ws in wb.worksheets}
+    check(charts.get("gpu_timeline", 0) >= 1, f"gpu_timeline has a chart ({charts.get('gpu_timeline')})")
+    if "ops_summary_by_category" in charts:
+        check(charts["ops_summary_by_category"] >= 1, "ops_summary_by_category has a chart")
+    # the generic checker (numbers as numbers, widths, chart XML)
+    gen = os.path.join(HERE, "test_xlsx_openpyxl.py")
+    if os.path.exists(gen):
+        q = subprocess.run([sys.executable, gen, xlsx], capture_output=True, text=True)
+        check(q.returncode == 0, f"test_xlsx_openpyxl.py {xlsx}: {q.stdout[-800:]}")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    build = os.path.abspath(sys.argv[1])
+    cases = [("kineto/mi300/gaunernst_bert-small-uncased__1016001.json.gz",
+              ["--enable_kernel_summary", "--short_kernel_study"]),
+             ("kineto/mi300/resnet_act_checkpoint.json.gz", ["--detect_recompute"]),
+             ("kineto/mi210/gpu_only_trace/gpu_only_trace.json.gz", ["--enable_kernel_summary"])]
+    cases = [(os.path.join(DATA, t), f) for t, f in cases if os.path.exists(os.path.join(DATA, t))]
+    if not cases:
+        print("skipped: no shared data")
+        return 77
+    with tempfile.TemporaryDirectory(prefix="tl_xlsx_") as tmp:
+        os.environ["TRACELENS_DB"] = os.path.join(tmp, "db")
+        for trace, flags in cases:
+            print(f"# {os.path.basename(trace)} {' '.join(flags)}")
+            run_case(build, trace, flags, tmp)
+    print(f"{passed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

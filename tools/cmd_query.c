@@ -1,0 +1,253 @@
+/* cmd_query.c — `tracelens query`: the fast verbs over stored traces. It
+ * parses flags into a tl_adhoc_query, runs it (query/adhoc.h) and renders
+ * the answer as an aligned table, CSV, JSON lines or xlsx. Ctrl-C raises a
+ * flag the engine checks between traces; readers never write, so the store
+ * is untouched and the command exits 130. */
+#include "cli.h"
+#include "../query/adhoc.h"
+#include "../report/report.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *HELP =
+    "Usage: tracelens query [--db DIR] [--table T] [--trace SEL]... [--where EXPR]\n"
+    "                       [--by COLS] [--agg AGGS] [--select COLS] [--sort KEYS]\n"
+    "                       [--top N] [--format table|csv|jsonl|xlsx] [-o FILE]\n"
+    "\n"
+    "Ad-hoc questions over every stored trace, answered from the store alone (no\n"
+    "trace is re-parsed). Only the columns and traces a query names are read.\n"
+    "\n"
+    "Tables (--table, default kernels):\n"
+    "  kernels        GPU kernels: uid, launcher, launcher_name, name, ts, dur, device, stream, ...\n"
+    "  ops            CPU ops: uid, parent, name, ts, dur, kernel_time, input_dims, args, ...\n"
+    "  events         every complete event: uid, kind, name, cat, ts, dur, pid, tid, ...\n"
+    "  traces         the catalog: one row per trace\n"
+    "  gpu_timeline, ops_summary, ops_summary_by_category, ops_unique_args,\n"
+    "  kernel_summary PyTorch report sheets, computed per trace from the store\n"
+    "Every table also has the per-trace columns trace_id, path, format, config,\n"
+    "rank, run, ingest_time, ingested, label.KEY and meta.PATH. Times are integer\n"
+    "nanoseconds. `tracelens query --columns TABLE` lists a table's columns.\n"
+    "\n"
+    "Options:\n"
+    "  --trace SEL      which traces (repeatable; all must hold; commas inside one\n"
+    "                   SEL are alternatives): ID or id prefix, label:KEY=VALUE\n"
+    "                   (globs * ?), label:KEY, config:GLOB, run:GLOB, rank:N or\n"
+    "                   rank:A-B, format:NAME, path:SUBSTR, since:WHEN, until:WHEN\n"
+    "                   (YYYY-MM-DD[THH:MM] or an age: 30m, 12h, 7d), last:N (the N\n"
+    "                   most recently ingested). Default: every stored trace.\n"
+    "  --where EXPR     row filter: comparisons = != < <= > >=, regex ~ !~ (~* no\n"
+    "                   case), LIKE (% _), CONTAINS, IN (...), IS [NOT] NULL, AND,\n"
+    "                   OR, NOT, parentheses. Text in quotes; numbers may carry a\n"
+    "                   time unit (10us, 1.5ms, 2s) and become nanoseconds.\n"
+    "  --by COLS        group by these columns (comma list)\n"
+    "  --agg AGGS       aggregates: count, count(col), sum, mean, min, max, median,\n"
+    "                   p90, p99, pNN, std (sample), nunique; \"sum(dur) as total\"\n"
+    "                   names a column. Default with --by: count.\n"
+    "  --select COLS    columns of row output (no --by/--agg)\n"
+    "  --sort KEYS      result columns, -col or \"col desc\" for descending.\n"
+    "                   Default for groups: the first aggregate, largest first.\n"
+    "  --top N, --limit N   keep the first N rows after sorting\n"
+    "  --format F       table (default), csv, jsonl or xlsx (xlsx needs -o)\n"
+    "  -o, --output F   write to F instead of standard output\n"
+    "  --all            table format: print every row (default: first 50)\n"
+    "  --columns [T]    list the columns of table T (default: of --table)\n"
+    "  --threads N      worker threads for aggregation (default: all cores)\n"
+    "  -q, --quiet      no summary line on standard error\n"
+    "Backquotes name columns with spaces or odd characters: `time ms`.\n"
+    "Column names also match case-insensitively and with _ for spaces.\n"
+    "\n"
+    "Examples:\n"
+    "  Total kernel time by kernel name over every stored trace, top 20:\n"
+    "    tracelens query --table kernels --by name --agg 'sum(dur),count' --top 20\n"
+    "  The same for the nightly runs only:\n"
+    "    tracelens query --by name --agg 'sum(dur)' --top 20 --trace label:set=nightly\n"
+    "  Which kernels got slower across the last 50 nightly runs (mean per run;\n"
+    "  compare first and last runs, or see `tracelens sql --help` for a slope):\n"
+    "    tracelens query --trace label:set=nightly --trace last:50 \\\n"
+    "        --by name,ingest_time --agg 'mean(dur)' --sort name,ingest_time\n"
+    "  GEMM time per batch size across a sweep (runs ingested with --label bs=N):\n"
+    "    tracelens query --where \"name ~* 'gemm|cijk|matmul'\" --by label.bs \\\n"
+    "        --agg 'sum(dur),count' --sort label.bs\n"
+    "  Every run where idle time exceeded 20 %:\n"
+    "    tracelens query --table gpu_timeline --where \"type = 'idle_time' and percent > 20\" \\\n"
+    "        --select trace_id,path,percent\n"
+    "  The 20 most expensive unique-arg convolutions over all ranks of config X:\n"
+    "    tracelens query --table ops --trace config:X --where \"name ~ 'conv'\" \\\n"
+    "        --by name,input_dims,input_type --agg 'sum(kernel_time),count,nunique(rank)' --top 20\n"
+    "  Slow kernels of one trace, longest first, as CSV:\n"
+    "    tracelens query --trace 0c8a --where 'dur > 1ms' --sort -dur --format csv\n"
+    "  The p90/p99 of every kernel across ranks 0-7:\n"
+    "    tracelens query --trace rank:0-7 --by name --agg 'p90(dur),p99(dur),max(dur)'\n"
+    "\n"
+    "Exit status: 0 ok; 2 bad query (the message points at the offending token);\n"
+    "3 store error; 4 trace not found; 130 interrupted.\n";
+
+static volatile sig_atomic_t g_cancel;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (g_cancel) _exit(130); /* a second Ctrl-C: leave at once (readers never write) */
+    g_cancel = 1;
+}
+
+static void json_cell(tl_buf *b, const tl_table *t, size_t c, size_t r)
+{
+    if (tl_table_is_missing(t, c, r)) { tl_buf_puts(b, "null"); return; }
+    const tl_column *col = &t->cols[c];
+    char num[64];
+    switch (col->type) {
+    case TL_STR: tl_buf_json_str(b, col->v.s[r], strlen(col->v.s[r])); break;
+    case TL_I64: tl_buf_printf(b, "%lld", (long long)col->v.i[r]); break;
+    case TL_BOOL: tl_buf_puts(b, col->v.b[r] ? "true" : "false"); break;
+    case TL_F64:
+        if (!isfinite(col->v.f[r])) tl_buf_puts(b, "null");
+        else { tl_fmt_pyfloat(col->v.f[r], num); tl_buf_puts(b, num); }
+        break;
+    }
+}
+
+/* Shared with cmd_sql.c: renders a result in the chosen format. */
+int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all);
+int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all)
+{
+    tl_err err = {0};
+    if (!strcmp(format, "xlsx")) {
+        if (!out_path) { fprintf(stderr, "tracelens: --format xlsx needs -o FILE.xlsx\n"); return TL_EXIT_USAGE; }
+        tl_table *tt = (tl_table *)t;
+        if (tl_report_xlsx_write(out_path, &tt, 1, NULL, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); return TL_EXIT_FAIL; }
+        return TL_EXIT_OK;
+    }
+    FILE *fp = stdout;
+    if (out_path && strcmp(out_path, "-")) {
+        fp = fopen(out_path, "w");
+        if (!fp) { fprintf(stderr, "tracelens: cannot write %s\n", out_path); return TL_EXIT_FAIL; }
+    }
+    int rc = 0;
+    if (!strcmp(format, "csv")) {
+        rc = tl_report_csv_write_fp(t, fp, &err);
+    } else if (!strcmp(format, "jsonl") || !strcmp(format, "json")) {
+        tl_buf b = {0};
+        for (size_t r = 0; r < t->nrows; r++) {
+            b.n = 0;
+            tl_buf_putc(&b, '{');
+            for (size_t c = 0; c < t->ncols; c++) {
+                if (c) tl_buf_putc(&b, ',');
+                tl_buf_json_str(&b, t->cols[c].name, strlen(t->cols[c].name));
+                tl_buf_putc(&b, ':');
+                json_cell(&b, t, c, r);
+            }
+            tl_buf_puts(&b, "}\n");
+            fwrite(b.p, 1, b.n, fp);
+        }
+        tl_buf_free(&b);
+    } else {
+        tl_term_opts o = {0};
+        o.max_rows = all ? SIZE_MAX : 50;
+        o.max_cell = all ? 120 : 80;
+        rc = tl_report_term_print(fp, t, &o);
+    }
+    if (fp != stdout) fclose(fp); else fflush(fp);
+    if (rc) { fprintf(stderr, "tracelens: %s\n", err.msg[0] ? err.msg : "write failed"); return TL_EXIT_FAIL; }
+    return TL_EXIT_OK;
+}
+
+int tl_cmd_query(int argc, char **argv);
+int tl_cmd_query(int argc, char **argv)
+{
+    tl_adhoc_query q;
+    memset(&q, 0, sizeof q);
+    q.limit = -1;
+    const char *db = NULL, *format = "table", *out_path = NULL, *v;
+    const char *columns = NULL;
+    int want_columns = 0, all = 0, quiet = 0;
+    TL_VEC(const char *) sels = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(HELP, stdout); tl_vec_free(&sels); return 0; }
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--table")) || (v = tl_cli_flagval(argc, argv, &i, "-t"))) q.table = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--trace"))) tl_vec_push(&sels, v);
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--where")) || (v = tl_cli_flagval(argc, argv, &i, "-w"))) q.where = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--by")) || (v = tl_cli_flagval(argc, argv, &i, "--group-by"))) q.by = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--agg"))) q.agg = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--select"))) q.select = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--sort"))) q.sort = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--top")) || (v = tl_cli_flagval(argc, argv, &i, "--limit"))) {
+            char *e;
+            long long n = strtoll(v, &e, 10);
+            if (*e || n < 0) { fprintf(stderr, "tracelens query: --top wants a count, got '%s'\n", v); tl_vec_free(&sels); return TL_EXIT_USAGE; }
+            q.limit = n;
+        } else if ((v = tl_cli_flagval(argc, argv, &i, "--format")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) format = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--output")) || (v = tl_cli_flagval(argc, argv, &i, "-o"))) out_path = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--threads"))) q.threads = atoi(v);
+        else if (!strcmp(a, "--all")) all = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "--columns")) {
+            want_columns = 1;
+            if (i + 1 < argc && argv[i + 1][0] != '-') columns = argv[++i];
+        } else if (!strcmp(a, "--tables")) {
+            for (const char *const *t = tl_adhoc_tables(); *t; t++) puts(*t);
+            tl_vec_free(&sels);
+            return 0;
+        } else {
+            fprintf(stderr, "tracelens query: unknown argument '%s' (see tracelens query --help)\n", a);
+            tl_vec_free(&sels);
+            return TL_EXIT_USAGE;
+        }
+    }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "jsonl") && strcmp(format, "json") &&
+        strcmp(format, "xlsx")) {
+        fprintf(stderr, "tracelens query: --format wants table, csv, jsonl or xlsx, got '%s'\n", format);
+        tl_vec_free(&sels);
+        return TL_EXIT_USAGE;
+    }
+    tl_err err = {0};
+    if (want_columns) {
+        tl_table *t;
+        if (tl_adhoc_describe(columns ? columns : q.table ? q.table : "kernels", &t, &err)) {
+            fprintf(stderr, "tracelens query: %s\n", err.msg);
+            tl_vec_free(&sels);
+            return TL_EXIT_USAGE;
+        }
+        int rc = tl_cmd_write_result(t, format, out_path, 1);
+        tl_table_free(t);
+        tl_vec_free(&sels);
+        return rc;
+    }
+    q.traces = sels.v;
+    q.ntraces = sels.n;
+    q.cancel = &g_cancel;
+    tl_store *s = tl_cli_store(db);
+    if (!s) { tl_vec_free(&sels); return TL_EXIT_STORE; }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    double t0 = tl_now();
+    tl_table *t = NULL;
+    int rc = tl_adhoc_run(s, &q, &t, &err);
+    double dt = tl_now() - t0;
+    sigaction(SIGINT, &old, NULL);
+    int code = TL_EXIT_OK;
+    if (rc == TL_EINTR_ADHOC || g_cancel) {
+        fprintf(stderr, "tracelens query: interrupted (the store is unchanged)\n");
+        code = 130;
+    } else if (rc) {
+        fprintf(stderr, "tracelens query: %s\n", err.msg);
+        code = rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND
+             : rc == TL_ESTORE || rc == TL_EVERSION ? TL_EXIT_STORE : TL_EXIT_FAIL;
+    } else {
+        code = tl_cmd_write_result(t, format, out_path, all || q.limit >= 0);
+        if (!quiet && isatty(2))
+            fprintf(stderr, "(%zu row%s in %.3f s)\n", t->nrows, t->nrows == 1 ? "" : "s", dt);
+    }
+    tl_table_free(t);
+    tl_store_close(s);
+    tl_vec_free(&sels);
+    return code;
+}

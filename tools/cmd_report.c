@@ -1,0 +1,134 @@
+/* cmd_report.c — `tracelens report ID|FILE [--db DIR] [--xlsx PATH |
+ * --csv-dir DIR] [flags]`: one command for every trace format. It resolves
+ * (or ingests) the trace, reads its format from the catalog and hands the
+ * command line to the matching report: Kineto -> the PyTorch report,
+ * rocprof -> the rocprofv3 report, xplane -> the JAX report, translating
+ * the short output flags into the reference tools' names. */
+#include "cli.h"
+#include "../store/store.h"
+#include "../query/trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tl_cmd_report_kineto(int argc, char **argv);
+int tl_cmd_report_rocprof(int argc, char **argv) __attribute__((weak));
+int tl_cmd_report_jax(int argc, char **argv) __attribute__((weak));
+
+static const char *REPORT_USAGE =
+    "Usage: tracelens report ID|FILE [--db DIR] [--xlsx PATH | --csv-dir DIR] [flags]\n"
+    "\n"
+    "The performance report of a stored trace (or of a file, ingested first). The\n"
+    "trace's format picks the report: PyTorch/Kineto (TraceLens_generate_perf_report_pytorch\n"
+    "flags, e.g. --enable_kernel_summary --short_kernel_study), rocprofv3\n"
+    "(TraceLens_generate_perf_report_rocprof flags) or JAX/XPlane\n"
+    "(TraceLens_generate_perf_report_jax flags). Without --xlsx/--csv-dir a PyTorch\n"
+    "report prints a summary (GPU timeline, top op categories and ops).\n"
+    "`TraceLens_generate_perf_report_pytorch --help` lists the PyTorch flags.\n";
+
+/* Flags taking a value in any of the three reports: the positional trace
+ * argument is the first word that is neither a flag nor such a value. */
+static int takes_value(const char *a)
+{
+    static const char *const v[] = {"--db", "--xlsx", "--csv-dir", "--output_xlsx_path", "--output_csvs_dir",
+                                    "--micro_idle_thresh_us", "--short_kernel_threshold_us",
+                                    "--short_kernel_histogram_bins", "--topk_short_kernels", "--topk_ops",
+                                    "--topk_roofline_ops", "--comparison_json_path", "--extension_file",
+                                    "--python_path", "--gpu_arch_json_path", "--gpu_arch_platform",
+                                    "--inductor_cache_dir", "--profile_json_path", "--profile_path",
+                                    "--kernel_details_topk", "--kernel_metadata_keyword_filters",
+                                    "--short_kernel_threshold", "--short_kernel_histogram_bins", NULL};
+    if (strchr(a, '=')) return 0;
+    for (int i = 0; v[i]; i++)
+        if (!strcmp(a, v[i])) return 1;
+    return 0;
+}
+
+static char *catalog_format(const char *cat)
+{
+    tl_buf b = {0};
+    if (tl_args_get_str(cat, strlen(cat), "format", &b)) { tl_buf_free(&b); return tl_xstrdup("kineto"); }
+    char *s = tl_xstrndup(b.p ? b.p : "", b.n);
+    tl_buf_free(&b);
+    return s;
+}
+
+int tl_cmd_report(int argc, char **argv)
+{
+    const char *input = NULL, *db = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(REPORT_USAGE, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--db") && i + 1 < argc) db = argv[i + 1];
+        else if (!strncmp(a, "--db=", 5)) db = a + 5;
+        if (a[0] == '-' && a[1]) {
+            if (takes_value(a)) i++;
+            continue;
+        }
+        if (!input) input = a;
+    }
+    if (!input) {
+        fprintf(stderr, "tracelens: report needs a trace id or file\n%s", REPORT_USAGE);
+        return TL_EXIT_USAGE;
+    }
+    /* resolve once to learn the format; the report itself reopens the store */
+    tl_store *s = tl_cli_store(db);
+    if (!s) return TL_EXIT_STORE;
+    tl_reader *r;
+    uint64_t id;
+    int code = tl_cli_open_trace(s, input, &r, &id);
+    if (code) { tl_store_close(s); return code; }
+    const char *cat = NULL;
+    tl_err err = {0};
+    char *format = NULL;
+    if (tl_reader_catalog(r, id, &cat, &err) == 0) format = catalog_format(cat);
+    tl_reader_close(r);
+    tl_store_close(s);
+    if (!format) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    char hex[17];
+    tl_id_format(id, hex);
+
+    if (!strcmp(format, "kineto")) {
+        free(format);
+        return tl_cmd_report_kineto(argc, argv);
+    }
+    int (*fn)(int, char **) = NULL;
+    const char *prog = NULL;
+    if (!strcmp(format, "rocprof")) { fn = tl_cmd_report_rocprof; prog = "TraceLens_generate_perf_report_rocprof"; }
+    else if (!strcmp(format, "xplane")) { fn = tl_cmd_report_jax; prog = "TraceLens_generate_perf_report_jax"; }
+    if (!fn) {
+        fprintf(stderr, "tracelens: no report for %s traces in this build\n", format);
+        free(format);
+        return TL_EXIT_USAGE;
+    }
+    free(format);
+    /* argv for the format's reference-style command: the trace id as the
+     * positional argument (already stored), output flags renamed */
+    char **sub = tl_xmalloc(sizeof(char *) * ((size_t)argc + 2));
+    int n = 0;
+    sub[n++] = (char *)prog;
+    sub[n++] = hex;
+    int seen_input = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1]) {
+            if (!strcmp(a, "--xlsx")) sub[n++] = (char *)"--output_xlsx_path";
+            else if (!strcmp(a, "--csv-dir")) sub[n++] = (char *)"--output_csvs_dir";
+            else sub[n++] = (char *)a;
+            if (takes_value(a) && i + 1 < argc) sub[n++] = argv[++i];
+            continue;
+        }
+        if (!seen_input && !strcmp(a, input)) { seen_input = 1; continue; }
+        sub[n++] = (char *)a;
+    }
+    sub[n] = NULL;
+    code = fn(n, sub);
+    free(sub);
+    return code;
+}

@@ -1,0 +1,461 @@
+/* cmd_report_pytorch.c — the PyTorch report commands: the reference tool's
+ * TraceLens_generate_perf_report_pytorch (same flags, defaults and output
+ * naming, spec pytorch-report.md §10, §12) and the Kineto branch of
+ * `tracelens report`. Parses flags, opens (or ingests) the trace, runs
+ * query/pytorch_report and hands the tables to report/ for CSV, xlsx (with
+ * native charts) or the terminal. */
+#include "cli.h"
+#include "../query/pytorch_report.h"
+#include "../query/perfmodel.h"
+#include "../query/plugin.h"
+#include "../report/report.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#ifndef TL_DATADIR
+#define TL_DATADIR "data"
+#endif
+
+static const char *PYT_USAGE =
+    "Usage: TraceLens_generate_perf_report_pytorch --profile_json_path PATH [options]\n"
+    "       tracelens report ID|FILE [--db DIR] [--xlsx PATH | --csv-dir DIR] [options]\n"
+    "\n"
+    "The PyTorch performance report of a Kineto trace (.json or .json.gz), computed\n"
+    "from the trace store: a file not yet stored is ingested first (default store, or\n"
+    "--db DIR / $TRACELENS_DB); a stored trace is reported without reading the file.\n"
+    "\n"
+    "Output:\n"
+    "  --output_xlsx_path PATH       Excel workbook (default when no CSV folder is given:\n"
+    "                                the trace path cut at its last '.json' + _perf_report.xlsx)\n"
+    "  --output_csvs_dir DIR         one CSV per sheet (alone: no workbook)\n"
+    "  --xlsx PATH, --csv-dir DIR    the same, for `tracelens report` (no flag: terminal summary)\n"
+    "Sheets and options (defaults as the reference tool):\n"
+    "  --include_unlinked_kernels    GPU events without a host launch count in gpu_timeline\n"
+    "  --micro_idle_thresh_us N      split idle time into gaps < N us and >= N us\n"
+    "  --disable_coll_analysis       no coll_analysis sheet\n"
+    "  --enable_kernel_summary       kernel_summary sheet\n"
+    "  --short_kernel_study          short_kernel_histogram and short_kernels_summary\n"
+    "  --short_kernel_threshold_us N (10)   --short_kernel_histogram_bins N (100)\n"
+    "  --topk_short_kernels N        keep the top N short-kernel groups\n"
+    "  --group_by_num_kernels        num_kernels as an extra grouping key\n"
+    "  --include_overlap_info        _kl_overlap twins of the unique-args/perf sheets\n"
+    "  --detect_recompute            split by activation-checkpoint recompute\n"
+    "  --include_first_occurrence_time, --include_call_stack\n"
+    "  --gpu_arch_json_path PATH | --gpu_arch_platform NAME   roofline columns\n"
+    "  --extension_file PATH         op categories (TSV: op<TAB>category) or a plugin (.so);\n"
+    "                                repeatable; see docs/EXTENSIONS.md\n"
+    "  --topk_ops N, --topk_roofline_ops N   accepted; no effect (as in the reference)\n"
+    "Not supported: --enable_pseudo_ops, --comparison_json_path, --enable-origami,\n"
+    "  --python_path, --inductor_cache_dir.\n";
+
+typedef struct pyt_cli {
+    tl_pyt_opts o;
+    const char *input, *db, *xlsx, *csv_dir;
+    const char *arch_json, *arch_platform;
+    const char *ext[16];
+    int next;
+    int tracelens_style;
+} pyt_cli;
+
+static int parse_num(const char *flag, const char *v, long *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || end == v || *end) {
+        fprintf(stderr, "tracelens: %s expects an integer, got '%s'\n", flag, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* Returns 0, or an exit code. */
+static int parse_args(pyt_cli *c, int argc, char **argv)
+{
+    tl_pyt_opts_default(&c->o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        long x;
+#define FLAG(f) (!strcmp(a, f))
+#define VAL(f) (v = tl_cli_flagval(argc, argv, &i, f))
+#define NUM(f, dst)                                            \
+    else if (VAL(f)) {                                         \
+        if (parse_num(f, v, &x)) return TL_EXIT_USAGE;         \
+        dst;                                                   \
+    }
+        if (FLAG("-h") || FLAG("--help")) {
+            fputs(PYT_USAGE, stdout);
+            exit(0);
+        }
+        else if (VAL("--profile_json_path")) c->input = v;
+        else if (VAL("--output_xlsx_path") || VAL("--xlsx")) c->xlsx = v;
+        else if (VAL("--output_csvs_dir") || VAL("--csv-dir")) c->csv_dir = v;
+        else if (VAL("--db")) c->db = v;
+        else if (FLAG("--include_unlinked_kernels")) c->o.include_unlinked_kernels = 1;
+        NUM("--micro_idle_thresh_us", (c->o.has_micro_idle = 1, c->o.micro_idle_thresh_us = (double)x))
+        else if (FLAG("--disable_coll_analysis")) c->o.disable_coll_analysis = 1;
+        else if (FLAG("--enable_kernel_summary") || FLAG("--kernel_summary")) c->o.kernel_summary = 1;
+        else if (FLAG("--short_kernel_study")) c->o.short_kernel_study = 1;
+        NUM("--short_kernel_threshold_us", c->o.short_kernel_threshold_us = (double)x)
+        NUM("--short_kernel_histogram_bins", c->o.short_kernel_bins = (int)x)
+        NUM("--topk_short_kernels", c->o.topk_short_kernels = x)
+        NUM("--topk_ops", (void)x)
+        NUM("--topk_roofline_ops", (void)x)
+        else if (FLAG("--group_by_num_kernels")) c->o.group_by_num_kernels = 1;
+        else if (FLAG("--include_overlap_info")) c->o.include_overlap_info = 1;
+        else if (FLAG("--detect_recompute")) c->o.detect_recompute = 1;
+        else if (FLAG("--include_first_occurrence_time")) c->o.include_first_occurrence_time = 1;
+        else if (FLAG("--include_call_stack")) c->o.include_call_stack = 1;
+        else if (VAL("--gpu_arch_json_path")) c->arch_json = v;
+        else if (VAL("--gpu_arch_platform")) c->arch_platform = v;
+        else if (VAL("--extension_file")) {
+            if (c->next == (int)(sizeof c->ext / sizeof c->ext[0])) {
+                fprintf(stderr, "tracelens: too many --extension_file\n");
+                return TL_EXIT_USAGE;
+            }
+            c->ext[c->next++] = v;
+        }
+        else if (FLAG("--enable_pseudo_ops") || FLAG("--enable-origami") ||
+                 VAL("--comparison_json_path") || VAL("--python_path") ||
+                 VAL("--inductor_cache_dir")) {
+            const char *f = a;
+            const char *eq = strchr(a, '=');
+            char buf[64];
+            if (eq && (size_t)(eq - a) < sizeof buf) {
+                memcpy(buf, a, (size_t)(eq - a));
+                buf[eq - a] = 0;
+                f = buf;
+            }
+            fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
+                    "reproduces; see docs/CONFORMANCE.md)\n", f);
+            return TL_EXIT_USAGE;
+        }
+        else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "tracelens: unknown option '%s'\n%s", a, PYT_USAGE);
+            return TL_EXIT_USAGE;
+        }
+        else if (c->tracelens_style && !c->input) c->input = a;
+        else {
+            fprintf(stderr, "tracelens: unexpected argument '%s'\n", a);
+            return TL_EXIT_USAGE;
+        }
+#undef FLAG
+#undef VAL
+#undef NUM
+    }
+    if (!c->input) {
+        fprintf(stderr, "tracelens: %s\n%s", c->tracelens_style ? "report needs a trace id or file"
+                : "--profile_json_path is required", PYT_USAGE);
+        return TL_EXIT_USAGE;
+    }
+    if (c->arch_json && c->arch_platform) {
+        fprintf(stderr, "tracelens: --gpu_arch_json_path and --gpu_arch_platform are mutually exclusive\n");
+        return TL_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* §10: <input cut at its last ".json">_perf_report.xlsx */
+static char *default_xlsx(const char *input)
+{
+    const char *p = NULL, *q = input;
+    while ((q = strstr(q, ".json"))) p = q++;
+    size_t n = p ? (size_t)(p - input) : strlen(input);
+    char *out = tl_xmalloc(n + 32);
+    memcpy(out, input, n);
+    strcpy(out + n, "_perf_report.xlsx");
+    return out;
+}
+
+static size_t col_or0(const tl_table *t, const char *name)
+{
+    long c = tl_table_col(t, name);
+    return c < 0 ? 0 : (size_t)c;
+}
+
+/* 1 if s is a number as Python would print an int (isint) or float. */
+static int numeric_text(const char *s, int *isint)
+{
+    char *end;
+    errno = 0;
+    if (!*s) return 0;
+    (void)strtoll(s, &end, 10);
+    if (!*end && !errno) { *isint = 1; return 1; }
+    (void)strtod(s, &end);
+    *isint = 0;
+    return !*end && strcmp(s, "nan") && strcmp(s, "inf") && strcmp(s, "-inf");
+}
+
+/* Some text columns hold numbers: the perf sheets' "param: ..." columns are
+ * text in the reference (grouping keys, §9.6.3), coll_analysis' process
+ * group names are strings in the trace. They stay text in the CSVs; in the
+ * workbook a text column whose every value is a number is written as
+ * numbers, so Excel does not flag "number stored as text" ("nan" cells, a
+ * parameter the op lacks, stay empty). Returns a converted copy, or NULL
+ * when nothing changes. */
+static tl_table *xlsx_numeric_params(const tl_table *t)
+{
+    int any = 0;
+    int *conv = tl_xcalloc(t->ncols ? t->ncols : 1, sizeof *conv); /* 0 no, 1 int, 2 float */
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (t->cols[c].type != TL_STR) continue;
+        int ok = 1, allint = 1, seen = 0;
+        for (size_t r = 0; r < t->nrows && ok; r++) {
+            const char *v = t->cols[c].v.s[r];
+            if (!v || !strcmp(v, "nan")) continue;
+            int isint;
+            if (!numeric_text(v, &isint)) ok = 0;
+            if (!isint) allint = 0;
+            seen = 1;
+        }
+        if (ok && seen) { conv[c] = allint ? 1 : 2; any = 1; }
+    }
+    if (!any) { free(conv); return NULL; }
+    tl_table *o = tl_table_new(t->name);
+    for (size_t c = 0; c < t->ncols; c++) {
+        tl_type ty = conv[c] == 1 ? TL_I64 : conv[c] == 2 ? TL_F64 : t->cols[c].type;
+        size_t k = tl_table_add_col(o, t->cols[c].name, ty);
+        o->cols[k].hidden = t->cols[c].hidden;
+        o->cols[k].as_float = t->cols[c].as_float;
+    }
+    tl_table_set_nrows(o, t->nrows);
+    for (size_t c = 0; c < t->ncols; c++)
+        for (size_t r = 0; r < t->nrows; r++) {
+            if (tl_table_is_missing(t, c, r)) continue;
+            const tl_column *src = &t->cols[c];
+            if (conv[c]) {
+                const char *v = src->v.s[r];
+                if (!strcmp(v, "nan")) continue;
+                if (conv[c] == 1) tl_table_set_i64(o, c, r, strtoll(v, NULL, 10));
+                else tl_table_set_f64(o, c, r, strtod(v, NULL));
+                continue;
+            }
+            switch (src->type) {
+            case TL_STR: tl_table_set_str_ref(o, c, r, src->v.s[r]); break;
+            case TL_I64: tl_table_set_i64(o, c, r, src->v.i[r]); break;
+            case TL_F64: tl_table_set_f64(o, c, r, src->v.f[r]); break;
+            case TL_BOOL: tl_table_set_bool(o, c, r, src->v.b[r]); break;
+            }
+        }
+    free(conv);
+    return o;
+}
+
+/* The workbook: every sheet in order, plus native charts for the GPU
+ * timeline breakdown and the time per op category. */
+static int write_xlsx(const char *path, const tl_pyt_sheets *s)
+{
+    tl_err err = {0};
+    tl_xlsx *x;
+    if (tl_report_xlsx_open(path, NULL, &x, &err)) goto fail0;
+    for (size_t i = 0; i < s->n; i++) {
+        tl_table *conv = xlsx_numeric_params(s->v[i]);
+        int rc = tl_report_xlsx_add_table(x, conv ? conv : s->v[i], NULL, &err);
+        /* libxlsxwriter copies cell data when the sheet is added */
+        tl_table_free(conv);
+        if (rc) goto fail;
+    }
+    const tl_table *tl = tl_pyt_sheet(s, "gpu_timeline");
+    if (tl && tl->nrows) {
+        /* the breakdown rows: computation, exposed comm, exposed memcpy, idle
+         * (rows 0-2 and the idle row(s) after busy_time) */
+        tl_chart_spec c = {0};
+        c.kind = TL_CHART_PIE;
+        c.sheet = "gpu_timeline";
+        c.label_col = 0;
+        c.value_col = col_or0(tl, "time ms");
+        c.first_row = 0;
+        c.nrows = 3;
+        c.title = "GPU time breakdown (busy: computation, exposed comm, exposed memcpy)";
+        c.anchor_row = 1;
+        c.anchor_col = -1;
+        if (tl_report_xlsx_add_chart(x, &c, &err)) goto fail;
+        tl_chart_spec b = c;
+        b.kind = TL_CHART_BAR;
+        b.nrows = tl->nrows;
+        b.title = "GPU timeline (ms)";
+        b.x_title = "ms";
+        b.anchor_row = 18;
+        if (tl_report_xlsx_add_chart(x, &b, &err)) goto fail;
+    }
+    const tl_table *cat = tl_pyt_sheet(s, "ops_summary_by_category");
+    if (cat && cat->nrows) {
+        tl_chart_spec c = {0};
+        c.kind = TL_CHART_BAR;
+        c.sheet = "ops_summary_by_category";
+        c.label_col = 0;
+        c.value_col = col_or0(cat, "total_direct_kernel_time_ms");
+        c.nrows = cat->nrows > 30 ? 30 : cat->nrows;
+        c.title = "GPU kernel time by op category (ms)";
+        c.x_title = "ms";
+        c.anchor_row = 1;
+        c.anchor_col = -1;
+        c.y_scale = c.nrows > 12 ? (double)c.nrows / 12.0 : 1;
+        if (tl_report_xlsx_add_chart(x, &c, &err)) goto fail;
+    }
+    if (tl_report_xlsx_close(x, &err)) goto fail0;
+    return 0;
+fail:
+    tl_report_xlsx_discard(x);
+fail0:
+    fprintf(stderr, "tracelens: %s\n", err.msg);
+    return TL_EXIT_FAIL;
+}
+
+static void print_summary(const tl_pyt_sheets *s)
+{
+    tl_term_opts to = {0};
+    to.title = 1;
+    to.max_rows = 15;
+    const tl_table *t = tl_pyt_sheet(s, "gpu_timeline");
+    if (t) tl_report_term_print(stdout, t, &to);
+    t = tl_pyt_sheet(s, "ops_summary_by_category");
+    if (t) { putchar('\n'); tl_report_term_print(stdout, t, &to); }
+    t = tl_pyt_sheet(s, "ops_summary");
+    if (t) { putchar('\n'); to.max_rows = 10; tl_report_term_print(stdout, t, &to); }
+    printf("\n%zu sheets; write them with --xlsx PATH or --csv-dir DIR.\n", s->n);
+}
+
+/* Runs the report for a parsed command line on a stored/ingested trace. */
+static int run(pyt_cli *c)
+{
+    int code = TL_EXIT_OK;
+    tl_err err = {0};
+    tl_pm_arch *arch = NULL;
+    tl_catreg *cats = NULL;
+    tl_plugin_set *plugins = NULL;
+    tl_store *s = NULL;
+    tl_reader *r = NULL;
+    tl_trace *t = NULL;
+    tl_pyt_sheets sheets = {0};
+    char *xlsx_default = NULL;
+
+    if (c->arch_json || c->arch_platform) {
+        int rc = c->arch_json ? tl_pm_arch_load_file(c->arch_json, &arch, &err)
+                              : tl_pm_arch_load_platform(getenv("TRACELENS_DATADIR") ? getenv("TRACELENS_DATADIR") : TL_DATADIR,
+                                                         c->arch_platform, &arch, &err);
+        if (rc) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            return TL_EXIT_USAGE;
+        }
+        c->o.arch = arch;
+    }
+    char warn[512];
+    cats = tl_catreg_builtin(TL_DATADIR, warn, sizeof warn);
+    if (warn[0]) fprintf(stderr, "tracelens: warning: %s\n", warn);
+    for (int i = 0; i < c->next; i++) {
+        const char *p = c->ext[i];
+        size_t n = strlen(p);
+        if (n > 3 && !strcmp(p + n - 3, ".py")) {
+            fprintf(stderr, "tracelens: %s: Python extension files are not supported; use a category "
+                    "file (op<TAB>category) or a plugin .so (docs/EXTENSIONS.md)\n", p);
+            code = TL_EXIT_USAGE;
+            goto out;
+        }
+        if (n > 3 && (!strcmp(p + n - 3, ".so") || strstr(p, ".so."))) {
+            if (!plugins) plugins = tl_plugin_set_new();
+            if (tl_plugin_load(plugins, p, &err)) {
+                fprintf(stderr, "tracelens: %s\n", err.msg);
+                code = TL_EXIT_USAGE;
+                goto out;
+            }
+        } else if (tl_catreg_load_tsv(cats, p, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            code = TL_EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (plugins) tl_plugin_apply_categories(plugins, cats);
+    c->o.categories = cats;
+    c->o.plugins = plugins;
+
+    size_t il = strlen(c->input);
+    if (il > 3 && !strcmp(c->input + il - 3, ".pb")) {
+        fprintf(stderr, "tracelens: %s: XPlane (.pb) traces go to TraceLens_generate_perf_report_jax\n", c->input);
+        code = TL_EXIT_USAGE;
+        goto out;
+    }
+    s = tl_cli_store(c->db);
+    if (!s) { code = TL_EXIT_STORE; goto out; }
+    uint64_t id;
+    code = tl_cli_open_trace(s, c->input, &r, &id);
+    if (code) goto out;
+    double t0 = tl_now();
+    if (tl_trace_load(r, id, &t, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        code = TL_EXIT_FAIL;
+        goto out;
+    }
+    if (strcmp(t->format, "kineto") != 0) {
+        fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->input, t->format);
+        code = TL_EXIT_USAGE;
+        goto out;
+    }
+    double t1 = tl_now();
+    if (tl_pytorch_report(t, &c->o, &sheets, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        code = TL_EXIT_FAIL;
+        goto out;
+    }
+    double t2 = tl_now();
+    for (size_t i = 0; i < sheets.npending; i++)
+        fprintf(stderr, "tracelens: note: sheet %s is not available in this build\n", sheets.pending[i]);
+
+    const char *xlsx = c->xlsx;
+    if (!xlsx && !c->csv_dir && !c->tracelens_style) {
+        struct stat st;
+        /* a trace id has no path: name the workbook after the id */
+        xlsx = xlsx_default = default_xlsx(stat(c->input, &st) == 0 ? c->input : c->input);
+    }
+    if (c->csv_dir) {
+        if (tl_report_csv_write_dir(sheets.v, sheets.n, c->csv_dir, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            code = TL_EXIT_FAIL;
+            goto out;
+        }
+        if (c->tracelens_style) printf("wrote %zu CSV files to %s\n", sheets.n, c->csv_dir);
+    }
+    if (xlsx) {
+        code = write_xlsx(xlsx, &sheets);
+        if (code) goto out;
+        if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", xlsx, sheets.n);
+    }
+    if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(&sheets);
+    /* TRACELENS_TIMING=1: phase times on stderr (bench/report reads them) */
+    if (getenv("TRACELENS_TIMING"))
+        fprintf(stderr, "timing: load_ms=%.2f report_ms=%.2f write_ms=%.2f\n", (t1 - t0) * 1e3,
+                (t2 - t1) * 1e3, (tl_now() - t2) * 1e3);
+out:
+    free(xlsx_default);
+    tl_pyt_sheets_free(&sheets);
+    tl_trace_free(t);
+    if (r) tl_reader_close(r);
+    if (s) tl_store_close(s);
+    tl_plugin_set_free(plugins);
+    tl_catreg_free(cats);
+    if (arch) tl_pm_arch_free(arch);
+    return code;
+}
+
+int tl_cmd_report_pytorch(int argc, char **argv)
+{
+    pyt_cli c;
+    memset(&c, 0, sizeof c);
+    int code = parse_args(&c, argc, argv);
+    return code ? code : run(&c);
+}
+
+/* `tracelens report` on a Kineto trace (called by tools/cmd_report.c with
+ * argv[0] = "report"). */
+int tl_cmd_report_kineto(int argc, char **argv)
+{
+    pyt_cli c;
+    memset(&c, 0, sizeof c);
+    c.tracelens_style = 1;
+    int code = parse_args(&c, argc, argv);
+    return code ? code : run(&c);
+}

@@ -1,0 +1,184 @@
+/* cmd_sql.c — `tracelens sql "SELECT ..."`: full SQL over the stored traces
+ * through SQLite virtual tables (query/sqlvtab.h). It only parses flags,
+ * runs the statements and renders the last result with the same writers
+ * as `tracelens query`. Ctrl-C interrupts SQLite (sqlite3_interrupt) and
+ * exits 130; the store is only ever read. */
+#include "cli.h"
+#include "../query/adhoc.h"
+#include "../query/sqlvtab.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* In cmd_query.c. */
+int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all);
+
+static const char *HELP =
+    "Usage: tracelens sql [--db DIR] [--format table|csv|jsonl|xlsx] [-o FILE] [--all] \"SQL\"\n"
+    "       tracelens sql [options] -f FILE.sql      (or - for standard input)\n"
+    "\n"
+    "SQL (SQLite) over every stored trace, answered from the store alone. The\n"
+    "tables need no CREATE; several ';'-separated statements may be given and the\n"
+    "last result is printed.\n"
+    "\n"
+    "Tables (times in nanoseconds; `tracelens query --columns T` describes each):\n"
+    "  traces   trace_id, path, format, config, rank, run, ingest_time, ingested,\n"
+    "           events, gpu_events, n_kernels, n_cpu_ops, ts_min, ts_max, gpu_span,\n"
+    "           metadata (JSON: use json_extract), and label_KEY for each label key\n"
+    "  kernels  trace_id, uid, launcher, launcher_name, name, ts, dur, end_ts, device,\n"
+    "           stream, correlation, grid, block, parent, linked, pid, tid, args\n"
+    "  ops      trace_id, uid, parent, parent_name, name, ts, dur, end_ts, kernel_time,\n"
+    "           kernel_count, args, input_dims, input_type, input_strides, ...\n"
+    "  events   trace_id, uid, kind, name, cat, ts, dur, pid, tid, ... (every event)\n"
+    "  gpu_timeline, ops_summary, ops_summary_by_category, ops_unique_args,\n"
+    "  kernel_summary   the PyTorch report sheets per trace (column names in\n"
+    "           lower case with _ : time_ms, percent, kernel_duration_us_sum, ...)\n"
+    "Row tables also have hidden columns path, format, config, rank, run,\n"
+    "ingest_time and label_KEY for filtering. Conditions on trace_id, labels,\n"
+    "config, rank, ... select traces before anything is read; =, <, >, LIKE and\n"
+    "REGEXP (POSIX extended) on row columns are pushed down too, and\n"
+    "uid = ... with trace_id = ... is a direct lookup (joins on launcher/parent).\n"
+    "\n"
+    "Options:\n"
+    "  --format F   table (default), csv, jsonl, xlsx (needs -o)\n"
+    "  -o FILE      write there instead of standard output\n"
+    "  -f FILE      read the SQL from FILE (- = standard input)\n"
+    "  --all        table format: print every row (default: first 50)\n"
+    "\n"
+    "Examples:\n"
+    "  Total kernel time by kernel name across every trace:\n"
+    "    tracelens sql \"SELECT name, sum(dur) AS total_ns, count(*) AS n FROM kernels\n"
+    "                   GROUP BY name ORDER BY total_ns DESC LIMIT 20\"\n"
+    "  The same for one label (only those traces are read):\n"
+    "    tracelens sql \"SELECT name, sum(dur) FROM kernels WHERE label_set = 'nightly'\n"
+    "                   GROUP BY name ORDER BY 2 DESC LIMIT 20\"\n"
+    "  Which kernels got slower across the last 50 nightly runs (least-squares slope\n"
+    "  of the per-run mean duration, ns per run):\n"
+    "    tracelens sql \"WITH runs AS (SELECT trace_id, row_number() OVER (ORDER BY ingest_time) AS i\n"
+    "                     FROM (SELECT * FROM traces WHERE label_set = 'nightly'\n"
+    "                           ORDER BY ingest_time DESC LIMIT 50)),\n"
+    "          per AS (SELECT k.name, r.i, avg(k.dur) AS d FROM runs r\n"
+    "                  JOIN kernels k ON k.trace_id = r.trace_id GROUP BY k.name, r.i)\n"
+    "     SELECT name, count(*) AS runs, (count(*)*sum(i*d) - sum(i)*sum(d))\n"
+    "            / (count(*)*sum(i*i) - sum(i)*sum(i)) AS slope_ns_per_run\n"
+    "     FROM per GROUP BY name HAVING runs > 1 ORDER BY slope_ns_per_run DESC LIMIT 20\"\n"
+    "  GEMM time per batch size across a sweep (traces ingested with --label bs=N):\n"
+    "    tracelens sql \"SELECT label_bs AS bs, sum(dur) AS gemm_ns FROM kernels\n"
+    "                   WHERE name LIKE '%gemm%' OR name LIKE 'Cijk%' GROUP BY bs ORDER BY bs+0\"\n"
+    "  Every run where idle time exceeded 20 %:\n"
+    "    tracelens sql \"SELECT t.trace_id, t.path, g.percent FROM gpu_timeline g\n"
+    "                   JOIN traces t ON t.trace_id = g.trace_id\n"
+    "                   WHERE g.type = 'idle_time' AND g.percent > 20\"\n"
+    "  The 20 most expensive unique-arg convolutions over all ranks of config X:\n"
+    "    tracelens sql \"SELECT name, input_dims, input_type, sum(kernel_time) AS gpu_ns,\n"
+    "                   count(*) AS n FROM ops WHERE config = 'X' AND name LIKE '%conv%'\n"
+    "                   GROUP BY 1, 2, 3 ORDER BY gpu_ns DESC LIMIT 20\"\n"
+    "  Kernel time by launching op and label (a 3-table join):\n"
+    "    tracelens sql \"SELECT t.label_set, o.name, sum(k.dur) FROM kernels k\n"
+    "                   JOIN ops o ON o.trace_id = k.trace_id AND o.uid = k.launcher\n"
+    "                   JOIN traces t ON t.trace_id = k.trace_id GROUP BY 1, 2 ORDER BY 3 DESC\"\n"
+    "\n"
+    "Exit status: 0 ok; 2 bad SQL (the message points at the token); 3 store\n"
+    "error; 130 interrupted.\n";
+
+static volatile sig_atomic_t g_cancel;
+static sqlite3 *g_db;
+static void on_sigint(int sig)
+{
+    (void)sig;
+    if (g_cancel) _exit(130);
+    g_cancel = 1;
+    if (g_db) sqlite3_interrupt(g_db);
+}
+
+static char *read_all(FILE *fp)
+{
+    tl_buf b = {0};
+    char tmp[65536];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof tmp, fp)) > 0) tl_buf_append(&b, tmp, n);
+    tl_buf_putc(&b, 0);
+    return b.p;
+}
+
+int tl_cmd_sql(int argc, char **argv);
+int tl_cmd_sql(int argc, char **argv)
+{
+    const char *db = NULL, *format = "table", *out_path = NULL, *file = NULL, *v;
+    int all = 0, quiet = 0;
+    tl_buf sql = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(HELP, stdout); tl_buf_free(&sql); return 0; }
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--format"))) format = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--output")) || (v = tl_cli_flagval(argc, argv, &i, "-o"))) out_path = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--file")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) file = v;
+        else if (!strcmp(a, "--all")) all = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else if (a[0] == '-' && a[1] && a[1] != ' ') {
+            fprintf(stderr, "tracelens sql: unknown option '%s' (see tracelens sql --help)\n", a);
+            tl_buf_free(&sql);
+            return TL_EXIT_USAGE;
+        } else {
+            if (sql.n) tl_buf_putc(&sql, ' ');
+            tl_buf_puts(&sql, a);
+        }
+    }
+    if (file) {
+        FILE *fp = strcmp(file, "-") ? fopen(file, "r") : stdin;
+        if (!fp) { fprintf(stderr, "tracelens sql: cannot read %s\n", file); tl_buf_free(&sql); return TL_EXIT_USAGE; }
+        char *text = read_all(fp);
+        if (fp != stdin) fclose(fp);
+        if (sql.n) tl_buf_putc(&sql, ' ');
+        tl_buf_puts(&sql, text);
+        free(text);
+    }
+    if (!sql.n) { fputs(HELP, stderr); return TL_EXIT_USAGE; }
+    if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "jsonl") && strcmp(format, "json") &&
+        strcmp(format, "xlsx")) {
+        fprintf(stderr, "tracelens sql: --format wants table, csv, jsonl or xlsx, got '%s'\n", format);
+        tl_buf_free(&sql);
+        return TL_EXIT_USAGE;
+    }
+    tl_store *s = tl_cli_store(db);
+    if (!s) { tl_buf_free(&sql); return TL_EXIT_STORE; }
+    tl_err err = {0};
+    sqlite3 *h;
+    if (tl_sql_open(s, &g_cancel, &h, &err)) {
+        fprintf(stderr, "tracelens sql: %s\n", err.msg);
+        tl_store_close(s);
+        tl_buf_free(&sql);
+        return TL_EXIT_STORE;
+    }
+    g_db = h;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    double t0 = tl_now();
+    tl_table *t = NULL;
+    int rc = tl_sql_query(h, sql.p, &t, &err);
+    double dt = tl_now() - t0;
+    sigaction(SIGINT, &old, NULL);
+    g_db = NULL;
+    int code = TL_EXIT_OK;
+    if (rc == TL_EINTR_ADHOC || g_cancel) {
+        fprintf(stderr, "tracelens sql: interrupted (the store is unchanged)\n");
+        code = 130;
+    } else if (rc) {
+        fprintf(stderr, "tracelens %s\n", err.msg);
+        code = TL_EXIT_USAGE;
+    } else {
+        code = tl_cmd_write_result(t, format, out_path, all);
+        if (!quiet && isatty(2)) fprintf(stderr, "(%zu row%s in %.3f s)\n", t->nrows, t->nrows == 1 ? "" : "s", dt);
+    }
+    tl_table_free(t);
+    tl_sql_close(h);
+    tl_store_close(s);
+    tl_buf_free(&sql);
+    return code;
+}
