@@ -122,7 +122,12 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
-        if (!seen[id]) { seen[id] = 1; opof[id] = tl_pm_find(tl_trace_str(t, id)); }
+        if (!seen[id]) {
+            seen[id] = 1;
+            const char *nm = tl_trace_str(t, id);
+            /* a plugin model for the same name replaces the built-in one */
+            opof[id] = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
+        }
         if (opof[id]) rows[n++] = (int32_t)i;
     }
     free(seen);
@@ -353,8 +358,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             tl_table_set_str(t, ctn, r, tn);
             tl_table_set_str(t, ccs, r, m0->cspec);
             for (size_t q = 0; q < n; q++) {
-                const tl_pm_instance *in = pyt_pm_instance(c, rows.v[G->m.v[q]]);
-                /* kernel lists by ts: rebuild the rows from the instance's set */
+                /* each instance's kernels (its subtree) sorted by ts */
                 int32_t *rr = NULL;
                 size_t rn = 0, rcap = 0;
                 pyt_subtree_gpu(c, rows.v[G->m.v[q]], &rr, &rn, &rcap);
@@ -362,7 +366,6 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
                 kr[q] = rr;
                 kl[q].rows = rr;
                 kl[q].n = rn;
-                (void)in;
             }
             const char *ks, *kt;
             pyt_kdetails(c, kl, n, &t->arena, &ks, &kt);

@@ -23,6 +23,7 @@ typedef struct urow {
     double gflops, data_mb, fpb, tbs, tflops, ktime;
     const char *cspec;
     struct evalent *params;  /* model result whose params print as perf_params */
+    const char *params_text; /* plugin models: the text itself */
     int roof_valid;
     double rtime, rpct;
     const char *rbound;
@@ -365,7 +366,24 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
     if (own_pm(u, e)) {
         r->has_pm = 1;
         const tl_pm_op *op = pm_op(u, e);
-        if (op) {
+        const tl_plugin_perf_model *ppm =
+            c->o->plugins ? tl_plugin_perf_model_for(c->o->plugins, r->name) : NULL;
+        if (ppm) {
+            /* a plugin model overrides a built-in one of the same name */
+            pyt_plugin_metrics pm;
+            if (pyt_plugin_eval(c, ppm, e, &pm) == 0) {
+                r->has_metrics = 1;
+                r->gflops = pm.gflops;
+                r->data_mb = pm.data_mb;
+                r->fpb = pm.fpb;
+                r->tbs = pm.tbs;
+                r->tflops = pm.tflops;
+                r->ktime = pm.ktime;
+                r->cspec = pm.cspec;
+                r->params_text = pm.params_text;
+                return 0;
+            }
+        } else if (op) {
             const tl_pm_instance *in = pyt_pm_instance(c, e);
             tl_pm_metrics m;
             evalent *ent;
@@ -605,7 +623,8 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
         if (ks) tl_table_set_str_ref(tab, cks, r, ks);
         if (kt) tl_table_set_str_ref(tab, ctr, r, kt);
         const char *pp = NULL;
-        for (size_t q = 0; q < n && !pp; q++) pp = params_text(&u->a, rows[G->m.v[q]].params);
+        for (size_t q = 0; q < n && !pp; q++)
+            pp = rows[G->m.v[q]].params_text ? rows[G->m.v[q]].params_text : params_text(&u->a, rows[G->m.v[q]].params);
         if (pp) tl_table_set_str(tab, cpp, r, pp);
         tl_table_set_bool(tab, chp, r, R0->has_pm);
     }
