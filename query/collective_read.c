@@ -104,8 +104,9 @@ static void iv_concat(ivvec *dst, const ivvec *a, const ivvec *b)
 {
     dst->n = 0;
     tl_vec_reserve(dst, a->n + b->n);
-    memcpy(dst->v, a->v, a->n * sizeof *a->v);
-    memcpy(dst->v + a->n, b->v, b->n * sizeof *b->v);
+    /* empty vectors may have NULL storage: memcpy must not see it */
+    if (a->n) memcpy(dst->v, a->v, a->n * sizeof *a->v);
+    if (b->n) memcpy(dst->v + a->n, b->v, b->n * sizeof *b->v);
     dst->n = a->n + b->n;
 }
 
