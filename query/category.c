@@ -54,6 +54,14 @@ void tl_catreg_set(tl_catreg *r, const char *op, const char *category)
     *slot = r->n++;
 }
 
+tl_catreg *tl_catreg_copy(const tl_catreg *r)
+{
+    tl_catreg *o = tl_catreg_new();
+    for (size_t i = 0; i < r->map.cap; i++)
+        if (r->map.keys[i]) tl_catreg_set(o, r->map.keys[i], r->cats[r->map.vals[i]]);
+    return o;
+}
+
 const char *tl_catreg_get(const tl_catreg *r, const char *op)
 {
     if (!r || !op) return NULL;

@@ -26,6 +26,8 @@ typedef struct tl_corpus_opts {
     int quiet;         /* no diagnostics on stderr */
     int imbalance;     /* imbalance_ranks / imbalance_collectives (world > 1) */
     double short_us;   /* "short" kernel threshold, µs (default 10) */
+    const char *datadir; /* folder of op_categories.tsv (the CLI's TL_DATADIR);
+                            NULL: $TRACELENS_DATADIR, else perf-model categories only */
 } tl_corpus_opts;
 void tl_corpus_opts_default(tl_corpus_opts *o);
 

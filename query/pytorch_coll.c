@@ -224,7 +224,7 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     (void)ginv;
     size_t *idx = tl_xmalloc(ng * sizeof *idx);
     for (size_t r = 0; r < ng; r++) idx[r] = r;
-    pyt_sort_desc_np(idx, ng, sums);
+    pyt_sort_desc(c, idx, ng, sums);
 
     tl_table *tab = tl_table_new("coll_analysis");
     size_t kc[NKEYS];

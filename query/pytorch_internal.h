@@ -12,6 +12,7 @@
 #include "pytorch_report.h"
 #include "pyval.h"
 #include "table.h"
+#include "perfmodel.h"
 
 /* GPU classes of §5.1 (0: not a GPU event). */
 enum { PYT_G_NONE = 0, PYT_G_COMP = 1, PYT_G_COMM = 2, PYT_G_MEMCPY = 3 };
@@ -28,6 +29,15 @@ typedef struct pyt_smap {
     uint64_t *hashes;
     size_t cap, n;
 } pyt_smap;
+
+/* Map of fixed-size binary keys (structs of pointers and ids; zero any
+ * padding) -> index (pytorch_util.c). */
+typedef struct pyt_bmap {
+    char *keys;
+    size_t *vals;
+    uint8_t *used;
+    size_t keylen, cap, n;
+} pyt_bmap;
 
 typedef struct pyt_ctx {
     const tl_trace *t;
@@ -81,6 +91,12 @@ typedef struct pyt_ctx {
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
     struct tl_pm_instance **pm_inst; /* per event, lazily (pytorch_perf.c) */
+    struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
+    /* kernel-detail summary cache (pyt_kdetails) */
+    int kd_init;
+    pyt_bmap kd_map;
+    void *kd_ents;
+    size_t kd_n, kd_cap;
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     /* interned texts (pyt_intern) */
@@ -128,6 +144,9 @@ void pyt_sort_idx_f64(size_t *idx, size_t n, const double *key, int desc);
  * introsort, so ties come out in the reference's order (§8 note). idx is
  * the pre-sort row order; key is indexed by idx values. */
 void pyt_sort_desc_np(size_t *idx, size_t n, const double *key);
+/* The report's single-column descending sort: pandas' order, or stable
+ * with --fix_quirks. */
+void pyt_sort_desc(const pyt_ctx *c, size_t *idx, size_t n, const double *key);
 
 /* ---- pytorch_timeline.c ---- */
 typedef struct pyt_metrics {
@@ -183,6 +202,30 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 /* ---- pytorch_coll.c ---- */
 int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
+/* ---- pytorch_optional.c: overlap sweep, call stacks ---- */
+typedef struct pyt_ovpair { int32_t a, b; double lo, hi; } pyt_ovpair;
+typedef struct pyt_overlap {
+    uint32_t *off;     /* n+1: partners of event i are p[off[i] .. off[i+1]) */
+    pyt_ovpair *p;     /* a = the event, b = its partner, [lo, hi) the overlap */
+} pyt_overlap;
+/* Per-op overlap fields (§5.5). names: interned list text or NULL. */
+typedef struct pyt_ovf {
+    const char *names;
+    tl_pm_kernel *details;
+    size_t ndetails;
+    double pct;        /* NaN: nothing overlaps */
+} pyt_ovf;
+double pyt_round2(double x);
+pyt_overlap *pyt_overlap_build(pyt_ctx *c);
+void pyt_overlap_free(pyt_overlap *ov);
+void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, size_t nd, tl_arena *a,
+                        pyt_ovf *f);
+void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, const char **summary,
+                         const char **trunc);
+/* call_stack_full text of an op's kernels; entry_point frame name */
+const char *pyt_call_stack(pyt_ctx *c, const int32_t *gpu, size_t ng, tl_arena *a);
+const char *pyt_entry_point(pyt_ctx *c, int32_t op);
+
 /* ---- pytorch_util.c: statistics with pandas' algorithms ---- */
 typedef struct pyt_stats {
     size_t n;
@@ -205,14 +248,6 @@ void pyt_smap_free(pyt_smap *m);
 size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew);
 size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen);
 
-/* Map of fixed-size binary keys (structs of pointers and ids; zero any
- * padding) -> index. */
-typedef struct pyt_bmap {
-    char *keys;
-    size_t *vals;
-    uint8_t *used;
-    size_t keylen, cap, n;
-} pyt_bmap;
 void pyt_bmap_init(pyt_bmap *m, size_t keylen, size_t hint);
 void pyt_bmap_free(pyt_bmap *m);
 size_t *pyt_bmap_put(pyt_bmap *m, const void *key, int *isnew);

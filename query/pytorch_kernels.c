@@ -167,7 +167,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     double *sums = tl_xmalloc(ng * sizeof *sums);
     size_t *idx = tl_xmalloc(ng * sizeof *idx);
     for (size_t i = 0; i < ng; i++) { sums[i] = o[i]->sum; idx[i] = i; }
-    pyt_sort_desc_np(idx, ng, sums);
+    pyt_sort_desc(c, idx, ng, sums);
 
     tl_table *t = tl_table_new("kernel_summary");
     size_t ccat = tl_table_add_col(t, "Parent op category", TL_STR);

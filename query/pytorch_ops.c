@@ -10,35 +10,95 @@
 
 #include <stdlib.h>
 
+/* Cache of summaries by the exact kernel lists: an op's unique-args group
+ * and its unified_perf_summary group usually summarise the same kernels,
+ * and the text (NumPy statistics printed as Python) is the costly part. */
+typedef struct kd_ent {
+    int32_t *seq;      /* nlists, then per list: n, rows */
+    size_t len;
+    const char *summary, *trunc;
+} kd_ent;
+
+static uint64_t kd_key(const pyt_klist *lists, size_t nlists, int32_t **seq, size_t *len)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < nlists; i++) n += 1 + lists[i].n;
+    int32_t *s = tl_xmalloc(n * sizeof *s);
+    size_t k = 0;
+    s[k++] = (int32_t)nlists;
+    for (size_t i = 0; i < nlists; i++) {
+        s[k++] = (int32_t)lists[i].n;
+        memcpy(s + k, lists[i].rows, lists[i].n * sizeof *s);
+        k += lists[i].n;
+    }
+    *seq = s;
+    *len = n;
+    return tl_hash64(s, n * sizeof *s, 11);
+}
+
 int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
                  const char **summary, const char **trunc)
 {
     *summary = *trunc = NULL;
-    size_t tot = 0;
-    for (size_t i = 0; i < nlists; i++) tot += lists[i].n;
-    tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
-    const tl_pm_kernel **lp = tl_xmalloc((nlists ? nlists : 1) * sizeof *lp);
-    size_t *lens = tl_xmalloc((nlists ? nlists : 1) * sizeof *lens);
-    size_t q = 0;
-    for (size_t i = 0; i < nlists; i++) {
-        lp[i] = k + q;
-        lens[i] = lists[i].n;
-        for (size_t j = 0; j < lists[i].n; j++, q++) {
-            int32_t r = lists[i].rows[j];
-            k[q].name = pyt_name(c, r);
-            k[q].dur = pyt_dur(c, r);
-            k[q].has_stream = pyt_stream(c, r, &k[q].stream);
+    int32_t *seq;
+    size_t len;
+    struct { uint64_t h; size_t len; } key;
+    memset(&key, 0, sizeof key);
+    key.h = kd_key(lists, nlists, &seq, &len);
+    key.len = len;
+    if (!c->kd_init) {
+        pyt_bmap_init(&c->kd_map, sizeof key, 256);
+        c->kd_init = 1;
+    }
+    int isnew;
+    size_t *slot = pyt_bmap_put(&c->kd_map, &key, &isnew);
+    kd_ent *e = NULL;
+    if (!isnew) {
+        e = ((kd_ent **)c->kd_ents)[*slot];
+        if (e->len != len || memcmp(e->seq, seq, len * sizeof *seq)) e = NULL; /* hash collision */
+    }
+    if (!e) {
+        size_t tot = 0;
+        for (size_t i = 0; i < nlists; i++) tot += lists[i].n;
+        tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
+        const tl_pm_kernel **lp = tl_xmalloc((nlists ? nlists : 1) * sizeof *lp);
+        size_t *lens = tl_xmalloc((nlists ? nlists : 1) * sizeof *lens);
+        size_t q = 0;
+        for (size_t i = 0; i < nlists; i++) {
+            lp[i] = k + q;
+            lens[i] = lists[i].n;
+            for (size_t j = 0; j < lists[i].n; j++, q++) {
+                int32_t r = lists[i].rows[j];
+                k[q].name = pyt_name(c, r);
+                k[q].dur = pyt_dur(c, r);
+                k[q].has_stream = pyt_stream(c, r, &k[q].stream);
+            }
+        }
+        tl_buf s = {0}, t = {0};
+        int has_trunc = tl_pm_kdetails_summarize(lp, lens, nlists, &s, &t);
+        e = tl_arena_zalloc(&c->arena, sizeof *e);
+        e->seq = tl_arena_alloc(&c->arena, len * sizeof *seq);
+        memcpy(e->seq, seq, len * sizeof *seq);
+        e->len = len;
+        e->summary = tl_arena_strndup(&c->arena, s.p ? s.p : "", s.n);
+        e->trunc = has_trunc ? tl_arena_strndup(&c->arena, t.p ? t.p : "", t.n) : NULL;
+        tl_buf_free(&s);
+        tl_buf_free(&t);
+        free(k);
+        free(lp);
+        free(lens);
+        if (isnew) {
+            if (c->kd_n == c->kd_cap) {
+                c->kd_cap = c->kd_cap ? c->kd_cap * 2 : 256;
+                c->kd_ents = tl_xrealloc(c->kd_ents, c->kd_cap * sizeof(kd_ent *));
+            }
+            ((kd_ent **)c->kd_ents)[c->kd_n] = e;
+            *slot = c->kd_n++;
         }
     }
-    tl_buf s = {0}, t = {0};
-    int has_trunc = tl_pm_kdetails_summarize(lp, lens, nlists, &s, &t);
-    *summary = tl_arena_strndup(a, s.p ? s.p : "", s.n);
-    if (has_trunc) *trunc = tl_arena_strndup(a, t.p ? t.p : "", t.n);
-    tl_buf_free(&s);
-    tl_buf_free(&t);
-    free(k);
-    free(lp);
-    free(lens);
+    free(seq);
+    *summary = tl_arena_strdup(a, e->summary);
+    if (e->trunc) *trunc = tl_arena_strdup(a, e->trunc);
     return 0;
 }
 
@@ -107,9 +167,11 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Groups launchers by key (+ is_recompute), ascending key order, then a
- * stable descending sort by the direct-time sum (§8 note). */
-static sgroup **group_simple(pyt_ctx *c, const ltab *L, const char **keys, size_t *ng_out,
+/* Groups launchers by key (+ is_recompute) in ascending key order, then
+ * sorts by the direct-time sum descending the way pandas does (§8 note:
+ * NumPy's unstable introsort decides the order of ties). Keys are
+ * dictionary or interned pointers, one per distinct text. */
+static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys, size_t *ng_out,
                              sgroup **store)
 {
     struct { const char *key; int64_t rec; } bk;
@@ -151,7 +213,7 @@ static sgroup **group_simple(pyt_ctx *c, const ltab *L, const char **keys, size_
     double *sums = tl_xmalloc((ng ? ng : 1) * sizeof *sums);
     size_t *idx = tl_xmalloc((ng ? ng : 1) * sizeof *idx);
     for (size_t i = 0; i < ng; i++) { sums[i] = order[i]->dsum; idx[i] = i; }
-    pyt_sort_desc_np(idx, ng, sums);
+    pyt_sort_desc(c, idx, ng, sums);
     sgroup **sorted = tl_xmalloc((ng ? ng : 1) * sizeof *sorted);
     for (size_t i = 0; i < ng; i++) sorted[i] = order[idx[i]];
     free(order);
@@ -238,6 +300,12 @@ typedef struct ugroup {
     TL_VEC(size_t) m;        /* members in launcher order */
     double dsum;
     int64_t ex_uid;
+    /* _kl_overlap sorting: totals over the groups sharing the key without
+     * the overlap names (§9.11) */
+    size_t base;
+    double base_total;
+    int64_t base_min_uid;
+    const char *ov_names;
 } ugroup;
 
 static ugroup *sort_ugroups;
@@ -250,11 +318,50 @@ static int cmp_ugroup(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
+int pyt_cmp_kl(const void *a, const void *b)
+{
+    const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
+    if (x->base_total != y->base_total) return x->base_total > y->base_total ? -1 : 1;
+    if (x->base_min_uid != y->base_min_uid) return x->base_min_uid < y->base_min_uid ? -1 : 1;
+    if (x->ov_names != y->ov_names) {
+        if (!x->ov_names || !y->ov_names) return x->ov_names ? -1 : 1;
+        int r = strcmp(x->ov_names, y->ov_names);
+        if (r) return r;
+    }
+    if (x->dsum != y->dsum) return x->dsum > y->dsum ? -1 : 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* base groups of the kl sort: same key except the overlap names */
+static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
+{
+    pyt_bmap m;
+    pyt_bmap_init(&m, keylen, ng);
+    size_t *tot_idx = tl_xmalloc((ng ? ng : 1) * sizeof *tot_idx);
+    double *tot = tl_xcalloc(ng ? ng : 1, sizeof *tot);
+    int64_t *mn = tl_xmalloc((ng ? ng : 1) * sizeof *mn);
+    size_t nb = 0;
+    for (size_t i = 0; i < ng; i++) {
+        int isnew;
+        size_t *slot = pyt_bmap_put(&m, (const char *)keys + i * keylen, &isnew);
+        if (isnew) { *slot = nb; mn[nb] = g[i].ex_uid; nb++; }
+        g[i].base = *slot;
+        tot[*slot] += g[i].dsum;
+        if (g[i].ex_uid < mn[*slot]) mn[*slot] = g[i].ex_uid;
+    }
+    for (size_t i = 0; i < ng; i++) { g[i].base_total = tot[g[i].base]; g[i].base_min_uid = mn[g[i].base]; }
+    pyt_bmap_free(&m);
+    free(tot_idx);
+    free(tot);
+    free(mn);
+}
+
+static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf)
 {
     const tl_trace *tr = c->t;
     /* group key: interned pointers (equal texts share one pointer) */
-    struct { const char *p[9]; int64_t nk, rec; } key;
+    struct { const char *p[9]; int64_t nk, rec; const char *ov; } key;
     pyt_bmap m;
     pyt_bmap_init(&m, sizeof key, L->n);
     ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
@@ -272,12 +379,14 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
         key.p[8] = L->conc[j];
         key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
         key.rec = L->rec[j];
+        key.ov = ovf ? ovf[j].names : NULL;
         int isnew;
         size_t *slot = pyt_bmap_put(&m, &key, &isnew);
         if (isnew) {
             *slot = ng;
             g[ng].first = j;
             g[ng].ex_uid = tr->uid[L->row[j]];
+            g[ng].ov_names = key.ov;
             ng++;
         }
         tl_vec_push(&g[*slot].m, j);
@@ -292,10 +401,29 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
         ord[i] = i;
     }
     sort_ugroups = g;
-    qsort(ord, ng, sizeof *ord, cmp_ugroup);
+    if (ovf) {
+        /* the key without the overlap names, per group */
+        char *bk = tl_xcalloc(ng ? ng : 1, sizeof key);
+        for (size_t i = 0; i < ng; i++) {
+            size_t j = g[i].first;
+            memset(&key, 0, sizeof key);
+            key.p[0] = L->name[j]; key.p[1] = L->cat[j]; key.p[2] = L->pname[j];
+            key.p[3] = L->plabel[j]; key.p[4] = L->tname[j]; key.p[5] = L->dims[j];
+            key.p[6] = L->types[j]; key.p[7] = L->strides[j]; key.p[8] = L->conc[j];
+            key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
+            key.rec = L->rec[j];
+            memcpy(bk + i * sizeof key, &key, sizeof key);
+        }
+        kl_bases(g, ng, bk, sizeof key);
+        free(bk);
+        qsort(ord, ng, sizeof *ord, pyt_cmp_kl);
+    } else {
+        qsort(ord, ng, sizeof *ord, cmp_ugroup);
+    }
 
-    tl_table *t = tl_table_new("ops_unique_args");
+    tl_table *t = tl_table_new(ovf ? "ops_unique_args_kl_overlap" : "ops_unique_args");
     size_t cn = tl_table_add_col(t, "name", TL_STR);
+    long cov = ovf ? (long)tl_table_add_col(t, "overlapping_kernel_names", TL_STR) : -1;
     size_t ccat = tl_table_add_col(t, "op category", TL_STR);
     size_t cpn = tl_table_add_col(t, "process_name", TL_STR);
     size_t cpl = tl_table_add_col(t, "process_label", TL_STR);
@@ -321,6 +449,17 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
     size_t cex = tl_table_add_col(t, "ex_UID", TL_I64);
     size_t cks = tl_table_add_col(t, "kernel_details_summary", TL_STR);
     size_t ctr = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+    size_t cos = 0, cot = 0, cop[5] = {0};
+    static const char *const OST[] = {"mean", "median", "std", "min", "max"};
+    if (ovf) {
+        cos = tl_table_add_col(t, "overlapping_kernels_details_summary", TL_STR);
+        cot = tl_table_add_col(t, "trunc_overlapping_kernels_details", TL_STR);
+        for (int k = 0; k < 5; k++) {
+            snprintf(nm, sizeof nm, "overlap_pct_%s", OST[k]);
+            cop[k] = tl_table_add_col(t, nm, TL_F64);
+        }
+    }
+    const pyt_ovf **ol = ovf ? tl_xmalloc((L->n ? L->n : 1) * sizeof *ol) : NULL;
 
     double tsmin = INFINITY;
     if (cfo >= 0)
@@ -365,7 +504,22 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L)
         if (pyt_kdetails(c, kl, G->m.n, &t->arena, &ks, &kt) < 0) pending_kd = 1;
         if (ks) tl_table_set_str_ref(t, cks, r, ks);
         if (kt) tl_table_set_str_ref(t, ctr, r, kt);
+        if (ovf) {
+            if (G->ov_names) tl_table_set_str(t, (size_t)cov, r, G->ov_names);
+            for (size_t q = 0; q < G->m.n; q++) ol[q] = &ovf[G->m.v[q]];
+            const char *os, *ot;
+            pyt_overlap_summary(ol, G->m.n, &t->arena, &os, &ot);
+            tl_table_set_str_ref(t, cos, r, os);
+            if (ot) tl_table_set_str_ref(t, cot, r, ot);
+            for (size_t q = 0; q < G->m.n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+            pyt_stats st;
+            pyt_stats_of(tmp, G->m.n, &st);
+            if (!isnan(st.mean) && isnan(st.std)) st.std = 0.0; /* filled where a mean exists */
+            double v[5] = {st.mean, st.median, st.std, st.min, st.max};
+            for (int k = 0; k < 5; k++) tl_table_set_f64(t, cop[k], r, pyt_round2(v[k]));
+        }
     }
+    free(ol);
     (void)pending_kd;
     pyt_add_percentages(t, cstat[5][0]);
     free(kl);
@@ -384,6 +538,14 @@ int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     ltab_build(c, &L);
     pyt_sheets_push(out, sheet_by_category(c, &L));
     pyt_sheets_push(out, sheet_ops_summary(c, &L));
-    pyt_sheets_push(out, sheet_unique_args(c, &L));
+    pyt_sheets_push(out, sheet_unique_args(c, &L, NULL));
+    if (c->o->include_overlap_info) {
+        if (!c->overlap) c->overlap = pyt_overlap_build(c);
+        pyt_ovf *ovf = tl_xcalloc(L.n ? L.n : 1, sizeof *ovf);
+        for (size_t j = 0; j < L.n; j++)
+            pyt_overlap_fields(c, c->overlap, L.k[j], L.nk[j], &c->arena, &ovf[j]);
+        pyt_sheets_push(out, sheet_unique_args(c, &L, ovf));
+        free(ovf);
+    }
     return 0;
 }

@@ -132,7 +132,10 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     }
     free(seen);
     free(opof);
-    if (!n) { free(rows); return 0; }
+    if (!n) {
+        free(rows);
+        return c->o->plugins ? pyt_sheets_plugin_perf(c, out, err) : 0;
+    }
     tl_pm_instance *inst = tl_xmalloc(n * sizeof *inst);
     for (size_t i = 0; i < n; i++) inst[i] = *pyt_pm_instance(c, rows[i]);
     tl_pm_sheet_opts so = {0};

@@ -26,6 +26,20 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         cat = own = tl_catreg_builtin(NULL, warn, sizeof warn);
         if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
     }
+    if (o->fix_quirks) {
+        /* QUIRK (§6): the leaf attention launchers are missing from the
+         * registry and land in "other" */
+        tl_catreg *fx = tl_catreg_copy(cat);
+        if (!tl_catreg_get(fx, "aten::_flash_attention_forward") ||
+            !strcmp(tl_catreg_get(fx, "aten::_flash_attention_forward"), "other"))
+            tl_catreg_set(fx, "aten::_flash_attention_forward", "SDPA_fwd");
+        if (!tl_catreg_get(fx, "aten::_flash_attention_backward"))
+            tl_catreg_set(fx, "aten::_flash_attention_backward", "SDPA_bwd");
+        if (!tl_catreg_get(fx, "aten::_efficient_attention_forward"))
+            tl_catreg_set(fx, "aten::_efficient_attention_forward", "SDPA_fwd");
+        tl_catreg_free(own);
+        cat = own = fx;
+    }
     pyt_ctx c;
     int rc = pyt_ctx_init(&c, t, o, cat, err);
     if (rc) goto done;

@@ -31,6 +31,8 @@ typedef struct tl_catreg tl_catreg;
 
 tl_catreg *tl_catreg_new(void);
 void tl_catreg_free(tl_catreg *r);
+/* A copy (the copy is then changed independently). */
+tl_catreg *tl_catreg_copy(const tl_catreg *r);
 /* Adds/overrides one entry (both strings copied). */
 void tl_catreg_set(tl_catreg *r, const char *op, const char *category);
 /* Loads "op<TAB>category" lines ('#' comments and blank lines skipped).
@@ -67,6 +69,8 @@ typedef struct tl_pyt_opts {
     const tl_catreg *categories;      /* NULL: built-in registry */
     const struct tl_plugin_set *plugins; /* extra categories/tables; may be NULL */
     int quiet;                        /* no warnings on stderr */
+    int fix_quirks;                   /* correct the reference's QUIRK items instead of
+                                         reproducing them (docs/CONFORMANCE.md) */
 } tl_pyt_opts;
 
 /* Defaults of the reference CLI (spec §12). */

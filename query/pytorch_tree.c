@@ -532,6 +532,9 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->gpu_by_pos);
     free(c->gpu_pos);
     free(c->pm_inst);
+    pyt_overlap_free(c->overlap);
+    if (c->kd_init) pyt_bmap_free(&c->kd_map);
+    free(c->kd_ents);
     free(c->pm_mark);
     free(c->recompute);
     free(c->fwd_of);

@@ -418,6 +418,9 @@ typedef struct ugrp {
     TL_VEC(size_t) m;
     double ksum;
     int64_t ex_uid;
+    const char *ov_names;       /* _kl_overlap */
+    double base_total;
+    int64_t base_min_uid;
 } ugrp;
 
 static ugrp *g_sort;
@@ -449,7 +452,22 @@ static double stat_pick(const pyt_stats *s, const char *w)
     return s->sum;
 }
 
-static tl_table *summarise(uctx *u, urow *rows, size_t nr)
+static int cmp_ugrp_kl(const void *a, const void *b)
+{
+    const ugrp *x = &g_sort[*(const size_t *)a], *y = &g_sort[*(const size_t *)b];
+    if (x->base_total != y->base_total) return x->base_total > y->base_total ? -1 : 1;
+    if (x->base_min_uid != y->base_min_uid) return x->base_min_uid < y->base_min_uid ? -1 : 1;
+    if (x->ov_names != y->ov_names) {
+        if (!x->ov_names || !y->ov_names) return x->ov_names ? -1 : 1;
+        int r = strcmp(x->ov_names, y->ov_names);
+        if (r) return r;
+    }
+    if (x->ksum != y->ksum) return x->ksum > y->ksum ? -1 : 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf)
 {
     pyt_ctx *c = u->c;
     const tl_trace *t = c->t;
@@ -457,9 +475,11 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
     const char **dims = tl_arena_alloc(&u->a, (nr ? nr : 1) * sizeof(char *) * 7);
     const char **types = dims + nr, **strides = dims + 2 * nr, **conc = dims + 3 * nr;
     const char **pn = dims + 4 * nr, **pl = dims + 5 * nr, **tn = dims + 6 * nr;
-    struct { const char *p[9]; int64_t rec; } key;
-    pyt_bmap m;
+    struct { const char *p[9]; int64_t rec; const char *ov; } key;
+    pyt_bmap m, bm;
     pyt_bmap_init(&m, sizeof key, nr);
+    pyt_bmap_init(&bm, sizeof key, nr);
+    size_t *base = tl_xmalloc((nr ? nr : 1) * sizeof *base), nbase = 0;
     ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);
     size_t ng = 0;
     int any_metrics = 0, any_roof = 0;
@@ -484,13 +504,17 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
         key.p[8] = conc[i];
         key.rec = rows[i].rec;
         int isnew;
+        size_t *bslot = pyt_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
+        if (isnew) *bslot = nbase++;
+        key.ov = ovf ? ovf[i].names : NULL;
         size_t *slot = pyt_bmap_put(&m, &key, &isnew);
-        if (isnew) { *slot = ng; g[ng].ex_uid = rows[i].uid; ng++; }
+        if (isnew) { *slot = ng; g[ng].ex_uid = rows[i].uid; g[ng].ov_names = key.ov; base[ng] = *bslot; ng++; }
         tl_vec_push(&g[*slot].m, i);
         if (rows[i].has_metrics) any_metrics = 1;
         if (rows[i].roof_valid) any_roof = 1;
     }
     pyt_bmap_free(&m);
+    pyt_bmap_free(&bm);
     double *tmp = tl_xmalloc((nr ? nr : 1) * sizeof *tmp);
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
@@ -499,10 +523,26 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
         ord[i] = i;
     }
     g_sort = g;
-    qsort(ord, ng, sizeof *ord, cmp_ugrp);
+    if (ovf) {
+        double *bt = tl_xcalloc(nbase ? nbase : 1, sizeof *bt);
+        int64_t *bu = tl_xmalloc((nbase ? nbase : 1) * sizeof *bu);
+        for (size_t b = 0; b < nbase; b++) bu[b] = INT64_MAX;
+        for (size_t i = 0; i < ng; i++) {
+            bt[base[i]] += g[i].ksum;
+            if (g[i].ex_uid < bu[base[i]]) bu[base[i]] = g[i].ex_uid;
+        }
+        for (size_t i = 0; i < ng; i++) { g[i].base_total = bt[base[i]]; g[i].base_min_uid = bu[base[i]]; }
+        free(bt);
+        free(bu);
+        qsort(ord, ng, sizeof *ord, cmp_ugrp_kl);
+    } else {
+        qsort(ord, ng, sizeof *ord, cmp_ugrp);
+    }
+    free(base);
 
-    tl_table *tab = tl_table_new("unified_perf_summary");
+    tl_table *tab = tl_table_new(ovf ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
     size_t cn = tl_table_add_col(tab, "name", TL_STR);
+    long cov = ovf ? (long)tl_table_add_col(tab, "overlapping_kernel_names", TL_STR) : -1;
     size_t ccat = tl_table_add_col(tab, "op category", TL_STR);
     size_t cpn = tl_table_add_col(tab, "process_name", TL_STR);
     size_t cpl = tl_table_add_col(tab, "process_label", TL_STR);
@@ -547,8 +587,20 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
     stat_cols(tab, "Kernel Time (µs)", REST, 3, ck2);
     size_t cks = tl_table_add_col(tab, "kernel_details_summary", TL_STR);
     size_t ctr = tl_table_add_col(tab, "trunc_kernel_details", TL_STR);
+    size_t cos = 0, cot = 0, cop[5] = {0};
+    if (ovf) {
+        cos = tl_table_add_col(tab, "overlapping_kernels_details_summary", TL_STR);
+        cot = tl_table_add_col(tab, "trunc_overlapping_kernels_details", TL_STR);
+        stat_cols(tab, "overlap_pct", ALL5, 5, cop);
+    }
     size_t cpp = tl_table_add_col(tab, "perf_params", TL_STR);
     size_t chp = tl_table_add_col(tab, "has_perf_model", TL_BOOL);
+    long cep = -1, cstk = -1;
+    if (c->o->include_call_stack) {
+        cep = (long)tl_table_add_col(tab, "entry_point", TL_STR);
+        cstk = (long)tl_table_add_col(tab, "call_stack_full", TL_STR);
+    }
+    const pyt_ovf **ol = ovf ? tl_xmalloc((nr ? nr : 1) * sizeof *ol) : NULL;
 
     pyt_klist *kl = tl_xmalloc((nr ? nr : 1) * sizeof *kl);
     for (size_t oi = 0; oi < ng; oi++) {
@@ -627,7 +679,27 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr)
             pp = rows[G->m.v[q]].params_text ? rows[G->m.v[q]].params_text : params_text(&u->a, rows[G->m.v[q]].params);
         if (pp) tl_table_set_str(tab, cpp, r, pp);
         tl_table_set_bool(tab, chp, r, R0->has_pm);
+        if (ovf) {
+            if (G->ov_names) tl_table_set_str(tab, (size_t)cov, r, G->ov_names);
+            for (size_t q = 0; q < n; q++) ol[q] = &ovf[G->m.v[q]];
+            const char *os, *ot;
+            pyt_overlap_summary(ol, n, &tab->arena, &os, &ot);
+            tl_table_set_str_ref(tab, cos, r, os);
+            if (ot) tl_table_set_str_ref(tab, cot, r, ot);
+            pyt_stats so;
+            for (size_t q = 0; q < n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+            pyt_stats_of(tmp, n, &so);
+            if (!isnan(so.mean) && isnan(so.std)) so.std = 0.0;
+            for (int i = 0; i < 5; i++) tl_table_set_f64(tab, cop[i], r, pyt_round2(stat_pick(&so, ALL5[i])));
+        }
+        if (cep >= 0) {
+            /* the first instance's: an op's stack is the same at every call
+             * site that shares its arguments in practice */
+            tl_table_set_str(tab, (size_t)cep, r, pyt_entry_point(c, R0->src));
+            tl_table_set_str(tab, (size_t)cstk, r, pyt_call_stack(c, R0->g, R0->ng, &u->a));
+        }
     }
+    free(ol);
     pyt_add_percentages(tab, ck1[2]);
     free(kl);
     free(tmp);
@@ -775,7 +847,9 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         tl_buf_puts(&nb, " (Synthetic Op)");
         tl_buf_putc(&nb, 0);
         r->name = pyt_intern(c, nb.p);
-        int32_t fk = stored_first_kernel(&u, p, lidx);
+        /* QUIRK (§9.5.2): the fallback reads the parent's stale kernel list;
+         * --fix_quirks uses the synthetic op's own kernel */
+        int32_t fk = c->o->fix_quirks ? gk : stored_first_kernel(&u, p, lidx);
         r->cat = pyt_category_name(c, r->name, fk >= 0 ? pyt_name(c, fk) : NULL);
         r->g = tl_arena_alloc(&u.a, sizeof *r->g);
         r->g[0] = gk;
@@ -792,7 +866,22 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     free(op_seen);
     free(covered);
 
-    if (nr) pyt_sheets_push(out, summarise(&u, rows, nr));
+    if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL));
+    if (nr && c->o->include_overlap_info) {
+        if (!c->overlap) c->overlap = pyt_overlap_build(c);
+        pyt_ovf *ovf = tl_xcalloc(nr, sizeof *ovf);
+        int32_t *tmp = NULL;
+        size_t cap = 0;
+        for (size_t i = 0; i < nr; i++) {
+            if (rows[i].ng > cap) { cap = rows[i].ng; tmp = tl_xrealloc(tmp, cap * sizeof *tmp); }
+            memcpy(tmp, rows[i].g, rows[i].ng * sizeof *tmp);
+            pyt_sort_rows_by_ts(c, tmp, rows[i].ng);
+            pyt_overlap_fields(c, c->overlap, tmp, rows[i].ng, &c->arena, &ovf[i]);
+        }
+        free(tmp);
+        pyt_sheets_push(out, summarise(&u, rows, nr, ovf));
+        free(ovf);
+    }
     free(rows);
     free(lidx);
     tl_pm_ctx_free(u.pm);

@@ -419,3 +419,10 @@ const char *pyt_intern(pyt_ctx *c, const char *s)
     *v = c->nintern++;
     return copy;
 }
+
+void pyt_sort_desc(const pyt_ctx *c, size_t *idx, size_t n, const double *key)
+{
+    /* --fix_quirks: ties keep the ascending-key order (stable) */
+    if (c->o->fix_quirks) pyt_sort_idx_f64(idx, n, key, 1);
+    else pyt_sort_desc_np(idx, n, key);
+}

@@ -748,7 +748,7 @@ int tl_cmd_collective(int argc, char **argv)
     }
     rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
     if (rc == TL_EXIT_OK && !quiet) {
-        fprintf(stderr, "collective report (%.2f s from the store):", dt);
+        fprintf(stderr, "collective report (%.3f s from the store):", dt);
         if (xlsx) fprintf(stderr, " %s", xlsx);
         if (csv) fprintf(stderr, "%s%s/", xlsx ? " and " : " ", csv);
         fputc('\n', stderr);

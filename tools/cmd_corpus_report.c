@@ -1,0 +1,477 @@
+/* cmd_corpus_report.c — `tracelens corpus-report` and the reference-style
+ * `TraceLens_generate_multi_config_perf_report` (the generator of branch
+ * feat/gen_report_node_replay_bench: flags -b -p -e -f -r -d -o, spec
+ * formats.md §4.1–§4.3). It walks the base folder, groups rank files by
+ * folder (one configuration each), ingests them into the store in
+ * parallel, and writes one workbook per configuration from the store
+ * (query/corpus_report). Unlike the reference, an existing workbook is left
+ * alone and the other configurations still run. No analysis here. */
+#include "cli.h"
+#include "../ingest/ingest.h"
+#include "../query/collective.h"
+#include "../query/corpus_report.h"
+#include "../report/report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef TL_DATADIR
+#define TL_DATADIR "data"
+#endif
+
+/* From cmd_collective.c. */
+void tl_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
+
+static const char *HELP =
+    "usage: TraceLens_generate_multi_config_perf_report -b BASE [-p PREFIX] [-e json|gz]\n"
+    "           [-f SUBSTR [SUBSTR ...]] [-d] [-o XLSX] [-r]\n"
+    "       tracelens [--db DIR] corpus-report -b BASE ...        (same flags)\n"
+    "       tracelens [--db DIR] corpus-report --config NAME|DIR [-o XLSX]\n"
+    "\n"
+    "One performance workbook per configuration of a multi-rank corpus: every\n"
+    "folder under BASE holding rank trace files (PyTorch profiler JSON) is one\n"
+    "configuration. The files are ingested into the trace store (in parallel; a\n"
+    "no-op for files already stored) and the workbook is computed from the store:\n"
+    "  gemm, conv, attn, un_elemwise, bin_elemwise  perf-model rows of all ranks\n"
+    "                       pooled (plus kernel_time_sum_cum_pct)\n"
+    "  kernel_launchers     launchers of all ranks by name, with per-rank averages\n"
+    "  gpu_timelines        time_ms_<rank>, percent_<rank> per rank, avg and std\n"
+    "  linked_and_short_kernels, unlinked_short_kernels_summary, short_cpu_op_counts\n"
+    "  cuda_events_summary  runtime/driver calls: count|min|max|mean per rank\n"
+    "  grouped_breakdown    seconds per op group (Attention, GEMM, ...), Comms,\n"
+    "                       Memcpy, Other, Total\n"
+    "  with more than one rank: summary_nccl_implicit_sync_cat, long,\n"
+    "  nccl_implicit_sync_cat[_detailed], nccl_all2allv, and (ours) imbalance_ranks,\n"
+    "  imbalance_collectives, with a summary of the slowest rank per collective.\n"
+    "\n"
+    "options (the reference generator's):\n"
+    "  -b BASE        folder searched recursively (required unless --config)\n"
+    "  -p PREFIX      rank prefix: the rank is the number right after it in the file\n"
+    "                 name (default rank_; e.g. rank- or rank)\n"
+    "  -e EXT         json (default) or gz: files BASE/**/*.EXT\n"
+    "  -f SUBSTR ...  keep files whose path contains every SUBSTR (default rank_0,\n"
+    "                 i.e. rank 0 only, as the reference; -f rank_ for all ranks)\n"
+    "  -d             dry run: list configurations, files and workbook names\n"
+    "  -o XLSX        workbook path (only with a single configuration)\n"
+    "  -r             node replay: needs AMD GPUs and the vendor benchmark tools\n"
+    "                 (amd-smi, hipblaslt-bench, MIOpenDriver) driven through\n"
+    "                 PyTorch; not done by tracelens (a clear message, exit 1)\n"
+    "options of tracelens:\n"
+    "  --config NAME|DIR  a configuration already in the store (the folder name\n"
+    "                 recorded at ingest, or its path) instead of -b\n"
+    "  --csv DIR      also write DIR/<configuration>/<sheet>.csv\n"
+    "  -j, --max_workers N  threads for ingest and per-rank reports\n"
+    "  -q, --quiet    fewer messages\n"
+    "  --db DIR       trace store (default $TRACELENS_DB, else $XDG_DATA_HOME/tracelens)\n"
+    "  -h, --help     this text\n"
+    "\n"
+    "An existing workbook is not overwritten: that configuration is skipped and the\n"
+    "others still run (the reference stops the whole run).\n"
+    "exit status: 0 ok (skipped existing workbooks included); 1 a configuration\n"
+    "failed; 2 bad command line; 3 store error.\n";
+
+static int usage(const char *prog, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "usage: %s -b BASE [-p PREFIX] [-e EXT] [-f F ...] [-r] [-d] [-o XLSX] (see --help)\n%s: error: ",
+            prog, prog);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return TL_EXIT_USAGE;
+}
+
+typedef TL_VEC(char *) strvec;
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n >= m && !strcmp(s + n - m, suf);
+}
+
+/* Python's recursive glob of BASE/<any folders>/<name>.EXT: every
+ * non-hidden file below dir whose name ends in dotext. */
+static void walk(const char *dir, const char *dotext, int depth, strvec *out)
+{
+    if (depth > 64) return;
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.') continue;
+        size_t dl = strlen(dir), n = dl + strlen(de->d_name) + 2;
+        char *p = tl_xmalloc(n);
+        snprintf(p, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", de->d_name);
+        struct stat st;
+        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+            walk(p, dotext, depth + 1, out);
+            free(p);
+        } else if (has_suffix(de->d_name, dotext) && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            tl_vec_push(out, p);
+        } else {
+            free(p);
+        }
+    }
+    closedir(d);
+}
+
+static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* The integer right after the prefix in the file name, or -1. */
+static long rank_after(const char *path, const char *prefix)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t pl = strlen(prefix);
+    for (const char *p = base; (p = strstr(p, prefix)); p++)
+        if (p[pl] >= '0' && p[pl] <= '9') return strtol(p + pl, NULL, 10);
+    return -1;
+}
+
+typedef struct cfgdir {
+    char *dir;          /* absolute */
+    strvec files;
+    long *ranks;
+} cfgdir;
+
+typedef struct ing {
+    uint64_t *ids;
+    int failures;
+    size_t fresh;
+} ing;
+
+static void ing_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, const tl_err *err)
+{
+    ing *c = ctx;
+    if (rc) {
+        fprintf(stderr, "tracelens: %s\n", err->msg);
+        c->failures++;
+        return;
+    }
+    c->ids[i] = pp->res.id;
+    if (!pp->res.existed) c->fresh++;
+}
+
+static int workers_default(long w)
+{
+    if (w > 0) return (int)w;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus > 0 ? (int)(cpus > 8 ? 8 : cpus) : 1;
+}
+
+/* Builds and writes one configuration's workbook from stored ids. */
+static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const char *xlsx,
+                      const char *csv, long workers, int quiet)
+{
+    tl_corpus_opts o;
+    tl_corpus_opts_default(&o);
+    o.max_workers = (int)workers;
+    o.quiet = quiet;
+    o.datadir = getenv("TRACELENS_DATADIR") ? NULL : TL_DATADIR;
+    tl_corpus_sheets sh;
+    tl_corpus_stats st;
+    tl_err err = {0};
+    double t0 = tl_now();
+    if (tl_corpus_report(s, ids, ranks, n, &o, &sh, &st, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    double dt = tl_now() - t0;
+    int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
+    if (rc == TL_EXIT_OK) {
+        printf("Wrote %s%s%s%s (%zu sheets; %.3f s from the store: ranks %.3f s, collectives %.3f s)\n", xlsx,
+               csv ? " and " : "", csv ? csv : "", csv ? "/" : "", sh.n, dt,
+               st.seconds_ranks, st.seconds_collective);
+        if (!quiet) {
+            for (size_t i = 0; i < sh.n; i++) printf("  %-34s %zu rows\n", sh.v[i]->name, sh.v[i]->nrows);
+            if (st.have_coll) {
+                tl_coll_sheets view = {0};
+                for (size_t i = 0; i < sh.n; i++) tl_vec_push(&view, sh.v[i]);
+                tl_coll_print_summary(stdout, &view, &st.coll);
+                free(view.v);
+            }
+        }
+    }
+    tl_corpus_sheets_free(&sh);
+    tl_corpus_stats_free(&st);
+    return rc;
+}
+
+static int node_replay_message(void)
+{
+    static const char *const DEPS[] = {"amd-smi", "hipblaslt-bench", "MIOpenDriver"};
+    int missing = 0;
+    const char *path = getenv("PATH");
+    for (size_t i = 0; i < sizeof DEPS / sizeof *DEPS; i++) {
+        int found = 0;
+        if (path) {
+            char *dup = tl_xstrdup(path), *save = NULL;
+            for (char *d = strtok_r(dup, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+                char p[4096];
+                snprintf(p, sizeof p, "%s/%s", d, DEPS[i]);
+                found = access(p, X_OK) == 0;
+            }
+            free(dup);
+        }
+        if (!found) printf("Dependency not found: %s\n", DEPS[i]), missing++;
+    }
+    if (missing) printf("Node replay dependencies not met, terminating...\n");
+    fflush(stdout);
+    fprintf(stderr,
+            "tracelens: node replay (-r) re-runs each GEMM/convolution on AMD GPUs through PyTorch and the vendor\n"
+            "benchmark tools (amd-smi, hipblaslt-bench, MIOpenDriver): it needs GPUs and those tools, and tracelens\n"
+            "does not do it. Run the reference generator on a ROCm machine for the *_node_replay sheets, or drop -r.\n");
+    return TL_EXIT_FAIL;
+}
+
+int tl_cmd_corpus_report(int argc, char **argv)
+{
+    const char *prog = argc > 0 ? argv[0] : "corpus-report";
+    const char *base = NULL, *prefix = "rank_", *ext = "json", *out = NULL, *db = NULL, *config = NULL,
+               *csvdir = NULL;
+    TL_VEC(const char *) filters = {0};
+    int dry = 0, replay = 0, quiet = 0, have_f = 0;
+    long workers = 0;
+    int rc = TL_EXIT_OK;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED(flag)                                                                       \
+    if (!v) { tl_vec_free(&filters); return usage(prog, "argument %s: expected one argument", flag); }
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(HELP, stdout);
+            tl_vec_free(&filters);
+            return 0;
+        } else if (!strcmp(a, "-b")) { NEED(a); base = v, i++; }
+        else if (!strcmp(a, "-p")) { NEED(a); prefix = v, i++; }
+        else if (!strcmp(a, "-e")) { NEED(a); ext = v, i++; }
+        else if (!strcmp(a, "-o")) { NEED(a); out = v, i++; }
+        else if (!strcmp(a, "-f")) {
+            if (!v || v[0] == '-') { tl_vec_free(&filters); return usage(prog, "argument %s: expected at least one argument", a); }
+            have_f = 1;
+            filters.n = 0;
+            while (i + 1 < argc && argv[i + 1][0] != '-') tl_vec_push(&filters, argv[++i]);
+        } else if (!strcmp(a, "-d")) dry = 1;
+        else if (!strcmp(a, "-r")) replay = 1;
+        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
+        else if (!strcmp(a, "-j") || !strcmp(a, "--max_workers")) {
+            NEED(a);
+            char *end;
+            workers = strtol(v, &end, 10);
+            if (*end || workers < 1) { tl_vec_free(&filters); return usage(prog, "argument -j: invalid positive int value: '%s'", v); }
+            i++;
+        } else if (!strcmp(a, "--db")) { NEED(a); db = v, i++; }
+        else if (!strncmp(a, "--db=", 5)) db = a + 5;
+        else if (!strcmp(a, "--config")) { NEED(a); config = v, i++; }
+        else if (!strcmp(a, "--csv")) { NEED(a); csvdir = v, i++; }
+        else if (!strncmp(a, "--config=", 9)) config = a + 9;
+        else { tl_vec_free(&filters); return usage(prog, "unrecognized arguments: %s", a); }
+#undef NEED
+    }
+    if (!have_f) tl_vec_push(&filters, "rank_0");
+    if (replay) { tl_vec_free(&filters); return node_replay_message(); }
+    if (strcmp(ext, "json") && strcmp(ext, "gz")) {
+        printf("Invalid extension %s, json and gz are supported\n", ext);
+        tl_vec_free(&filters);
+        return TL_EXIT_USAGE;
+    }
+    if (!base && !config) { tl_vec_free(&filters); return usage(prog, "the following arguments are required: %s", "-b"); }
+    if (base && config) { tl_vec_free(&filters); return usage(prog, "%s", "give -b BASE or --config NAME, not both"); }
+
+    /* --config: a configuration already in the store */
+    if (config) {
+        tl_store *s = tl_cli_store(db);
+        if (!s) { tl_vec_free(&filters); return TL_EXIT_STORE; }
+        uint64_t *ids;
+        size_t n;
+        char *dir = NULL;
+        tl_err err = {0};
+        if (tl_coll_config_ids(s, config, 0, quiet, &ids, &n, &dir, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            tl_store_close(s);
+            free(dir);
+            tl_vec_free(&filters);
+            return err.code == TL_ENOTFOUND ? TL_EXIT_NOTFOUND : TL_EXIT_FAIL;
+        }
+        char *xlsx;
+        if (out) xlsx = tl_xstrdup(out);
+        else {
+            const char *cn = strrchr(config, '/') ? strrchr(config, '/') + 1 : config;
+            struct stat st;
+            const char *d = dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : ".";
+            size_t len = strlen(d) + strlen(cn) + 40;
+            xlsx = tl_xmalloc(len);
+            snprintf(xlsx, len, "%s/%s_performance_report.xlsx", d, cn);
+        }
+        struct stat st;
+        if (stat(xlsx, &st) == 0) {
+            printf("Excel file already exists: (%s)\n", xlsx);
+            printf("Not overwritten: remove it or give another -o.\n");
+        } else if (dry) {
+            printf("Configuration %s: %zu rank(s) in the store -> %s\nEnd of dry run\n", config, n, xlsx);
+        } else {
+            char *csv = NULL;
+            if (csvdir) {
+                const char *cn = strrchr(config, '/') ? strrchr(config, '/') + 1 : config;
+                size_t len = strlen(csvdir) + strlen(cn) + 2;
+                csv = tl_xmalloc(len);
+                snprintf(csv, len, "%s/%s", csvdir, cn);
+            }
+            rc = one_config(s, ids, NULL, n, xlsx, csv, workers, quiet);
+            free(csv);
+        }
+        free(xlsx), free(ids), free(dir);
+        tl_store_close(s);
+        tl_vec_free(&filters);
+        return rc;
+    }
+
+    /* §4.2: walk, filter, group by parent folder */
+    strvec files = {0};
+    char dotext[16];
+    snprintf(dotext, sizeof dotext, ".%s", ext);
+    walk(base, dotext, 0, &files);
+    qsort(files.v, files.n, sizeof *files.v, str_cmp);
+    size_t kept = 0;
+    for (size_t i = 0; i < files.n; i++) {
+        int ok = 1;
+        for (size_t f = 0; f < filters.n && ok; f++) ok = strstr(files.v[i], filters.v[f]) != NULL;
+        if (ok) files.v[kept++] = files.v[i];
+        else free(files.v[i]);
+    }
+    files.n = kept;
+    if (!files.n) {
+        printf("No %s files found, check filters and filepaths\n", ext);
+        tl_vec_free(&files);
+        tl_vec_free(&filters);
+        return TL_EXIT_FAIL;
+    }
+    TL_VEC(cfgdir) dirs = {0};
+    for (size_t i = 0; i < files.n; i++) {
+        char *dup = tl_xstrdup(files.v[i]);
+        char *real = realpath(dirname(dup), NULL);
+        free(dup);
+        if (!real) real = tl_xstrdup(".");
+        size_t k;
+        for (k = 0; k < dirs.n; k++)
+            if (!strcmp(dirs.v[k].dir, real)) break;
+        if (k == dirs.n) {
+            cfgdir c = {.dir = real};
+            tl_vec_push(&dirs, c);
+        } else {
+            free(real);
+        }
+        tl_vec_push(&dirs.v[k].files, files.v[i]);
+    }
+    if (out && dirs.n > 1) {
+        printf("Multiple parent directories with traces found, -o is only allowed with a single directory:\n");
+        for (size_t k = 0; k < dirs.n; k++) printf("  %s\n", dirs.v[k].dir);
+        rc = TL_EXIT_USAGE;
+        goto done;
+    }
+    tl_store *s = NULL;
+    for (size_t k = 0; k < dirs.n; k++) {
+        cfgdir *c = &dirs.v[k];
+        /* files by rank number */
+        c->ranks = tl_xcalloc(c->files.n, sizeof *c->ranks);
+        int bad = 0;
+        for (size_t i = 0; i < c->files.n; i++) {
+            c->ranks[i] = rank_after(c->files.v[i], prefix);
+            if (c->ranks[i] < 0) {
+                fprintf(stderr, "tracelens: %s: no rank number after '%s' in the file name (see -p); "
+                                "configuration skipped\n", c->files.v[i], prefix);
+                bad = 1;
+            }
+        }
+        if (bad) { rc = TL_EXIT_FAIL; continue; }
+        for (size_t i = 1; i < c->files.n; i++) { /* stable insertion sort by rank */
+            long r = c->ranks[i];
+            char *f = c->files.v[i];
+            size_t j = i;
+            while (j > 0 && c->ranks[j - 1] > r) c->ranks[j] = c->ranks[j - 1], c->files.v[j] = c->files.v[j - 1], j--;
+            c->ranks[j] = r, c->files.v[j] = f;
+        }
+        char *xlsx;
+        if (out) {
+            xlsx = tl_xstrdup(out);
+        } else {
+            tl_buf b = {0};
+            char *dup = tl_xstrdup(c->dir);
+            tl_buf_printf(&b, "%s/%s", c->dir, basename(dup));
+            free(dup);
+            for (size_t f = 0; f < filters.n; f++) tl_buf_printf(&b, "_%s", filters.v[f]);
+            tl_buf_puts(&b, "_performance_report.xlsx");
+            xlsx = tl_xstrndup(b.p, b.n);
+            tl_buf_free(&b);
+        }
+        printf("Parent directory: %s\n", c->dir);
+        printf("Workbook: %s\n", xlsx);
+        printf("Filters: [");
+        for (size_t f = 0; f < filters.n; f++) printf("%s'%s'", f ? ", " : "", filters.v[f]);
+        printf("]\nRank pattern: %s(\\d+)\nFiles (%zu, world size %zu):\n", prefix, c->files.n, c->files.n);
+        for (size_t i = 0; i < c->files.n; i++) printf("  rank %ld: %s\n", c->ranks[i], c->files.v[i]);
+        fflush(stdout);
+        struct stat st;
+        if (dry) {
+            printf("End of dry run\n");
+        } else if (stat(xlsx, &st) == 0) {
+            /* the reference stops the whole run here; we skip this one */
+            printf("Excel file already exists: (%s)\n", xlsx);
+            printf("Skipping this configuration; the others continue.\n");
+        } else {
+            if (!s && !(s = tl_cli_store(db))) { free(xlsx); rc = TL_EXIT_STORE; goto done; }
+            size_t n = c->files.n;
+            uint64_t *ids = tl_xcalloc(n, sizeof *ids);
+            int *rk = tl_xcalloc(n, sizeof *rk);
+            tl_ingest_opts *io = tl_xcalloc(n, sizeof *io);
+            char *dup = tl_xstrdup(c->dir);
+            char *cfgname = tl_xstrdup(basename(dup));
+            free(dup);
+            for (size_t i = 0; i < n; i++) {
+                rk[i] = (int)c->ranks[i];
+                io[i].rank = c->ranks[i];
+                io[i].config = cfgname;
+            }
+            ing g = {.ids = ids};
+            double t0 = tl_now();
+            tl_ingest_many(s, (const char *const *)c->files.v, io, n, workers_default(workers), ing_done, &g);
+            if (!quiet) {
+                double dt = tl_now() - t0;
+                printf("Ingested %zu trace(s) (%zu new) in %.2f s\n", n, g.fresh, dt);
+            }
+            if (g.failures) {
+                fprintf(stderr, "tracelens: %d file(s) of %s could not be ingested; configuration skipped\n",
+                        g.failures, c->dir);
+                rc = TL_EXIT_FAIL;
+            } else {
+                char *csv = NULL;
+                if (csvdir) {
+                    size_t len = strlen(csvdir) + strlen(cfgname) + 2;
+                    csv = tl_xmalloc(len);
+                    snprintf(csv, len, "%s/%s", csvdir, cfgname);
+                }
+                int r1 = one_config(s, ids, rk, n, xlsx, csv, workers, quiet);
+                free(csv);
+                if (r1) rc = r1;
+            }
+            free(cfgname), free(io), free(rk), free(ids);
+        }
+        free(xlsx);
+        fflush(stdout);
+    }
+    if (s) tl_store_close(s);
+done:
+    for (size_t k = 0; k < dirs.n; k++) {
+        free(dirs.v[k].dir);
+        free(dirs.v[k].ranks);
+        tl_vec_free(&dirs.v[k].files); /* the strings belong to files */
+    }
+    tl_vec_free(&dirs);
+    for (size_t i = 0; i < files.n; i++) free(files.v[i]);
+    tl_vec_free(&files);
+    tl_vec_free(&filters);
+    return rc;
+}

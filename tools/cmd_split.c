@@ -1,0 +1,211 @@
+/* cmd_split.c — `tracelens split`: cuts an inference trace into per-step or
+ * steady-state windows along its step annotations (query/split.h), and with
+ * --capture_folder first merges graph-capture traces into a graph-replay
+ * trace (query/graph_replay.h). Also home of tl_cli_graph_merge, the CLI
+ * side of the merge that the report command calls, because it ingests the
+ * capture files (tools/ may, query/ may not). */
+#include "cli.h"
+#include "../query/trace.h"
+#include "../query/phases.h"
+#include "../query/split.h"
+#include "../query/graph_replay.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *HELP =
+    "Usage: tracelens [--db DIR] split ID|FILE [--steady-state] [--capture_folder DIR]\n"
+    "                                          [--merge-only]\n"
+    "\n"
+    "Cuts an inference trace into windows along the step annotations the serving\n"
+    "engine writes (vLLM/SGLang/ATOM: execute_<tok>_context_<n>(..)_generation_<n>(..),\n"
+    "step[DECODE bs=..], prefill[..]/decode[..]). Each window is stored as its own\n"
+    "trace, labelled step (prefill, decode, prefilldecode), kind, bs, tokens,\n"
+    "parent and window, so phases can be reported, compared (`tracelens compare`)\n"
+    "and queried across runs. Splitting twice stores nothing new.\n"
+    "\n"
+    "Options:\n"
+    "  --steady-state        one window per step kind instead of one per step: the\n"
+    "                        run of consecutive same-kind steps with the highest mean\n"
+    "                        batch size (highest concurrency; ties: the longer run)\n"
+    "  --capture_folder DIR  graph-capture traces (execution_details.json or every\n"
+    "                        *.json[.gz]); the kernels replayed by each graph launch\n"
+    "                        are first attributed to the CPU ops that captured them,\n"
+    "                        and the merged trace is what gets split. The graph\n"
+    "                        launch table (resolution per launch) is printed.\n"
+    "  --merge-only          with --capture_folder: store the merged trace, no split\n"
+    "  --db DIR              trace store (default $TRACELENS_DB, else\n"
+    "                        $XDG_DATA_HOME/tracelens)\n"
+    "  -h, --help            this text\n"
+    "\n"
+    "Output: one line per stored trace: id, step, bs, window (tab-separated).\n"
+    "Exit status: 0 ok; 1 failure; 2 bad command line; 3 store error; 4 no such\n"
+    "trace; 5 the trace has no step annotations (nothing to split).\n";
+
+int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *dir, uint64_t *merged_id,
+                       tl_table **summary)
+{
+    tl_err err = {0};
+    char **files;
+    int64_t *bs;
+    int *full;
+    int n = tl_gr_read_folder(dir, &files, &bs, &full, &err);
+    if (n < 0) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    if (n == 0) {
+        fprintf(stderr, "tracelens: %s: no capture traces\n", dir);
+        return TL_EXIT_FAIL;
+    }
+    int rc = TL_EXIT_OK;
+    tl_reader **rd = calloc((size_t)n + 1, sizeof *rd);
+    tl_trace **ct = calloc((size_t)n, sizeof *ct);
+    tl_gr_source *src = calloc((size_t)n, sizeof *src);
+    tl_trace *rp = NULL;
+    for (int i = 0; i < n && !rc; i++) {
+        uint64_t id;
+        rc = tl_cli_open_trace(s, files[i], &rd[i], &id);
+        if (rc) break;
+        if (tl_trace_load(rd[i], id, &ct[i], &err)) {
+            fprintf(stderr, "tracelens: %s: %s\n", files[i], err.msg);
+            rc = TL_EXIT_FAIL;
+            break;
+        }
+        int64_t cbs;
+        int cfull;
+        tl_gr_classify(ct[i], &cbs, &cfull);
+        const char *base = strrchr(files[i], '/');
+        src[i] = (tl_gr_source){ct[i], base ? base + 1 : files[i], bs[i] >= 0 ? bs[i] : cbs,
+                                full[i] >= 0 ? full[i] : cfull};
+    }
+    if (!rc) {
+        if (tl_reader_open(s, &rd[n], &err) || tl_trace_load(rd[n], replay_id, &rp, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            rc = TL_EXIT_FAIL;
+        } else if (tl_gr_merge(s, rp, src, (size_t)n, merged_id, summary, &err)) {
+            fprintf(stderr, "tracelens: graph merge: %s\n", err.msg);
+            rc = TL_EXIT_FAIL;
+        }
+    }
+    if (rp) tl_trace_free(rp);
+    for (int i = 0; i < n; i++) {
+        if (ct[i]) tl_trace_free(ct[i]);
+        if (rd[i]) tl_reader_close(rd[i]);
+        free(files[i]);
+    }
+    if (rd[n]) tl_reader_close(rd[n]);
+    free(rd), free(ct), free(src), free(files), free(bs), free(full);
+    return rc;
+}
+
+static void print_table(const tl_table *t)
+{
+    char buf[64];
+    for (size_t c = 0; c < t->ncols; c++) printf("%s%s", c ? "\t" : "# ", t->cols[c].name);
+    printf("\n");
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++)
+            printf("%s%s", c ? "\t" : "# ", tl_table_cell_text(t, c, r, buf, sizeof buf));
+        printf("\n");
+    }
+}
+
+int tl_cmd_split(int argc, char **argv)
+{
+    const char *db = NULL, *arg = NULL, *capdir = NULL;
+    int steady = 0, merge_only = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(HELP, stdout);
+            return TL_EXIT_OK;
+        } else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
+        else if ((v = tl_cli_flagval(argc, argv, &i, "--capture_folder"))) capdir = v;
+        else if (!strcmp(argv[i], "--steady-state") || !strcmp(argv[i], "--steady_state")) steady = 1;
+        else if (!strcmp(argv[i], "--merge-only")) merge_only = 1;
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "tracelens split: unknown option %s (see --help)\n", argv[i]);
+            return TL_EXIT_USAGE;
+        } else if (!arg) arg = argv[i];
+        else {
+            fprintf(stderr, "tracelens split: one trace at a time (see --help)\n");
+            return TL_EXIT_USAGE;
+        }
+    }
+    if (!arg || (merge_only && !capdir)) {
+        fprintf(stderr, "tracelens split: %s (see --help)\n",
+                !arg ? "missing trace" : "--merge-only needs --capture_folder");
+        return TL_EXIT_USAGE;
+    }
+    tl_store *s = tl_cli_store(db);
+    if (!s) return TL_EXIT_STORE;
+    tl_reader *r = NULL;
+    uint64_t id;
+    int rc = tl_cli_open_trace(s, arg, &r, &id);
+    if (rc) {
+        tl_store_close(s);
+        return rc;
+    }
+    if (capdir) {
+        tl_table *sum = NULL;
+        uint64_t mid;
+        rc = tl_cli_graph_merge(s, id, capdir, &mid, &sum);
+        if (sum) {
+            print_table(sum);
+            tl_table_free(sum);
+        }
+        if (rc) goto done;
+        printf("%016llx\tgraph-merged\t-\tall\n", (unsigned long long)mid);
+        id = mid;
+        tl_reader_close(r);
+        tl_err e = {0};
+        if (tl_reader_open(s, &r, &e)) {
+            fprintf(stderr, "tracelens: %s\n", e.msg);
+            r = NULL;
+            rc = TL_EXIT_STORE;
+            goto done;
+        }
+        if (merge_only) goto done;
+    }
+    {
+        tl_err err = {0};
+        tl_trace *t;
+        if (tl_trace_load(r, id, &t, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            rc = TL_EXIT_FAIL;
+            goto done;
+        }
+        tl_window *w;
+        size_t nw = tl_split_windows(t, steady, &w);
+        if (!nw) {
+            fprintf(stderr, "tracelens split: no step annotations in the trace (execute_.._context_.."
+                            "_generation_.., step[..], prefill[..]/decode[..]); nothing to split\n");
+            tl_trace_free(t);
+            rc = 5;
+            goto done;
+        }
+        for (size_t k = 0; k < nw && !rc; k++) {
+            uint64_t wid;
+            int existed;
+            if (tl_split_store(s, t, &w[k], steady, &wid, &existed, &err)) {
+                fprintf(stderr, "tracelens split: window %zu: %s\n", k, err.msg);
+                rc = TL_EXIT_FAIL;
+                break;
+            }
+            printf("%016llx\t%s\tbs=%lld\t%s %zu-%zu%s\n", (unsigned long long)wid,
+                   w[k].kind == TL_STEP_PREFILL_ONLY   ? "prefill"
+                   : w[k].kind == TL_STEP_DECODE_ONLY ? "decode"
+                                                      : "prefilldecode",
+                   (long long)w[k].bs, steady ? "steady" : "step", w[k].first_step,
+                   w[k].first_step + w[k].nsteps - 1, existed ? "\t(already stored)" : "");
+        }
+        free(w);
+        tl_trace_free(t);
+    }
+done:
+    if (r) tl_reader_close(r);
+    tl_store_close(s);
+    return rc;
+}
