@@ -133,7 +133,7 @@ int tl_is_comm_kernel_name(const char *s, size_t n)
 {
     for (size_t i = 0; i + 4 <= n; i++) {
         if (strncasecmp(s + i, "nccl", 4) == 0 || strncasecmp(s + i, "rccl", 4) == 0) return 1;
-        if (i + 19 <= n && memcmp(s + i, "cross_device_reduce", 19) == 0) return 1;
+        if (i + 19 <= n && strncasecmp(s + i, "cross_device_reduce", 19) == 0) return 1;
     }
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 struct tl_catreg {
     pyt_smap map;       /* op name -> index into cats */
@@ -106,15 +107,35 @@ tl_catreg *tl_catreg_builtin(const char *datadir, char *warn, size_t warnsz)
         const tl_pm_op *op = tl_pm_op_at(i);
         if (op && op->category) tl_catreg_set(r, op->name, op->category);
     }
+    /* where the data file may be: $TRACELENS_DATADIR, the caller's data
+     * folder, then beside the executable (<bin>/../data in a build tree,
+     * <prefix>/share/tracelens when installed) */
+    char exe[4096], cand[4][4096];
+    size_t nc = 0;
     const char *env = getenv("TRACELENS_DATADIR");
-    if (env && *env) datadir = env;
-    if (!datadir) return r;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/op_categories.tsv", datadir);
+    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
+    if (datadir) snprintf(cand[nc++], sizeof cand[0], "%s", datadir);
+    ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (el > 0) {
+        exe[el] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(cand[nc++], sizeof cand[0], "%s/../data", exe);
+            snprintf(cand[nc++], sizeof cand[0], "%s/../share/tracelens", exe);
+        }
+    }
     tl_err err = {0};
-    if (tl_catreg_load_tsv(r, path, &err) && warn && warnsz)
-        snprintf(warn, warnsz, "category data file not loaded (%s); only ops with a perf model "
-                 "are categorised by name", err.msg);
+    char path[4200];
+    for (size_t i = 0; i < nc; i++) {
+        snprintf(path, sizeof path, "%s/op_categories.tsv", cand[i]);
+        if (access(path, R_OK) != 0) continue;
+        if (tl_catreg_load_tsv(r, path, &err) == 0) return r;
+        break;
+    }
+    if (warn && warnsz)
+        snprintf(warn, warnsz, "category data file op_categories.tsv not loaded (%s); only ops with a "
+                 "perf model are categorised by name", err.msg[0] ? err.msg : "not found");
     return r;
 }
 

@@ -283,8 +283,12 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
     run.nagg = o->nagg ? o->nagg : 4;
     tl_arena_init(&run.arena, 1 << 16);
     run.ranks = tl_xcalloc(world, sizeof *run.ranks);
+    int timing = getenv("TRACELENS_TIMING") != NULL;
+    double t0 = tl_now();
     int rc = read_ranks(s, ids, world, o->max_workers, run.ranks, err);
+    if (timing) fprintf(stderr, "timing: collective read %zu ranks %.3f s\n", world, tl_now() - t0);
     if (rc) goto done;
+    t0 = tl_now();
 
     /* §3.7: gpus per node from the flag, else rank 0's deviceProperties */
     if (o->gpus_per_node > 0) run.gpn = o->gpus_per_node;
@@ -322,6 +326,7 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
         tl_table_int_na_as_float(order[i]);
         push(out, order[i]);
     }
+    if (timing) fprintf(stderr, "timing: collective match + sheets %.3f s\n", tl_now() - t0);
     if (summary) {
         summary->world = world;
         summary->simplified = run.simplified;

@@ -147,10 +147,16 @@ static int64_t arg_int(const char *v, size_t n)
 }
 
 enum { K_PGN, K_PGR, K_CN, K_GS, K_DT, K_IN, K_ON, K_IS, K_OS, K_ST, K_N };
-static const char *const KEYS[K_N] = {
-    "Process Group Name", "Process Group Ranks", "Collective name", "Group size", "dtype",
-    "In msg nelems", "Out msg nelems", "In split size", "Out split size", "stream",
+#define KEY(s) {s, sizeof s - 1}
+static const struct {
+    const char *s;
+    size_t n;
+} KEYS[K_N] = {
+    KEY("Process Group Name"), KEY("Process Group Ranks"), KEY("Collective name"), KEY("Group size"),
+    KEY("dtype"), KEY("In msg nelems"), KEY("Out msg nelems"), KEY("In split size"), KEY("Out split size"),
+    KEY("stream"),
 };
+#undef KEY
 
 static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
 {
@@ -169,7 +175,10 @@ static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, 
                 size_t vn;
                 if (tl_json_skip(&j, &v, &vn)) break;
                 for (int f = 0; f < K_N; f++)
-                    if (strlen(KEYS[f]) == kn && !memcmp(KEYS[f], k, kn)) { val[f] = v, vlen[f] = vn; } /* last wins */
+                    if (KEYS[f].n == kn && KEYS[f].s[0] == k[0] && !memcmp(KEYS[f].s, k, kn)) {
+                        val[f] = v, vlen[f] = vn; /* last wins */
+                        break;
+                    }
             }
         }
     }
@@ -226,16 +235,79 @@ static int device_count(tl_arena *a, const char *catalog)
 }
 
 /* ---- one rank -------------------------------------------------------------- */
-static int col(tl_reader *r, uint64_t id, const char *name, const void **dst, int optional, tl_err *err)
+
+/* The decoded chunks of one column, kept as views (valid until the reader
+ * closes) instead of being copied into one array: a rank is scanned chunk
+ * by chunk, which saves a copy of every column read. */
+typedef TL_VEC(tl_colview) viewvec;
+static int gather_cb(void *ctx, uint32_t chunk, const tl_colview *v)
 {
-    tl_colview v;
-    int rc = tl_reader_column(r, id, TL_T_EVENTS, name, &v, err);
-    if (rc) {
-        if (optional && rc == TL_ENOTFOUND) { *dst = NULL; return 0; }
-        return rc;
-    }
-    *dst = v.data;
+    (void)chunk;
+    tl_vec_push((viewvec *)ctx, *v);
     return 0;
+}
+
+enum { C_KIND, C_NAME, C_TS, C_DUR, C_CORR, C_EXT, C_STREAM, C_LINKED, C_N };
+static const char *const COLS[C_N] = {TL_C_KIND, TL_C_NAME, TL_C_TS, TL_C_DUR, TL_C_CORR, TL_C_EXTID, TL_C_STREAM,
+                                      TL_C_LINKED};
+
+typedef struct scan {
+    coll_rank *cr;
+    const tl_dict *dict;
+    uint8_t *ncls;        /* GPU class per name id, 0 = not yet known */
+    int use_linked;
+    ivvec cls[4];
+} scan;
+
+/* One run of rows [base, base + n) given as column pointers. */
+static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, const uint32_t *name,
+                      const int64_t *ts, const int64_t *dur, const int64_t *corr, const int64_t *ext,
+                      const int64_t *stream, const uint8_t *linked)
+{
+    coll_rank *cr = sc->cr;
+    const tl_dict *dict = sc->dict;
+    for (size_t i = 0; i < n; i++) {
+        uint8_t k = kind[i];
+        if (!tl_kind_is_gpu(k)) continue;
+        uint32_t nid = name[i];
+        uint8_t c;
+        if (k == TL_K_MEMCPY) {
+            c = G_MEMCPY;
+        } else if (k == TL_K_KERNEL) {
+            c = nid < dict->n ? sc->ncls[nid] : 0;
+            if (!c) {
+                const char *nm = tl_dict_get(dict, nid, NULL);
+                c = is_copy_kernel(nm) ? G_MEMCPY : tl_coll_is_comm_kernel(nm) ? G_COMM : G_COMP;
+                if (nid < dict->n) sc->ncls[nid] = c;
+            }
+        } else { /* memset: computation unless it names a comm library */
+            c = tl_coll_is_comm_kernel(tl_dict_get(dict, nid, NULL)) ? G_COMM : G_COMP;
+        }
+        /* §3.3: collective kernels need a correlation or External id */
+        if (k == TL_K_KERNEL && c == G_COMM && (corr[i] != TL_NONE || ext[i] != TL_NONE)) {
+            if (cr->n == cr->cap) {
+                cr->cap = cr->cap ? cr->cap * 2 : 256;
+                cr->ev = tl_xrealloc(cr->ev, cr->cap * sizeof *cr->ev);
+            }
+            coll_ev *e = &cr->ev[cr->n++];
+            memset(e, 0, sizeof *e);
+            e->rank = cr->info.rank;
+            e->row = (uint32_t)(base + i);
+            e->ts_ns = ts[i];
+            e->dur_ns = dur[i];
+            e->ts = (double)ts[i] / 1000.0;
+            e->dur = (double)dur[i] / 1000.0;
+            e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
+            e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
+            /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
+            const char *nm = tl_dict_get(dict, nid, NULL);
+            e->coll_name = strcasestr(nm, "cross_device_reduce") ? "allreduce" : NULL;
+        }
+        if (sc->use_linked && !linked[i]) continue;
+        iv x = {ts[i], ts[i] + dur[i]};
+        tl_vec_push(&sc->cls[c], x);
+        cr->info.gpu_events++;
+    }
 }
 
 int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *err)
@@ -251,6 +323,8 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
     char hex[17];
     tl_id_format(id, hex);
     const char *catalog;
+    viewvec v[C_N] = {{0}};
+    scan sc = {.cr = cr};
     if ((rc = tl_reader_catalog(r, id, &catalog, err))) goto out;
     {
         tl_arena tmp;
@@ -263,74 +337,48 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
     if (nev <= 0) goto out; /* an empty trace has no collectives */
     tl_dict dict;
     if ((rc = tl_reader_dict(r, id, &dict, err))) goto out;
-    const uint8_t *kind, *linked;
-    const uint32_t *name;
-    const int64_t *ts, *dur, *corr, *ext, *stream;
-    if ((rc = col(r, id, TL_C_KIND, (const void **)&kind, 0, err)) ||
-        (rc = col(r, id, TL_C_NAME, (const void **)&name, 0, err)) ||
-        (rc = col(r, id, TL_C_TS, (const void **)&ts, 0, err)) ||
-        (rc = col(r, id, TL_C_DUR, (const void **)&dur, 0, err)) ||
-        (rc = col(r, id, TL_C_CORR, (const void **)&corr, 0, err)) ||
-        (rc = col(r, id, TL_C_EXTID, (const void **)&ext, 0, err)) ||
-        (rc = col(r, id, TL_C_STREAM, (const void **)&stream, 0, err)) ||
-        (rc = col(r, id, TL_C_LINKED, (const void **)&linked, 1, err))) {
-        tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
-        goto out;
+    for (int c = 0; c < C_N; c++) {
+        rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, COLS[c], gather_cb, &v[c], err);
+        if (rc == TL_ENOTFOUND && c == C_LINKED) { rc = 0; continue; }
+        if (rc) {
+            tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+            goto out;
+        }
     }
-    size_t n = (size_t)nev;
+    int have_linked = v[C_LINKED].n > 0;
+    /* every column is chunked alike (the writer splits all columns at the
+     * same rows); anything else is a corrupt store */
+    for (int c = 1; c < C_N; c++) {
+        if (c == C_LINKED && !have_linked) continue;
+        int same = v[c].n == v[C_KIND].n;
+        for (size_t k = 0; same && k < v[c].n; k++) same = v[c].v[k].n == v[C_KIND].v[k].n;
+        if (!same) {
+            rc = tl_errf(err, TL_ESTORE, "trace %s (rank %d): column %s is not chunked like %s", hex, rank, COLS[c],
+                         COLS[C_KIND]);
+            goto out;
+        }
+    }
     /* a trace with no linked GPU event at all (GPU-only, or no runtime
      * events) gets its timeline from every GPU event instead of none */
-    if (linked) {
-        int any = 0;
-        for (size_t i = 0; i < n && !any; i++) any = linked[i] && tl_kind_is_gpu(kind[i]);
-        if (!any) linked = NULL;
-    }
-    /* class per name id, computed on first sight */
-    uint8_t *ncls = tl_xcalloc(dict.n ? dict.n : 1, 1);
-    ivvec cls[4] = {{0}};
-    for (size_t i = 0; i < n; i++) {
-        uint8_t k = kind[i];
-        if (!tl_kind_is_gpu(k)) continue;
-        uint32_t nid = name[i];
-        uint8_t c;
-        if (k == TL_K_MEMCPY) {
-            c = G_MEMCPY;
-        } else if (k == TL_K_KERNEL) {
-            c = nid < dict.n ? ncls[nid] : 0;
-            if (!c) {
-                const char *nm = tl_dict_get(&dict, nid, NULL);
-                c = is_copy_kernel(nm) ? G_MEMCPY : tl_coll_is_comm_kernel(nm) ? G_COMM : G_COMP;
-                if (nid < dict.n) ncls[nid] = c;
-            }
-        } else { /* memset: computation unless it names a comm library */
-            c = tl_coll_is_comm_kernel(tl_dict_get(&dict, nid, NULL)) ? G_COMM : G_COMP;
+    if (have_linked) {
+        for (size_t k = 0; k < v[C_KIND].n && !sc.use_linked; k++) {
+            const uint8_t *kind = v[C_KIND].v[k].data, *lk = v[C_LINKED].v[k].data;
+            for (size_t i = 0; i < v[C_KIND].v[k].n; i++)
+                if (lk[i] && tl_kind_is_gpu(kind[i])) { sc.use_linked = 1; break; }
         }
-        /* §3.3: collective kernels need a correlation or External id */
-        if (k == TL_K_KERNEL && c == G_COMM && (corr[i] != TL_NONE || ext[i] != TL_NONE)) {
-            if (cr->n == cr->cap) {
-                cr->cap = cr->cap ? cr->cap * 2 : 256;
-                cr->ev = tl_xrealloc(cr->ev, cr->cap * sizeof *cr->ev);
-            }
-            coll_ev *e = &cr->ev[cr->n++];
-            memset(e, 0, sizeof *e);
-            e->rank = rank;
-            e->row = (uint32_t)i;
-            e->ts_ns = ts[i];
-            e->dur_ns = dur[i];
-            e->ts = (double)ts[i] / 1000.0;
-            e->dur = (double)dur[i] / 1000.0;
-            e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
-            e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
-            /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
-            const char *nm = tl_dict_get(&dict, nid, NULL);
-            e->coll_name = strcasestr(nm, "cross_device_reduce") ? "allreduce" : NULL;
-        }
-        if (linked && !linked[i]) continue;
-        iv x = {ts[i], ts[i] + dur[i]};
-        tl_vec_push(&cls[c], x);
-        cr->info.gpu_events++;
     }
-    free(ncls);
+    sc.dict = &dict;
+    sc.ncls = tl_xcalloc(dict.n ? dict.n : 1, 1);
+    uint64_t base = 0;
+    for (size_t k = 0; k < v[C_KIND].n; k++) {
+        size_t n = (size_t)v[C_KIND].v[k].n;
+#define D(c) v[c].v[k].data
+        scan_rows(&sc, base, n, D(C_KIND), D(C_NAME), D(C_TS), D(C_DUR), D(C_CORR), D(C_EXT), D(C_STREAM),
+                  sc.use_linked ? D(C_LINKED) : NULL);
+#undef D
+        base += n;
+    }
+    free(sc.ncls);
 
     if (cr->n) {
         args_pass p = {.cr = cr};
@@ -338,32 +386,32 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
         tl_buf_free(&p.tmp);
         if (rc) {
             tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
-            goto free_iv;
+            goto out;
         }
     }
     cr->info.n_collectives = cr->n;
 
     /* §5.3 over the linked GPU events */
-    for (int c = 1; c <= 3; c++) iv_merge(&cls[c]);
+    for (int c = 1; c <= 3; c++) iv_merge(&sc.cls[c]);
     ivvec cx = {0}, all = {0};
-    iv_concat(&cx, &cls[G_COMP], &cls[G_COMM]);
+    iv_concat(&cx, &sc.cls[G_COMP], &sc.cls[G_COMM]);
     iv_merge(&cx);
-    iv_concat(&all, &cx, &cls[G_MEMCPY]);
+    iv_concat(&all, &cx, &sc.cls[G_MEMCPY]);
     iv_merge(&all);
     tl_coll_rankinfo *ri = &cr->info;
-    ri->comp_ns = iv_len(&cls[G_COMP]);
-    ri->comm_ns = iv_len(&cls[G_COMM]);
-    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&cls[G_COMM], &cls[G_COMP]);
-    ri->memcpy_ns = iv_len(&cls[G_MEMCPY]);
-    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&cls[G_MEMCPY], &cx);
+    ri->comp_ns = iv_len(&sc.cls[G_COMP]);
+    ri->comm_ns = iv_len(&sc.cls[G_COMM]);
+    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&sc.cls[G_COMM], &sc.cls[G_COMP]);
+    ri->memcpy_ns = iv_len(&sc.cls[G_MEMCPY]);
+    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&sc.cls[G_MEMCPY], &cx);
     ri->busy_ns = iv_len(&all);
     ri->total_ns = all.n ? all.v[all.n - 1].e - all.v[0].s : 0;
     ri->idle_ns = ri->total_ns - ri->busy_ns;
     tl_vec_free(&cx);
     tl_vec_free(&all);
-free_iv:
-    for (int c = 0; c < 4; c++) tl_vec_free(&cls[c]);
 out:
+    for (int c = 0; c < 4; c++) tl_vec_free(&sc.cls[c]);
+    for (int c = 0; c < C_N; c++) tl_vec_free(&v[c]);
     tl_reader_close(r);
     return rc;
 }

@@ -804,6 +804,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     TL_VEC(int32_t) orphan_parents = {0};
     TL_VEC(int32_t) with_cpu = {0};
     int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
+    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
     uint8_t *op_seen = tl_xcalloc(nz, 1);
     for (size_t i = 0; i < n; i++) {
         if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;

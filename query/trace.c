@@ -56,8 +56,8 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
         LO(TL_C_LAUNCHER, launcher); LO(TL_C_LINKED, linked);
 #undef L
 #undef LO
-        rc = tl_reader_column(r, id, TL_T_EVENTS, TL_C_ARGS, &t->args, err);
-        if (rc) goto fail;
+        /* args (the largest column) is decoded on first use: most
+         * reports never read it. */
     }
     int64_t nf = 0, nm = 0;
     tl_args_get_i64(t->catalog, strlen(t->catalog), "flows", &nf);
@@ -95,6 +95,13 @@ void tl_trace_free(tl_trace *t)
 
 const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
 {
+    if (!t->args_loaded && t->n) {
+        /* Lazy load; the trace is logically const (a cache fill). */
+        tl_trace *m = (tl_trace *)t;
+        m->args_loaded = 1;
+        if (tl_reader_column(m->reader, m->id, TL_T_EVENTS, TL_C_ARGS, &m->args, NULL) != 0)
+            memset(&m->args, 0, sizeof m->args);
+    }
     if (i >= t->args.n) { if (len) *len = 0; return ""; }
     if (len) *len = (size_t)(t->args.offsets[i + 1] - t->args.offsets[i] - 1);
     return t->args.bytes + t->args.offsets[i];

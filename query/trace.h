@@ -27,7 +27,9 @@ typedef struct tl_trace {
     const uint32_t *in_dims, *in_type, *in_strides, *concrete, *grid, *block;
     const int32_t *parent, *parent_py, *launcher;
     const uint8_t *linked;
-    tl_colview args;          /* blob: raw args JSON per event ("" if none) */
+    tl_colview args;          /* blob: raw args JSON per event; read it through
+                                 tl_trace_args (decoded on first use) */
+    int args_loaded;
 
     size_t nflows;
     const uint32_t *f_uid, *f_cat, *f_name;

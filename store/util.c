@@ -2,6 +2,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -243,17 +244,29 @@ size_t tl_fmt_pyfloat(double v, char out[40])
     if (isinf(v)) return (size_t)snprintf(out, 40, v < 0 ? "-inf" : "inf");
     if (v == 0) return (size_t)snprintf(out, 40, signbit(v) ? "-0.0" : "0.0");
     /* Shortest digit count that round-trips, as Python's repr. */
-    /* Round-tripping is monotonic in the digit count, so binary-search the
-     * smallest count (4-5 printf calls instead of up to 17). */
+    /* Shortest round-trip digits. For normal doubles a round-tripping
+     * decimal of <= 15 significant digits is unique (DBL_DIG), so the
+     * 15-digit rounding, trailing zeros stripped below, is the shortest
+     * whenever it round-trips; else 16, else 17. Subnormals lose that
+     * uniqueness and take the binary search (round-tripping is monotonic in
+     * the digit count). */
     char digits[40];
-    int lo = 1, hi = 17;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        snprintf(digits, sizeof digits, "%.*e", mid - 1, v);
-        if (strtod(digits, NULL) == v) hi = mid;
-        else lo = mid + 1;
+    if (fabs(v) >= DBL_MIN) {
+        snprintf(digits, sizeof digits, "%.14e", v);
+        if (strtod(digits, NULL) != v) {
+            snprintf(digits, sizeof digits, "%.15e", v);
+            if (strtod(digits, NULL) != v) snprintf(digits, sizeof digits, "%.16e", v);
+        }
+    } else {
+        int lo = 1, hi = 17;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            snprintf(digits, sizeof digits, "%.*e", mid - 1, v);
+            if (strtod(digits, NULL) == v) hi = mid;
+            else lo = mid + 1;
+        }
+        snprintf(digits, sizeof digits, "%.*e", lo - 1, v);
     }
-    snprintf(digits, sizeof digits, "%.*e", lo - 1, v);
     /* digits = "[-]d.ddde[+-]XX": split mantissa digits and exponent. */
     const char *p = digits;
     int neg = 0;
