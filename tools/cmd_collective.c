@@ -11,6 +11,7 @@
 #include "../report/report.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <errno.h>
 #include <libgen.h>
 #include <regex.h>
@@ -513,6 +514,12 @@ void tl_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_sum
 
 int tl_cmd_collective(int argc, char **argv)
 {
+    /* Each rank's columns are decoded into fresh memory and freed when the
+     * rank is done; keeping freed memory in the process (instead of glibc
+     * returning it and the next rank faulting it in again, page by page,
+     * under the kernel's mm lock) roughly halves the time to read a rank. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     const char *prog = argc > 0 ? argv[0] : "TraceLens_generate_multi_rank_collective_report_pytorch";
     const char *val[F_N] = {0};
     int set[F_N] = {0};

@@ -13,6 +13,7 @@
 #include "../report/report.h"
 
 #include <dirent.h>
+#include <malloc.h>
 #include <errno.h>
 #include <libgen.h>
 #include <stdlib.h>
@@ -229,6 +230,12 @@ static int node_replay_message(void)
 
 int tl_cmd_corpus_report(int argc, char **argv)
 {
+    /* Each rank's columns are decoded into fresh memory and freed when the
+     * rank is done; keeping freed memory in the process (instead of glibc
+     * returning it and the next rank faulting it in again, page by page,
+     * under the kernel's mm lock) roughly halves the time to read a rank. */
+    mallopt(M_MMAP_THRESHOLD, 64 << 20);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
     const char *prog = argc > 0 ? argv[0] : "corpus-report";
     const char *base = NULL, *prefix = "rank_", *ext = "json", *out = NULL, *db = NULL, *config = NULL,
                *csvdir = NULL;

@@ -37,7 +37,8 @@ static int takes_value(const char *a)
                                     "--python_path", "--gpu_arch_json_path", "--gpu_arch_platform",
                                     "--inductor_cache_dir", "--profile_json_path", "--profile_path",
                                     "--kernel_details_topk", "--kernel_metadata_keyword_filters",
-                                    "--short_kernel_threshold", "--short_kernel_histogram_bins", NULL};
+                                    "--short_kernel_threshold", "--topk_kernels", "--phase_detection_method",
+                                    "--decode_threshold", "--capture_folder", NULL};
     if (strchr(a, '=')) return 0;
     for (int i = 0; v[i]; i++)
         if (!strcmp(a, v[i])) return 1;

@@ -5,6 +5,8 @@
  * query/pytorch_report and hands the tables to report/ for CSV, xlsx (with
  * native charts) or the terminal. */
 #include "cli.h"
+#include "../query/phases.h"
+#include "../query/graph_replay.h"
 #include "../query/pytorch_report.h"
 #include "../query/perfmodel.h"
 #include "../query/plugin.h"
@@ -50,6 +52,15 @@ static const char *PYT_USAGE =
     "  --topk_ops N, --topk_roofline_ops N   accepted; no effect (as in the reference)\n"
     "  --fix_quirks                  correct the reference's known quirks instead of reproducing\n"
     "                                them (docs/CONFORMANCE.md, PyTorch report)\n"
+    "Inference (LLM serving traces; docs/CONFORMANCE.md, Inference):\n"
+    "  --inference_phase_analysis    ops_summary_prefill/decode (and kernel_summary_prefill/\n"
+    "                                decode with --enable_kernel_summary); phases come from step\n"
+    "                                annotations where the engine writes them, else heuristics\n"
+    "  --phase_detection_method M    kernel_names, operation_frequency, framework_apis,\n"
+    "                                attention_patterns, gemm_params, hybrid, union (default)\n"
+    "  --decode_threshold N          (10)   --no_phase_annotations: heuristics only\n"
+    "  --capture_folder DIR          graph-capture traces: kernels replayed by CUDA/HIP graph\n"
+    "                                launches are attributed to the ops that captured them\n"
     "Not supported: --enable_pseudo_ops, --comparison_json_path, --enable-origami,\n"
     "  --python_path, --inductor_cache_dir.\n";
 
@@ -60,6 +71,9 @@ typedef struct pyt_cli {
     const char *ext[16];
     int next;
     int tracelens_style;
+    int phase, no_phase_annotations;
+    const char *phase_method, *capture_folder;
+    double decode_threshold;
 } pyt_cli;
 
 static int parse_num(const char *flag, const char *v, long *out)
@@ -113,6 +127,11 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
         else if (FLAG("--include_first_occurrence_time")) c->o.include_first_occurrence_time = 1;
         else if (FLAG("--include_call_stack")) c->o.include_call_stack = 1;
         else if (FLAG("--fix_quirks")) c->o.fix_quirks = 1;
+        else if (FLAG("--inference_phase_analysis")) c->phase = 1;
+        else if (FLAG("--no_phase_annotations")) c->no_phase_annotations = 1;
+        else if (VAL("--phase_detection_method")) c->phase_method = v;
+        NUM("--decode_threshold", c->decode_threshold = (double)x)
+        else if (VAL("--capture_folder")) c->capture_folder = v;
         else if (VAL("--gpu_arch_json_path")) c->arch_json = v;
         else if (VAL("--gpu_arch_platform")) c->arch_platform = v;
         else if (VAL("--extension_file")) {
@@ -422,6 +441,22 @@ static int run(pyt_cli *c)
     uint64_t id;
     code = tl_cli_open_trace(s, c->input, &r, &id);
     if (code) goto out;
+    tl_table *graph_launches = NULL;
+    if (c->capture_folder) {
+        /* The merged trace (replayed kernels attributed to the capturing
+         * ops) is stored as its own trace; report on it. */
+        uint64_t mid;
+        code = tl_cli_graph_merge(s, id, c->capture_folder, &mid, &graph_launches);
+        if (code) goto out;
+        id = mid;
+        tl_reader_close(r);
+        r = NULL;
+        if (tl_reader_open(s, &r, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            code = TL_EXIT_STORE;
+            goto out;
+        }
+    }
     double t0 = tl_now();
     if (tl_trace_load(r, id, &t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
@@ -438,6 +473,55 @@ static int run(pyt_cli *c)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         code = TL_EXIT_FAIL;
         goto out;
+    }
+    if (!c->capture_folder) {
+        graph_launches = tl_gr_launch_table(t);
+        if (graph_launches)
+            fprintf(stderr, "tracelens: note: kernels replayed from CUDA/HIP graphs; --capture_folder DIR "
+                            "(graph-capture traces) attributes them to their CPU ops\n");
+    }
+    if (c->phase) {
+        tl_phase_opts po;
+        tl_phase_opts_default(&po);
+        int known = 1;
+        if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, &known);
+        if (!known) fprintf(stderr, "tracelens: warning: unknown --phase_detection_method '%s': using hybrid, as the reference does\n", c->phase_method);
+        if (c->decode_threshold > 0) po.decode_threshold = c->decode_threshold;
+        po.kernel_summary = c->o.kernel_summary;
+        po.no_annotations = c->no_phase_annotations;
+        tl_pyt_sheets ph = {0};
+        if (tl_phase_sheets(t, &c->o, &po, &ph, &err)) {
+            fprintf(stderr, "tracelens: warning: phase analysis: %s\n", err.msg); /* reference: warn, no sheets */
+        } else {
+            /* C6 order: prefill/decode op summaries after unified_perf_summary,
+             * kernel summaries after kernel_summary, the rest at the end. */
+            /* insertion points (-1: absent, append at the end) */
+            long ops_at = -1, ker_at = -1;
+            for (size_t q = 0; q < sheets.n; q++) {
+                if (!strcmp(sheets.v[q]->name, "unified_perf_summary")) ops_at = (long)q + 1;
+                if (!strcmp(sheets.v[q]->name, "kernel_summary")) ker_at = (long)q + 1;
+            }
+            for (size_t k = 0; k < ph.n; k++) {
+                tl_table *pt = ph.v[k];
+                long pos = -1;
+                if (!strncmp(pt->name, "ops_summary_", 12)) pos = ops_at;
+                else if (!strncmp(pt->name, "kernel_summary_", 15)) pos = ker_at;
+                if (pos < 0) pos = (long)sheets.n;
+                /* later sheets move one place down */
+                if (ops_at >= pos) ops_at++;
+                if (ker_at >= pos) ker_at++;
+                tl_vec_reserve(&sheets, 1);
+                memmove(sheets.v + pos + 1, sheets.v + pos, (sheets.n - (size_t)pos) * sizeof *sheets.v);
+                sheets.v[pos] = pt;
+                sheets.n++;
+            }
+            ph.n = 0;
+        }
+        tl_pyt_sheets_free(&ph);
+    }
+    if (graph_launches) {
+        tl_vec_reserve(&sheets, 1);
+        sheets.v[sheets.n++] = graph_launches;
     }
     double t2 = tl_now();
     for (size_t i = 0; i < sheets.npending; i++)
