@@ -6,6 +6,7 @@
  * native charts) or the terminal. */
 #include "cli.h"
 #include "../query/phases.h"
+#include "../query/trace.h"
 #include "../query/graph_replay.h"
 #include "../query/pytorch_report.h"
 #include "../query/perfmodel.h"
@@ -46,7 +47,9 @@ static const char *PYT_USAGE =
     "  --include_overlap_info        ops_unique_args_kl_overlap, unified_perf_summary_kl_overlap\n"
     "  --detect_recompute            split by activation-checkpoint recompute\n"
     "  --include_first_occurrence_time, --include_call_stack\n"
-    "  --gpu_arch_json_path PATH | --gpu_arch_platform NAME   roofline columns\n"
+    "  --gpu_arch_json_path PATH | --gpu_arch_platform NAME   roofline columns and charts\n"
+    "                                (default: picked from the trace's deviceProperties GPU\n"
+    "                                name when a shipped table fits; --no_auto_arch disables)\n"
     "  --extension_file PATH         op categories (TSV: op<TAB>category) or a plugin (.so);\n"
     "                                repeatable; see docs/EXTENSIONS.md\n"
     "  --topk_ops N, --topk_roofline_ops N   accepted; no effect (as in the reference)\n"
@@ -71,7 +74,7 @@ typedef struct pyt_cli {
     const char *ext[16];
     int next;
     int tracelens_style;
-    int phase, no_phase_annotations;
+    int phase, no_phase_annotations, no_auto_arch;
     const char *phase_method, *capture_folder;
     double decode_threshold;
 } pyt_cli;
@@ -128,6 +131,7 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
         else if (FLAG("--include_call_stack")) c->o.include_call_stack = 1;
         else if (FLAG("--fix_quirks")) c->o.fix_quirks = 1;
         else if (FLAG("--inference_phase_analysis")) c->phase = 1;
+        else if (FLAG("--no_auto_arch")) c->no_auto_arch = 1;
         else if (FLAG("--no_phase_annotations")) c->no_phase_annotations = 1;
         else if (VAL("--phase_detection_method")) c->phase_method = v;
         NUM("--decode_threshold", c->decode_threshold = (double)x)
@@ -269,7 +273,51 @@ static tl_table *xlsx_numeric_params(const tl_table *t)
 
 /* The workbook: every sheet in order, plus native charts for the GPU
  * timeline breakdown and the time per op category. */
-static int write_xlsx(const char *path, const tl_pyt_sheets *s)
+/* Log-log roofline of one perf sheet: FLOPS/Byte against achieved TFLOPS/s
+ * of its groups (the sheet is sorted by kernel time, so the first rows are
+ * the top ops), with the memory roof (bandwidth x intensity) and the
+ * compute roof of the sheet's dominant Compute Spec drawn as lines. */
+static int add_roofline(tl_xlsx *x, const tl_table *t, const tl_pm_arch *arch, int anchor_row, tl_err *err)
+{
+    long xc = tl_table_col(t, "FLOPS/Byte_first"), yc = tl_table_col(t, "TFLOPS/s_mean");
+    long sc = tl_table_col(t, "Compute Spec");
+    if (xc < 0 || yc < 0 || !t->nrows || !arch->has_mem_bw) return 0;
+    double peak = 0;
+    const char *spec = sc >= 0 && !tl_table_is_missing(t, (size_t)sc, 0) ? t->cols[sc].v.s[0] : NULL;
+    if (!spec || tl_pm_arch_peak(arch, spec, &peak) != 0 || !(peak > 0)) return 0;
+    double xmin = 1e300, xmax = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double v = tl_table_num(t, (size_t)xc, r);
+        if (v > 0 && v < xmin) xmin = v;
+        if (v > xmax) xmax = v;
+    }
+    if (!(xmax > 0)) return 0;
+    double tbps = arch->mem_bw_gbps / 1000.0, ridge = peak / tbps;
+    xmin = (xmin < ridge ? xmin : ridge) / 4;
+    xmax = (xmax > ridge ? xmax : ridge) * 4;
+    static double mx[2], my[2], cx[2], cy[2];
+    mx[0] = xmin; my[0] = xmin * tbps; mx[1] = ridge; my[1] = peak;
+    cx[0] = ridge; cy[0] = peak; cx[1] = xmax; cy[1] = peak;
+    tl_xy_series roofs[2] = {{"memory roof", mx, my, 2}, {"compute roof", cx, cy, 2}};
+    char title[160];
+    snprintf(title, sizeof title, "%s roofline on %s (%s)", t->name, arch->name ? arch->name : "GPU", spec);
+    tl_scatter_spec sp = {0};
+    sp.sheet = t->name;
+    sp.x_col = (size_t)xc;
+    sp.y_col = (size_t)yc;
+    sp.nrows = t->nrows > 50 ? 50 : t->nrows;
+    sp.series_name = "top ops by kernel time";
+    sp.lines = roofs;
+    sp.nlines = 2;
+    sp.title = title;
+    sp.x_title = "FLOPS/Byte";
+    sp.y_title = "TFLOPS/s";
+    sp.anchor_row = anchor_row;
+    sp.anchor_col = -1;
+    return tl_report_xlsx_add_scatter(x, &sp, err);
+}
+
+static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch *arch)
 {
     tl_err err = {0};
     tl_xlsx *x;
@@ -319,6 +367,12 @@ static int write_xlsx(const char *path, const tl_pyt_sheets *s)
         c.y_scale = c.nrows > 12 ? (double)c.nrows / 12.0 : 1;
         if (tl_report_xlsx_add_chart(x, &c, &err)) goto fail;
     }
+    if (arch)
+        for (size_t i = 0; i < s->n; i++) {
+            const char *nm = s->v[i]->name;
+            if (!strcmp(nm, "GEMM") || !strncmp(nm, "SDPA_", 5) || !strncmp(nm, "CONV_", 5))
+                if (add_roofline(x, s->v[i], arch, 1, &err)) goto fail;
+        }
     if (tl_report_xlsx_close(x, &err)) goto fail0;
     return 0;
 fail:
@@ -468,11 +522,73 @@ static int run(pyt_cli *c)
         code = TL_EXIT_USAGE;
         goto out;
     }
+    if (!c->o.arch && !c->no_auto_arch) {
+        /* The GPU named in deviceProperties picks a shipped roofline table. */
+        size_t ml, dl;
+        const char *meta = tl_args_get(t->catalog, strlen(t->catalog), "metadata", &ml);
+        const char *dp = meta ? tl_args_get(meta, ml, "deviceProperties", &dl) : NULL;
+        const char *nm = dp ? memmem(dp, dl, "\"name\"", 6) : NULL;
+        if (nm) {
+            const char *q1 = memchr(nm + 6, '"', (size_t)(dp + dl - nm - 6));
+            const char *q2 = q1 ? memchr(q1 + 1, '"', (size_t)(dp + dl - q1 - 1)) : NULL;
+            if (q2) {
+                char gpu[128];
+                snprintf(gpu, sizeof gpu, "%.*s", (int)(q2 - q1 - 1), q1 + 1);
+                const char *plat = tl_pm_arch_platform_for_gpu(gpu);
+                const char *dd = getenv("TRACELENS_DATADIR") ? getenv("TRACELENS_DATADIR") : TL_DATADIR;
+                if (plat && tl_pm_arch_load_platform(dd, plat, &arch, &err) == 0) {
+                    c->o.arch = arch;
+                    fprintf(stderr, "tracelens: roofline for %s (deviceProperties name \"%s\"; "
+                                    "--gpu_arch_platform / --gpu_arch_json_path override, --no_auto_arch disables)\n",
+                            plat, gpu);
+                }
+            }
+        }
+    }
     double t1 = tl_now();
     if (tl_pytorch_report(t, &c->o, &sheets, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         code = TL_EXIT_FAIL;
         goto out;
+    }
+    {
+        /* Ops the roofline leaves out: unified_perf_summary rows without a
+         * perf model, by name, with count and kernel time. */
+        const tl_table *u = tl_pyt_sheet(&sheets, "unified_perf_summary");
+        long hc = u ? tl_table_col(u, "has_perf_model") : -1, nc = u ? tl_table_col(u, "name") : -1;
+        long cc = u ? tl_table_col(u, "operation_count") : -1, kc = u ? tl_table_col(u, "Kernel Time (µs)_sum") : -1;
+        if (hc >= 0 && nc >= 0 && cc >= 0 && kc >= 0) {
+            tl_table *nm = tl_table_new("ops_without_perf_model");
+            size_t a = tl_table_add_col(nm, "name", TL_STR), b = tl_table_add_col(nm, "operation_count", TL_I64);
+            size_t k = tl_table_add_col(nm, "Kernel Time (µs)_sum", TL_F64);
+            for (size_t r = 0; r < u->nrows; r++) {
+                if (tl_table_is_missing(u, (size_t)hc, r) || u->cols[hc].v.b[r]) continue;
+                const char *name = u->cols[nc].v.s[r];
+                size_t row = nm->nrows;
+                for (size_t q = 0; q < nm->nrows; q++)
+                    if (!strcmp(nm->cols[a].v.s[q], name)) { row = q; break; }
+                if (row == nm->nrows) {
+                    tl_table_add_row(nm);
+                    tl_table_set_str(nm, a, row, name);
+                    tl_table_set_i64(nm, b, row, 0);
+                    tl_table_set_f64(nm, k, row, 0);
+                }
+                nm->cols[b].v.i[row] += (int64_t)tl_table_num(u, (size_t)cc, r);
+                double kt = tl_table_num(u, (size_t)kc, r);
+                if (kt == kt) nm->cols[k].v.f[row] += kt;
+            }
+            /* largest kernel time first */
+            size_t *perm = tl_xmalloc((nm->nrows + 1) * sizeof *perm);
+            for (size_t q = 0; q < nm->nrows; q++) perm[q] = q;
+            for (size_t q = 1; q < nm->nrows; q++)
+                for (size_t w = q; w > 0 && nm->cols[k].v.f[perm[w]] > nm->cols[k].v.f[perm[w - 1]]; w--) {
+                    size_t tmp = perm[w]; perm[w] = perm[w - 1]; perm[w - 1] = tmp;
+                }
+            tl_table_permute(nm, perm, nm->nrows);
+            free(perm);
+            if (nm->nrows) { tl_vec_reserve(&sheets, 1); sheets.v[sheets.n++] = nm; }
+            else tl_table_free(nm);
+        }
     }
     if (!c->capture_folder) {
         graph_launches = tl_gr_launch_table(t);
@@ -542,7 +658,7 @@ static int run(pyt_cli *c)
         if (c->tracelens_style) printf("wrote %zu CSV files to %s\n", sheets.n, c->csv_dir);
     }
     if (xlsx) {
-        code = write_xlsx(xlsx, &sheets);
+        code = write_xlsx(xlsx, &sheets, c->o.arch);
         if (code) goto out;
         if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", xlsx, sheets.n);
     }
