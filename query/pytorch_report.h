@@ -71,6 +71,8 @@ typedef struct tl_pyt_opts {
     int quiet;                        /* no warnings on stderr */
     int fix_quirks;                   /* correct the reference's QUIRK items instead of
                                          reproducing them (docs/CONFORMANCE.md) */
+    int unified_uid_pairs;            /* fill tl_pyt_sheets.uid_pairs (--comparison_json_path);
+                                         off by default so the normal report skips the work */
 } tl_pyt_opts;
 
 /* Defaults of the reference CLI (spec §12). */
@@ -85,6 +87,13 @@ typedef struct tl_pyt_sheets {
     const char **pending;
     size_t npending;
     double total_time_ms;             /* gpu_timeline total_time, ms (NaN if none) */
+    /* With opts.unified_uid_pairs: for every pre-summary unified row and
+     * every GPU event in its kernel list, the event's UID and the index of
+     * the unified_perf_summary row the row was grouped into (the pairs
+     * tl_diff_comparison_sheets() takes, spec diff-compare-phases.md A10). */
+    int64_t *uid_pair_uid;
+    size_t *uid_pair_row;
+    size_t npairs;
 } tl_pyt_sheets;
 
 /* Computes the report. On failure (e.g. no GPU events: the reference aborts

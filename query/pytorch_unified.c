@@ -467,7 +467,9 @@ static int cmp_ugrp_kl(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf)
+/* pairs: NULL, or the report's output receiving the (GPU UID, summary row)
+ * pairs of --comparison_json_path. */
+static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, tl_pyt_sheets *pairs)
 {
     pyt_ctx *c = u->c;
     const tl_trace *t = c->t;
@@ -539,6 +541,23 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf)
         qsort(ord, ng, sizeof *ord, cmp_ugrp);
     }
     free(base);
+    if (pairs) {
+        /* in pre-summary row order, each kernel-list entry -> its output row */
+        size_t *out_row = tl_xmalloc((nr ? nr : 1) * sizeof *out_row), np = 0;
+        for (size_t oi = 0; oi < ng; oi++)
+            for (size_t q = 0; q < g[ord[oi]].m.n; q++) out_row[g[ord[oi]].m.v[q]] = oi;
+        for (size_t i = 0; i < nr; i++) np += rows[i].ng;
+        pairs->uid_pair_uid = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_uid);
+        pairs->uid_pair_row = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_row);
+        pairs->npairs = np;
+        np = 0;
+        for (size_t i = 0; i < nr; i++)
+            for (size_t k = 0; k < rows[i].ng; k++, np++) {
+                pairs->uid_pair_uid[np] = t->uid[rows[i].g[k]];
+                pairs->uid_pair_row[np] = out_row[i];
+            }
+        free(out_row);
+    }
 
     tl_table *tab = tl_table_new(ovf ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
     size_t cn = tl_table_add_col(tab, "name", TL_STR);
@@ -867,7 +886,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     free(op_seen);
     free(covered);
 
-    if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL));
+    if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
         if (!c->overlap) c->overlap = pyt_overlap_build(c);
         pyt_ovf *ovf = tl_xcalloc(nr, sizeof *ovf);
@@ -880,7 +899,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             pyt_overlap_fields(c, c->overlap, tmp, rows[i].ng, &c->arena, &ovf[i]);
         }
         free(tmp);
-        pyt_sheets_push(out, summarise(&u, rows, nr, ovf));
+        pyt_sheets_push(out, summarise(&u, rows, nr, ovf, NULL));
         free(ovf);
     }
     free(rows);

@@ -116,6 +116,8 @@ void tl_pyt_sheets_free(tl_pyt_sheets *s)
     free(s->v);
     for (size_t i = 0; i < s->npending; i++) free((void *)s->pending[i]);
     free((void *)s->pending);
+    free(s->uid_pair_uid);
+    free(s->uid_pair_row);
     memset(s, 0, sizeof *s);
 }
 

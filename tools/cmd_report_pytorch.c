@@ -9,6 +9,7 @@
 #include "../query/trace.h"
 #include "../query/graph_replay.h"
 #include "../query/pytorch_report.h"
+#include "../query/tracediff.h"
 #include "../query/perfmodel.h"
 #include "../query/plugin.h"
 #include "../report/report.h"
@@ -64,8 +65,12 @@ static const char *PYT_USAGE =
     "  --decode_threshold N          (10)   --no_phase_annotations: heuristics only\n"
     "  --capture_folder DIR          graph-capture traces: kernels replayed by CUDA/HIP graph\n"
     "                                launches are attributed to the ops that captured them\n"
-    "Not supported: --enable_pseudo_ops, --comparison_json_path, --enable-origami,\n"
-    "  --python_path, --inductor_cache_dir.\n";
+    "Comparison:\n"
+    "  --comparison_json_path PATH   a second trace (file or stored id): TraceDiff against it;\n"
+    "                                adds the diff_stats sheet and the LCA speedup/delta columns\n"
+    "                                after Kernel Time (µs)_sum in unified_perf_summary\n"
+    "Not supported: --enable_pseudo_ops, --enable-origami, --python_path,\n"
+    "  --inductor_cache_dir.\n";
 
 typedef struct pyt_cli {
     tl_pyt_opts o;
@@ -76,6 +81,7 @@ typedef struct pyt_cli {
     int tracelens_style;
     int phase, no_phase_annotations, no_auto_arch;
     const char *phase_method, *capture_folder;
+    const char *comparison;   /* --comparison_json_path */
     double decode_threshold;
 } pyt_cli;
 
@@ -136,6 +142,7 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
         else if (VAL("--phase_detection_method")) c->phase_method = v;
         NUM("--decode_threshold", c->decode_threshold = (double)x)
         else if (VAL("--capture_folder")) c->capture_folder = v;
+        else if (VAL("--comparison_json_path")) c->comparison = v;
         else if (VAL("--gpu_arch_json_path")) c->arch_json = v;
         else if (VAL("--gpu_arch_platform")) c->arch_platform = v;
         else if (VAL("--extension_file")) {
@@ -145,8 +152,7 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
             }
             c->ext[c->next++] = v;
         }
-        else if (FLAG("--enable_pseudo_ops") || FLAG("--enable-origami") ||
-                 VAL("--comparison_json_path") || VAL("--python_path") ||
+        else if (FLAG("--enable_pseudo_ops") || FLAG("--enable-origami") || VAL("--python_path") ||
                  VAL("--inductor_cache_dir")) {
             const char *f = a;
             const char *eq = strchr(a, '=');
@@ -442,6 +448,8 @@ static int run(pyt_cli *c)
     tl_store *s = NULL;
     tl_reader *r = NULL;
     tl_trace *t = NULL;
+    tl_reader *cmp_r = NULL;   /* --comparison_json_path */
+    tl_trace *cmp_t = NULL;
     tl_pyt_sheets sheets = {0};
     char *xlsx_default = NULL;
 
@@ -522,6 +530,25 @@ static int run(pyt_cli *c)
         code = TL_EXIT_USAGE;
         goto out;
     }
+    if (c->comparison) {
+        /* the second trace of the comparison: a file (ingested if new) or a
+         * stored id, opened now so that a bad path fails before the report */
+        uint64_t id2;
+        code = tl_cli_open_trace(s, c->comparison, &cmp_r, &id2);
+        if (code) goto out;
+        if (tl_trace_load(cmp_r, id2, &cmp_t, &err)) {
+            fprintf(stderr, "tracelens: %s: %s\n", c->comparison, err.msg);
+            code = TL_EXIT_FAIL;
+            goto out;
+        }
+        if (strcmp(cmp_t->format, "kineto") != 0) {
+            fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->comparison,
+                    cmp_t->format);
+            code = TL_EXIT_USAGE;
+            goto out;
+        }
+        c->o.unified_uid_pairs = 1;
+    }
     if (!c->o.arch && !c->no_auto_arch) {
         /* The GPU named in deviceProperties picks a shipped roofline table. */
         size_t ml, dl;
@@ -550,6 +577,31 @@ static int run(pyt_cli *c)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         code = TL_EXIT_FAIL;
         goto out;
+    }
+    if (cmp_t) {
+        /* A10: TraceDiff with this trace as trace1, both trees built like
+         * the report's (python functions in when it uses them); the LCA
+         * columns go into unified_perf_summary, diff_stats after the
+         * reference's sheets */
+        tl_diff_opts dopts = {.python = c->o.detect_recompute || c->o.include_call_stack};
+        tl_table *ds = NULL;
+        tl_table *u = tl_pyt_sheet(&sheets, "unified_perf_summary");
+        if (u && u->nrows) {
+            if (tl_diff_comparison_sheets(t, cmp_t, &dopts, u, sheets.uid_pair_uid, sheets.uid_pair_row,
+                                          sheets.npairs, &ds, &err)) {
+                fprintf(stderr, "tracelens: comparison with %s: %s\n", c->comparison, err.msg);
+                code = TL_EXIT_FAIL;
+                goto out;
+            }
+            if (ds) {
+                tl_vec_reserve(&sheets, 1);
+                sheets.v[sheets.n++] = ds;
+            }
+        }
+        tl_trace_free(cmp_t);
+        cmp_t = NULL;
+        tl_reader_close(cmp_r);
+        cmp_r = NULL;
     }
     {
         /* Ops the roofline leaves out: unified_perf_summary rows without a
@@ -670,6 +722,8 @@ static int run(pyt_cli *c)
 out:
     free(xlsx_default);
     tl_pyt_sheets_free(&sheets);
+    tl_trace_free(cmp_t);
+    if (cmp_r) tl_reader_close(cmp_r);
     tl_trace_free(t);
     if (r) tl_reader_close(r);
     if (s) tl_store_close(s);
