@@ -59,14 +59,47 @@ static int iv_cmp(const void *a, const void *b)
     return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Sorts (stable enough: equal starts merge anyway) and merges in place;
- * touching intervals merge (§5.2). */
+/* LSD radix sort by start (11-bit digits, only the passes the key range
+ * needs): a rank has ~10^5-10^6 GPU intervals, mostly sorted per stream
+ * but interleaved across streams, and qsort's callback per comparison
+ * was a visible part of reading a rank. */
+static void iv_radix(iv *a, size_t n)
+{
+    int64_t mn = a[0].s, mx = a[0].s;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].s < mn) mn = a[i].s;
+        if (a[i].s > mx) mx = a[i].s;
+    }
+    uint64_t range = (uint64_t)(mx - mn);
+    iv *tmp = tl_xmalloc(n * sizeof *tmp), *src = a, *dst = tmp;
+    size_t cnt[2048];
+    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++) cnt[((uint64_t)(src[i].s - mn) >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) {
+            size_t c = cnt[d];
+            cnt[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) dst[cnt[((uint64_t)(src[i].s - mn) >> shift) & 2047]++] = src[i];
+        iv *t = src;
+        src = dst, dst = t;
+    }
+    if (src != a) memcpy(a, src, n * sizeof *a);
+    free(tmp);
+}
+
+/* Sorts by start and merges in place; touching intervals merge (§5.2). */
 static void iv_merge(ivvec *v)
 {
     if (!v->n) return;
     int sorted = 1;
     for (size_t i = 1; i < v->n && sorted; i++) sorted = v->v[i - 1].s <= v->v[i].s;
-    if (!sorted) qsort(v->v, v->n, sizeof *v->v, iv_cmp);
+    if (!sorted) {
+        if (v->n < 64) qsort(v->v, v->n, sizeof *v->v, iv_cmp);
+        else iv_radix(v->v, v->n);
+    }
     size_t k = 0;
     for (size_t i = 1; i < v->n; i++) {
         if (v->v[i].s <= v->v[k].e) {

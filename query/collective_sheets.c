@@ -150,10 +150,63 @@ static size_t *smap_put(smap *m, const char *key, int *isnew)
 }
 static void smap_free(smap *m) { free(m->k), free(m->v); memset(m, 0, sizeof *m); }
 
+/* Interned text -> its copy in one table's arena: the texts of a run are
+ * interned (coll_match), so a table stores each distinct text once and
+ * its cells point at that copy. */
+typedef struct pcache {
+    const char **k;
+    const char **v;
+    size_t cap, n;
+} pcache;
+static const char *pc_get(pcache *pc, tl_table *t, const char *s)
+{
+    if ((pc->n + 1) * 2 > pc->cap) {
+        size_t nc = pc->cap ? pc->cap * 2 : 256;
+        const char **k = tl_xcalloc(nc, sizeof *k), **v = tl_xcalloc(nc, sizeof *v);
+        for (size_t i = 0; i < pc->cap; i++) {
+            if (!pc->k[i]) continue;
+            size_t h = tl_mix64((uint64_t)(uintptr_t)pc->k[i]) & (nc - 1);
+            while (k[h]) h = (h + 1) & (nc - 1);
+            k[h] = pc->k[i], v[h] = pc->v[i];
+        }
+        free(pc->k), free(pc->v);
+        pc->k = k, pc->v = v, pc->cap = nc;
+    }
+    size_t h = tl_mix64((uint64_t)(uintptr_t)s) & (pc->cap - 1);
+    while (pc->k[h]) {
+        if (pc->k[h] == s) return pc->v[h];
+        h = (h + 1) & (pc->cap - 1);
+    }
+    pc->k[h] = s;
+    pc->v[h] = tl_arena_strdup(&t->arena, s);
+    pc->n++;
+    return pc->v[h];
+}
+static void pc_free(pcache *pc) { free(pc->k), free(pc->v); memset(pc, 0, sizeof *pc); }
+static void set_str_pc(tl_table *t, size_t c, size_t r, const char *s, pcache *pc)
+{
+    if (s) tl_table_set_str_ref(t, c, r, pc_get(pc, t, s));
+}
+
+/* Canonical pointer of a text (NULL stays NULL). */
+static const char *intern(smap *m, const char ***tab, size_t *ntab, const char *s)
+{
+    if (!s) return NULL;
+    int isnew;
+    size_t *slot = smap_put(m, s, &isnew);
+    if (isnew) {
+        *tab = tl_xrealloc(*tab, (*ntab + 1) * sizeof **tab);
+        (*tab)[*ntab] = s;
+        *slot = (*ntab)++;
+    }
+    return (*tab)[*slot];
+}
+
 static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 /* NULL (missing) sorts after every string, as pandas puts NaN keys last */
 static int str_cmp(const char *a, const char *b)
 {
+    if (a == b) return 0; /* interned: equal texts share a pointer */
     if (!a || !b) return a ? -1 : b ? 1 : 0;
     return strcmp(a, b);
 }
@@ -168,7 +221,7 @@ static int i64_cmp(int64_t a, int64_t b)
 static int ev_pg_ts_cmp(const void *a, const void *b)
 {
     const coll_ev *x = *(const coll_ev *const *)a, *y = *(const coll_ev *const *)b;
-    int c = strcmp(x->pg_name, y->pg_name);
+    int c = x->pg_name == y->pg_name ? 0 : strcmp(x->pg_name, y->pg_name);
     if (c) return c;
     if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
     return x->row < y->row ? -1 : x->row > y->row; /* ties keep trace order */
@@ -200,8 +253,17 @@ int coll_match(coll_run *run, tl_err *err)
         }
     }
     run->simplified = simplified;
+    smap im = {0};
+    const char **itab = NULL;
+    size_t nitab = 0;
     for (size_t i = 0; i < run->nall; i++) {
         coll_ev *e = run->all[i];
+        e->pg_name = intern(&im, &itab, &nitab, e->pg_name);
+        e->pg_ranks = intern(&im, &itab, &nitab, e->pg_ranks);
+        e->coll_name = intern(&im, &itab, &nitab, e->coll_name);
+        e->dtype = intern(&im, &itab, &nitab, e->dtype);
+        e->in_split = intern(&im, &itab, &nitab, e->in_split);
+        e->out_split = intern(&im, &itab, &nitab, e->out_split);
         run->miss_gs |= e->group_size == COLL_NONE;
         run->miss_in |= e->in_nelems == COLL_NONE;
         run->miss_on |= e->out_nelems == COLL_NONE;
@@ -217,6 +279,8 @@ int coll_match(coll_run *run, tl_err *err)
             e->in_mb = e->out_mb = NAN;
         }
     }
+    smap_free(&im);
+    free(itab);
     /* index_in_group: position by ts within (PG, rank) */
     size_t maxn = 0;
     for (size_t r = 0; r < run->world; r++)
@@ -231,8 +295,18 @@ int coll_match(coll_run *run, tl_err *err)
             if (i && strcmp(tmp[i]->pg_name, tmp[i - 1]->pg_name)) k = 0;
             coll_ev *e = tmp[i];
             e->index_in_group = k++;
-            e->cid = simplified ? tl_arena_printf(&cr->arena, "%lld", (long long)e->index_in_group)
-                                : tl_arena_printf(&cr->arena, "%s_%lld", e->pg_name, (long long)e->index_in_group);
+            char num[24];
+            size_t nl = 0;
+            for (uint64_t x = (uint64_t)e->index_in_group;; x /= 10) {
+                num[nl++] = (char)('0' + x % 10);
+                if (x < 10) break;
+            }
+            size_t pl = simplified ? 0 : strlen(e->pg_name) + 1;
+            char *cid = tl_arena_alloc(&cr->arena, pl + nl + 1);
+            if (pl) memcpy(cid, e->pg_name, pl - 1), cid[pl - 1] = '_';
+            for (size_t q = 0; q < nl; q++) cid[pl + q] = num[nl - 1 - q];
+            cid[pl + nl] = 0;
+            e->cid = cid;
         }
     }
     free(tmp);
@@ -256,6 +330,7 @@ int coll_match(coll_run *run, tl_err *err)
         }
         coll_group *g = &run->groups[*slot];
         e->cid_no = (long)*slot;
+        e->cid = g->cid;
         g->ev = tl_xrealloc(g->ev, (g->n + 1) * sizeof *g->ev);
         g->ev[g->n++] = e; /* ranks ascend: the long table is rank by rank */
     }
@@ -334,26 +409,28 @@ tl_table *coll_sheet_long(coll_run *run)
            c_is = coll_col_str(t, "In split size"), c_os = coll_col_str(t, "Out split size"),
            c_st = coll_col_i64(t, "stream"), c_ts = coll_col_f64(t, "ts"), c_dur = coll_col_f64(t, "dur");
     tl_table_set_nrows(t, run->nall);
+    pcache pc = {0};
     for (size_t r = 0; r < run->nall; r++) {
         const coll_ev *e = run->all[r];
-        coll_set_str(t, c_cid, r, e->cid);
+        set_str_pc(t, c_cid, r, e->cid, &pc);
         tl_table_set_i64(t, c_idx, r, e->index_in_group);
         tl_table_set_i64(t, c_rank, r, e->rank);
-        coll_set_str(t, c_pgn, r, e->pg_name);
-        coll_set_str(t, c_pgr, r, e->pg_ranks);
-        coll_set_str(t, c_cn, r, e->coll_name);
+        set_str_pc(t, c_pgn, r, e->pg_name, &pc);
+        set_str_pc(t, c_pgr, r, e->pg_ranks, &pc);
+        set_str_pc(t, c_cn, r, e->coll_name, &pc);
         coll_set_i64(t, c_gs, r, e->group_size);
-        coll_set_str(t, c_dt, r, e->dtype);
+        set_str_pc(t, c_dt, r, e->dtype, &pc);
         coll_set_i64(t, c_in, r, e->in_nelems);
         coll_set_f64(t, c_inmb, r, e->in_mb);
         coll_set_i64(t, c_on, r, e->out_nelems);
         coll_set_f64(t, c_onmb, r, e->out_mb);
-        coll_set_str(t, c_is, r, e->in_split);
-        coll_set_str(t, c_os, r, e->out_split);
+        set_str_pc(t, c_is, r, e->in_split, &pc);
+        set_str_pc(t, c_os, r, e->out_split, &pc);
         coll_set_i64(t, c_st, r, e->stream);
         tl_table_set_f64(t, c_ts, r, e->ts);
         tl_table_set_f64(t, c_dur, r, e->dur);
     }
+    pc_free(&pc);
     return t;
 }
 
@@ -493,6 +570,7 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
     t->cols[c_in].as_float = run->miss_in;
     t->cols[c_on].as_float = run->miss_on;
     size_t cap = 0;
+    pcache pc = {0};
     double *ts = NULL, *dur = NULL, *wait = NULL;
     int *rk = NULL;
     for (size_t i = 0; i < ns; i++) {
@@ -508,12 +586,12 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
         tl_coll_sync *m = &run->sync_m[i];
         tl_coll_sync_metrics(ts, dur, rk, G->n, wait, m);
         const coll_ev *e = G->ev[0]; /* metadata agree (or the first rank's win) */
-        coll_set_str(t, c_cid, i, G->cid);
-        coll_set_str(t, c_pgn, i, e->pg_name);
-        coll_set_str(t, c_pgr, i, e->pg_ranks);
-        coll_set_str(t, c_cn, i, e->coll_name);
+        set_str_pc(t, c_cid, i, G->cid, &pc);
+        set_str_pc(t, c_pgn, i, e->pg_name, &pc);
+        set_str_pc(t, c_pgr, i, e->pg_ranks, &pc);
+        set_str_pc(t, c_cn, i, e->coll_name, &pc);
         coll_set_i64(t, c_gs, i, e->group_size);
-        coll_set_str(t, c_dt, i, e->dtype);
+        set_str_pc(t, c_dt, i, e->dtype, &pc);
         coll_set_i64(t, c_in, i, e->in_nelems);
         coll_set_i64(t, c_on, i, e->out_nelems);
         coll_set_f64(t, c_inmb, i, e->in_mb);
@@ -541,6 +619,7 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
         }
     }
     free(ts), free(dur), free(wait), free(rk);
+    pc_free(&pc);
     *out = t;
     return 0;
 }

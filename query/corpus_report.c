@@ -994,14 +994,14 @@ static tl_table *sheet_breakdown(const launcher *L, size_t nl, size_t world, dou
     return t;
 }
 
-/* Copy of a table without the per-rank columns (rank_<r>_*, node_span). */
+/* Copy of a table without the per-rank columns (rank_<r>_*). */
 static tl_table *without_rank_cols(const tl_table *src, const char *name)
 {
     tl_table *t = tl_table_new(name);
     tl_table_set_nrows(t, 0);
     for (size_t c = 0; c < src->ncols; c++) {
         const char *cn = src->cols[c].name;
-        if (!strncmp(cn, "rank_", 5) || !strcmp(cn, "node_span")) continue;
+        if (!strncmp(cn, "rank_", 5)) continue;
         size_t d = tl_table_add_col(t, cn, src->cols[c].type);
         t->cols[d].as_float = src->cols[c].as_float;
         tl_table_set_nrows(t, src->nrows);

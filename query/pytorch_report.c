@@ -6,6 +6,7 @@
 #include "plugin.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 void tl_pyt_opts_default(tl_pyt_opts *o)
 {
@@ -40,21 +41,43 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         tl_catreg_free(own);
         cat = own = fx;
     }
+    /* TRACELENS_TIMING=1: per-stage times on stderr (profiling aid) */
+    int timing = getenv("TRACELENS_TIMING") != NULL;
+    double tp = timing ? tl_now() : 0;
+    char tbuf[512];
+    size_t tn = 0;
+#define STAGE(nm)                                                                        \
+    do {                                                                                 \
+        if (timing && tn < sizeof tbuf) {                                                \
+            double tq = tl_now();                                                        \
+            tn += (size_t)snprintf(tbuf + tn, sizeof tbuf - tn, " %s=%.2f", nm, (tq - tp) * 1e3); \
+            tp = tq;                                                                     \
+        }                                                                                \
+    } while (0)
     pyt_ctx c;
     int rc = pyt_ctx_init(&c, t, o, cat, err);
+    STAGE("ctx");
     if (rc) goto done;
     rc = pyt_sheet_gpu_timeline(&c, out, err);
+    STAGE("timeline");
     if (rc) goto done;
     out->total_time_ms = c.total_time_ms;
     if (!c.gpu_only) {
         if ((rc = pyt_sheets_ops(&c, out, err))) goto done;
+        STAGE("ops");
         if ((rc = pyt_sheet_unified(&c, out, err))) goto done;
+        STAGE("unified");
         if ((rc = pyt_sheets_perf(&c, out, err))) goto done;
+        STAGE("perf");
     }
     if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, out, err))) goto done;
     if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, out, err))) goto done;
+    STAGE("kernels");
     if (!c.gpu_only && !o->disable_coll_analysis && (rc = pyt_sheet_coll(&c, out, err))) goto done;
+    STAGE("coll");
     if (o->plugins && (rc = tl_plugin_run_tables(o->plugins, t, out, err))) goto done;
+    if (timing) fprintf(stderr, "report_stages_ms:%s\n", tbuf);
+#undef STAGE
 done:
     if (rc) tl_pyt_sheets_free(out);
     pyt_ctx_free(&c);

@@ -23,6 +23,12 @@ CSV of that trace; skipped when ../shared/data is absent.
 
 usage: golden_collective.py BUILD_DIR   (prints cells compared and
 "N passed, M failed" last; exit 0 when nothing failed)
+
+The multi-configuration generator is checked on two small configurations:
+sheet set and order, an existing workbook left alone while the other
+configuration is still built, per-rank kernel and runtime counts recomputed
+from the JSON files, the gpu_timelines average/std (quirk included), the
+launcher averages, the grouped breakdown, the collective sheets, -r and -e.
 """
 import csv
 import json
@@ -139,9 +145,9 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def run(args, **kw):
+def run(args, expect_fail=False, **kw):
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
-    if p.returncode != 0:
+    if p.returncode != 0 and not expect_fail:
         print("command failed (%d): %s\n%s%s" % (p.returncode, " ".join(args), p.stdout[-2000:], p.stderr[-2000:]))
     return p
 
@@ -398,10 +404,132 @@ def check_real(tmp):
     check(sum(1 for r in lng if r["Process Group Name"] == "Unknown_Group") == 10, "real: unnamed kernels in Unknown_Group")
 
 
+def check_corpus_report(tmp, db):
+    """The multi-configuration generator over two tracegen configurations:
+    names, the skip-existing rule, and values recomputed from the rank files."""
+    exe = os.path.join(BUILD, "TraceLens_generate_multi_config_perf_report")
+    base = os.path.join(tmp, "multi")
+    for name, ranks, seed in (("cfgA", 3, 1), ("cfgB", 2, 5)):
+        p = run([os.path.join(BUILD, "tracegen"), "--ranks", str(ranks), "--size", "512K", "--seed", str(seed), "-q",
+                 "-o", os.path.join(base, name)])
+        check(p.returncode == 0, "tracegen " + name)
+    # cfgB's workbook exists already: skipped, cfgA still built (the reference stops the whole run)
+    wb_b = os.path.join(base, "cfgB", "cfgB_rank__performance_report.xlsx")
+    open(wb_b, "w").write("keep me")
+    csv_root = os.path.join(tmp, "multi_csv")
+    p = run([exe, "--db", db, "-b", base, "-f", "rank_", "--csv", csv_root])
+    check(p.returncode == 0, "corpus-report exit status")
+    check("Excel file already exists: (%s)" % wb_b in p.stdout, "existing workbook reported")
+    check(open(wb_b).read() == "keep me", "existing workbook not overwritten")
+    wb_a = os.path.join(base, "cfgA", "cfgA_rank__performance_report.xlsx")
+    check(os.path.exists(wb_a), "cfgA workbook written after cfgB was skipped")
+    out = os.path.join(csv_root, "cfgA")
+    want = ["gemm", "conv", "attn", "un_elemwise", "bin_elemwise", "kernel_launchers", "gpu_timelines",
+            "linked_and_short_kernels", "short_cpu_op_counts", "cuda_events_summary", "grouped_breakdown",
+            "summary_nccl_implicit_sync_cat", "long", "nccl_implicit_sync_cat", "nccl_implicit_sync_cat_detailed",
+            "nccl_all2allv", "imbalance_ranks", "imbalance_collectives"]
+    have = sorted(f[:-4] for f in os.listdir(out)) if os.path.isdir(out) else []
+    check(have == sorted(want), "corpus sheets: %s" % have)
+    if not os.path.isdir(out):
+        return
+    try:
+        import zipfile, re
+        names = re.findall(r'<sheet name="([^"]+)"', zipfile.ZipFile(wb_a).read("xl/workbook.xml").decode())
+        check(names == want, "workbook sheet order (spec 4.4): %s" % names)
+    except Exception as e:  # noqa: BLE001
+        check(False, "workbook unreadable: %s" % e)
+    world = 3
+    # per-rank counts straight from the JSON files
+    for row in read_csv(os.path.join(out, "linked_and_short_kernels.csv")):
+        r = int(row["rank"])
+        ev = json.load(open(os.path.join(base, "cfgA", "rank_%d.json" % r)))["traceEvents"]
+        gpu = [e for e in ev if e.get("ph") == "X" and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+        linked = [e for e in gpu if e.get("args", {}).get("External id") is not None]
+        unl = [e for e in gpu if e.get("args", {}).get("External id") is None]
+        w = "linked_and_short rank %d" % r
+        same(row["num_kernel_events"], len(gpu), w + " kernels")
+        same(row["num_kernel_events_linked"], len(linked), w + " linked")
+        same(row["num_kernel_events_unlinked"], len(unl), w + " unlinked")
+        same(row["num_short_kernel_events_linked"], sum(1 for e in linked if e["dur"] < 10), w + " short linked")
+        same(row["num_short_kernel_events_unlinked"], sum(1 for e in unl if e["dur"] < 10), w + " short unlinked")
+        cuda = {}
+        for e in ev:
+            if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
+                cuda.setdefault((e["name"], e["cat"]), []).append(e["dur"])
+        for crow in read_csv(os.path.join(out, "cuda_events_summary.csv")):
+            d = cuda.get((crow["name"], crow["cat"]), [])
+            same(crow["count_%d" % r], len(d), "cuda %s rank %d count" % (crow["name"], r))
+            if d:
+                same(crow["max_dur_%d" % r], max(d), "cuda %s rank %d max" % (crow["name"], r))
+                same(crow["mean_dur_%d" % r], kahan(d) / len(d), "cuda %s rank %d mean" % (crow["name"], r))
+    tl = read_csv(os.path.join(out, "gpu_timelines.csv"))
+    check([r["type"] for r in tl] == ["computation_time", "exposed_comm_time", "exposed_memcpy_time", "busy_time",
+                                     "idle_time", "total_time", "total_comm_time", "total_memcpy_time"], "timeline rows")
+    avg = {}
+    for row in tl:
+        v = [float(row["time_ms_%d" % r]) for r in range(world)]
+        a = (0.0 + pairwise(v)) / len(v)
+        same(row["time_ms_avg"], a, "gpu_timelines %s avg" % row["type"])
+        v2 = v + [a]
+        mu = (0.0 + pairwise(v2)) / len(v2)
+        same(row["time_ms_std"], math.sqrt(sum((x - mu) ** 2 for x in v2) / (len(v2) - 1)),
+             "gpu_timelines %s std (over ranks and avg: quirk)" % row["type"])
+        avg[row["type"]] = a
+    kl = read_csv(os.path.join(out, "kernel_launchers.csv"))
+    tot = 0.0
+    for row in kl:
+        same(row["time_ms_avg"], float(row["kernel_time_ms"]) / world, "launcher %s avg" % row["name"])
+        same(row["count_avg"], int(row["count"]) / world, "launcher %s count avg" % row["name"])
+        tot += float(row["time_ms_avg"])
+    gb = {r["group"]: float(r["Time (s)"]) for r in read_csv(os.path.join(out, "grouped_breakdown.csv"))}
+    same(str(gb.get("Comms")), avg["total_comm_time"] / 1000, "breakdown Comms = total_comm_time avg / 1000")
+    same(str(gb.get("Memcpy")), avg["total_memcpy_time"] / 1000, "breakdown Memcpy")
+    parts = [v for k, v in gb.items() if k not in ("Total", "Comms", "Memcpy")]
+    check(abs(sum(parts) - tot / 1000) < 1e-9, "breakdown groups + Other = all launchers")
+    check(abs(gb["Total"] - sum(v for k, v in gb.items() if k != "Total")) < 1e-12, "breakdown Total")
+    # the collective sheets are the collective report's (non-strict, agg mean)
+    det = read_csv(os.path.join(out, "nccl_implicit_sync_cat_detailed.csv"))
+    cat = read_csv(os.path.join(out, "nccl_implicit_sync_cat.csv"))
+    check(len(det) == len(cat) and all(not k.startswith("rank_") for k in cat[0]), "implicit_sync_cat drops rank columns")
+    truth = json.load(open(os.path.join(base, "cfgA", "truth.json")))
+    coll = {c["collective_id"]: c for c in truth["collectives"]}
+    for row in det:
+        c = coll[row["collective_id"]]
+        same(row["comm_latency"], min(float("%.3f" % x["dur"]) for x in c["ranks"].values()),
+             "corpus latency %s" % row["collective_id"])
+    summ = read_csv(os.path.join(out, "summary_nccl_implicit_sync_cat.csv"))
+    check(summ and "comm_latency_mean" in summ[0] and "comm_latency_median" not in summ[0], "summary agg is mean only")
+    # -r and -e
+    p = run([exe, "-b", base, "-r"], expect_fail=True)
+    check(p.returncode == 1 and "needs GPUs" in p.stderr, "-r: clear message")
+    p = run([exe, "-b", base, "-e", "txt"], expect_fail=True)
+    check(p.returncode != 0 and "Invalid extension txt, json and gz are supported" in p.stdout, "-e check")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tl_golden_coll_")
     try:
         out4, corpus4, db = check_corpus(tmp, "cfg4", 4, "1M", 8) or (None, None, None)
+        if out4:
+            # --trace_dir: rank{i}_trace.json names, same results
+            exe = os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch")
+            d = os.path.join(tmp, "dirmode")
+            os.makedirs(d)
+            for r in range(4):
+                os.symlink(os.path.join(corpus4, "rank_%d.json" % r), os.path.join(d, "rank%d_trace.json" % r))
+            o = os.path.join(tmp, "dirmode_csv")
+            p = run([exe, "--db", db, "--trace_dir", d, "--world_size", "4", "--output_csvs_dir", o,
+                     "--all2allv_heatmap", "-q"])
+            check(p.returncode == 0, "--trace_dir report")
+            if p.returncode == 0:
+                compare_dirs(out4, o, "--trace_dir vs --trace_pattern")
+            p = run([exe, "--db", db, "--trace_dir", d, "--world_size", "5", "-q"], expect_fail=True)
+            check(p.returncode == 1 and "Expected trace file not found: %s/rank4_trace.json" % d in p.stderr,
+                  "missing file error")
+            # default output: nccl_analysis_report.xlsx in the trace folder
+            p = run([exe, "--db", db, "--trace_dir", d, "--world_size", "4", "-q"])
+            check(p.returncode == 0 and os.path.exists(os.path.join(d, "nccl_analysis_report.xlsx")),
+                  "default workbook in the trace folder")
         out16, corpus16, db = check_corpus(tmp, "cfg16", 16, "256K", 8) or (None, None, None)
         if out16:
             exe = os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch")
@@ -418,14 +546,15 @@ def main():
             if p.returncode == 0:
                 compare_dirs(out16, o3, "--trace_glob vs --trace_pattern")
             # reference error texts
-            p = run([exe, "--db", db, "--trace_glob", corpus16 + "/*.json", "--world_size", "17", "-q"])
+            p = run([exe, "--db", db, "--trace_glob", corpus16 + "/*.json", "--world_size", "17", "-q"], expect_fail=True)
             check(p.returncode != 0 and "Missing ranks after glob resolution: [16]" in p.stderr, "missing-rank error")
-            p = run([exe, "--db", db, "--trace_pattern", corpus16 + "/rank_.json", "--world_size", "2"])
+            p = run([exe, "--db", db, "--trace_pattern", corpus16 + "/rank_.json", "--world_size", "2"], expect_fail=True)
             check(p.returncode != 0 and "exactly one '*'" in p.stderr, "pattern error")
-            p = run([exe, "--db", db, "--world_size", "2"])
+            p = run([exe, "--db", db, "--world_size", "2"], expect_fail=True)
             check(p.returncode != 0 and "Provide exactly one of trace_dir, trace_pattern, or trace_glob" in p.stderr,
                   "mode error")
         check_real(tmp)
+        check_corpus_report(tmp, os.path.join(tmp, "db"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d cells compared" % CELLS)

@@ -43,6 +43,7 @@ static const char *USAGE =
     "  query ...             ad-hoc questions over stored traces\n"
     "  sql \"SELECT ...\"      SQL over stored traces\n"
     "  corpus-report ...     one workbook per configuration of a multi-rank corpus\n"
+    "  collective ...        multi-rank collective analysis (latency, skew, bus bandwidth)\n"
     "  split ID              cut an inference trace into per-step traces\n"
     "\n"
     "The store: --db DIR, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens\n"
@@ -480,6 +481,7 @@ int main(int argc, char **argv)
         else if (!strcmp(cmd, "query")) fn = tl_cmd_query;
         else if (!strcmp(cmd, "sql")) fn = tl_cmd_sql;
         else if (!strcmp(cmd, "corpus-report")) fn = tl_cmd_corpus_report;
+        else if (!strcmp(cmd, "collective")) fn = tl_cmd_collective;
         else if (!strcmp(cmd, "split")) fn = tl_cmd_split;
         else {
             fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", cmd);

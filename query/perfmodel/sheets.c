@@ -723,7 +723,7 @@ static void concat(tl_arena *a, agg_sheet *dst, const agg_sheet *src)
 {
     size_t nk = dst->nkeys;
     const char **keys = tl_arena_alloc(a, (dst->nkeys + src->nkeys + 1) * sizeof *keys);
-    memcpy(keys, dst->keys, dst->nkeys * sizeof *keys);
+    if (dst->nkeys) memcpy(keys, dst->keys, dst->nkeys * sizeof *keys); /* keys may be NULL when empty */
     for (size_t k = 0; k < src->nkeys; k++) {
         size_t j;
         for (j = 0; j < nk; j++)

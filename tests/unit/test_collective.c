@@ -8,6 +8,7 @@
  * summaries, straggler and node labels, all_to_allv and the heatmap. */
 #include "ingest/ingest.h"
 #include "query/collective.h"
+#include "query/corpus_report.h"
 #include "tl_test.h"
 
 #include <ftw.h>
@@ -127,6 +128,25 @@ static void test_formulas(void)
     CHECK(tl_coll_round(0.35, 1) == 0.4);
     CHECK(tl_coll_round(1234.56, 1) == 1234.6);
     CHECK(tl_coll_round(-2.25, 1) == -2.2);
+}
+
+/* grouped_breakdown groups of the multi-configuration workbook (ours) */
+static void test_groups(void)
+{
+    CHECK_EQ_S(tl_corpus_group_of("aten::mm", "['GEMM']"), "GEMM");
+    CHECK_EQ_S(tl_corpus_group_of("aten::linear", "['other']"), "GEMM");
+    CHECK_EQ_S(tl_corpus_group_of("aten::_flash_attention_backward", "['other']"), "Attention");
+    CHECK_EQ_S(tl_corpus_group_of("aten::_scaled_dot_product_flash_attention", "['SDPA_fwd']"), "Attention");
+    CHECK_EQ_S(tl_corpus_group_of("aten::cudnn_convolution", "['other']"), "Conv");
+    CHECK_EQ_S(tl_corpus_group_of("aten::native_layer_norm", "['NORM_fwd']"), "Norm");
+    CHECK_EQ_S(tl_corpus_group_of("aten::upsample_nearest2d", "['elementwise']"), "UpSample");
+    CHECK_EQ_S(tl_corpus_group_of("aten::constant_pad_nd", "['other']"), "Pad");
+    CHECK_EQ_S(tl_corpus_group_of("aten::cat", "['other']"), "Concat");
+    CHECK_EQ_S(tl_corpus_group_of("aiter::moe_sorting_fwd", "['MoE_aux']"), "MoE");
+    CHECK_EQ_S(tl_corpus_group_of("triton_poi_fused_add_0", "['triton']"), "Triton");
+    CHECK_EQ_S(tl_corpus_group_of("aten::add_", "['elementwise']"), "Elemwise");
+    CHECK(tl_corpus_group_of("aten::sum", "['reduce']") == NULL);
+    CHECK(tl_corpus_group_of("aten::_local_scalar_dense", NULL) == NULL);
 }
 
 /* ---- small corpora through the store ------------------------------------- */
@@ -393,6 +413,7 @@ static void test_mismatch_and_simplified(void)
 int main(void)
 {
     test_formulas();
+    test_groups();
     snprintf(g_dir, sizeof g_dir, "/tmp/tl_coll_XXXXXX");
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
