@@ -143,7 +143,7 @@ static inline int hexval(char c)
     return -1;
 }
 
-int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc)
+int tl_json_string_slow(tl_json *j, const char **s, size_t *n, int *esc)
 {
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
@@ -303,6 +303,21 @@ int tl_json_number_span(tl_json *j, const char **s, size_t *n)
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
     if (p != '-' && !(p >= '0' && p <= '9')) return tl_json_fail(j, "a number");
+    /* Fast path: a plain integer ([1-9][0-9]* or 0) followed by a
+     * delimiter, the common case inside shape lists. */
+    {
+        const char *b = j->buf;
+        size_t q = j->pos, len = j->len;
+        if (b[q] >= '1' && b[q] <= '9') {
+            while (++q < len && (unsigned)(b[q] - '0') < 10) {}
+            if (q < len && (b[q] == ',' || b[q] == ']' || b[q] == '}' || b[q] == ' ' || b[q] == '\n')) {
+                *s = b + j->pos;
+                *n = q - j->pos;
+                j->pos = q;
+                return 0;
+            }
+        }
+    }
     size_t end = j->pos;
     int rc = number_extent(j, &end);
     if (rc) return rc;
@@ -523,29 +538,29 @@ static int skip_min_value(tl_json *j, tl_buf *o, int depth)
     if (p == '[' || p == '{') {
         char close = p == '[' ? ']' : '}';
         j->pos++;
-        tl_buf_putc(o, (char)p);
+        tl_buf_putc_fast(o, (char)p);
         int first = 1, more;
         for (;;) {
             if (close == ']') {
                 rc = tl_json_arr_next(j, &first, &more);
                 if (rc) return rc;
                 if (!more) break;
-                if (o->p[o->n - 1] != '[') tl_buf_putc(o, ',');
+                if (o->p[o->n - 1] != '[') tl_buf_putc_fast(o, ',');
             } else {
                 const char *k;
                 size_t kn;
                 rc = tl_json_obj_next(j, &first, &k, &kn);
                 if (rc) return rc;
                 if (!k) break;
-                if (o->p[o->n - 1] != '{') tl_buf_putc(o, ',');
-                tl_buf_putc(o, '"');
+                if (o->p[o->n - 1] != '{') tl_buf_putc_fast(o, ',');
+                tl_buf_putc_fast(o, '"');
                 tl_buf_append(o, k, kn);
                 tl_buf_append(o, "\":", 2);
             }
             rc = skip_min_value(j, o, depth + 1);
             if (rc) return rc;
         }
-        tl_buf_putc(o, close);
+        tl_buf_putc_fast(o, close);
         return 0;
     }
     size_t st = j->pos;
@@ -559,7 +574,9 @@ int tl_json_skip_min(tl_json *j, tl_buf *out)
 {
     out->n = 0;
     tl_buf_reserve(out, 64);
-    return skip_min_value(j, out, 1);
+    int rc = skip_min_value(j, out, 1);
+    if (rc == 0) out->p[out->n] = 0;
+    return rc;
 }
 
 int tl_json_skip(tl_json *j, const char **s, size_t *n)

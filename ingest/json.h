@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "../store/util.h"
+#include <emmintrin.h>
 
 #define TL_JNEED 1 /* positive: not an error, the window needs more input */
 #define TL_JSON_MAX_DEPTH 512
@@ -61,6 +62,9 @@ static inline int tl_json_peek(tl_json *j)
 {
     /* Inline fast path: the next byte is already a token. */
     if (j->pos < j->len && (unsigned char)j->buf[j->pos] > ' ') return (unsigned char)j->buf[j->pos];
+    /* one space before a token (after ':' and ','): the commonest run */
+    if (j->pos + 1 < j->len && j->buf[j->pos] == ' ' && (unsigned char)j->buf[j->pos + 1] > ' ')
+        return (unsigned char)j->buf[++j->pos];
     j->pos = tl_json_skip_ws_slow(j->buf, j->pos, j->len);
     if (j->pos < j->len) return (unsigned char)j->buf[j->pos];
     return j->eof ? -1 : TL_JWS_NEED;
@@ -71,7 +75,32 @@ int tl_json_expect(tl_json *j, char c, const char *what);
 
 /* A string: on return (s, n) is the raw text between the quotes (escapes
  * not decoded) and *esc tells whether it contains a backslash. */
-int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc);
+int tl_json_string_slow(tl_json *j, const char **s, size_t *n, int *esc);
+/* Inline fast path: a plain ASCII string whose closing quote lies within the
+ * next 16 bytes (most keys and names); everything else takes the slow path,
+ * which validates escapes and UTF-8. */
+static inline int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc)
+{
+    if (tl_json_peek(j) != '"') return tl_json_string_slow(j, s, n, esc);
+    size_t p = j->pos;
+    if (p + 17 <= j->len) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(j->buf + p + 1));
+        int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+        if (q) {
+            int at = __builtin_ctz(q);
+            if (!(bad & ((1 << at) - 1))) {
+                *s = j->buf + p + 1;
+                *n = (size_t)at;
+                if (esc) *esc = 0;
+                j->pos = p + 2 + (size_t)at;
+                return 0;
+            }
+        }
+    }
+    return tl_json_string_slow(j, s, n, esc);
+}
 /* Decodes the escapes of a raw string span into out (NUL-terminated). */
 int tl_json_unescape(tl_json *j, const char *s, size_t n, tl_buf *out);
 

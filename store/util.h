@@ -77,6 +77,12 @@ typedef struct tl_buf {
 void tl_buf_reserve(tl_buf *b, size_t extra);
 void tl_buf_append(tl_buf *b, const void *d, size_t n);
 void tl_buf_putc(tl_buf *b, char c);
+/* Inline append of one byte (hot loops). */
+static inline void tl_buf_putc_fast(tl_buf *b, char c)
+{
+    if (b->n + 2 > b->cap) tl_buf_reserve(b, 1);
+    b->p[b->n++] = c;
+}
 void tl_buf_puts(tl_buf *b, const char *s);
 void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tl_buf_free(tl_buf *b);
