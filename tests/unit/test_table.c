@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *txt(const tl_table *t, size_t c, size_t r)
 {
@@ -55,6 +56,59 @@ static void test_floats(void)
     char small[4];
     CHECK_EQ_S(tl_table_cell_text(t, c, 2, small, sizeof small), "100");
     tl_table_free(t);
+}
+
+/* tl_fmt_pyfloat (store/util.c) against Python's repr: the exact-integer
+ * path for [1e-6, 1e15), the printf path outside it, powers of two whose
+ * nearest 16-digit decimal falls in the narrow gap below them (Python then
+ * prints the next one up), subnormals and the extremes. Then random values:
+ * the text reads back as the value. */
+static void test_pyfloat(void)
+{
+    static const struct {
+        double v;
+        const char *s;
+    } cases[] = {
+        {0x1.0000000000000p-24, "5.960464477539063e-08"},
+        {0x1.0000000000000p-44, "5.684341886080802e-14"},
+        {0x1.0000000000000p-19, "1.9073486328125e-06"},
+        {0x1.0000000000000p+49, "562949953421312.0"},
+        {0x0.0000000000001p-1022, "5e-324"},
+        {0x1.0000000000000p-1022, "2.2250738585072014e-308"},
+        {0x1.0000000000000p+1023, "8.98846567431158e+307"},
+        {0x1.10721cac08312p+10, "1089.783"},
+        {0x1.5555555555555p-2, "0.3333333333333333"},
+        {0x1.1172015d867c4p+3, "8.545166666666667"},
+        {0x1.c6bf526340000p+49, "1000000000000000.0"},
+        {0x1.c12218377de66p+46, "123456789012345.6"},
+        {0x1.0000000000000p+53, "9007199254740992.0"},
+        {0x1.3333333333334p-2, "0.30000000000000004"},
+        {0x1.fffffffffffffp+1023, "1.7976931348623157e+308"},
+        {0x1.0c6f7a0b5ed8dp-20, "1e-06"},
+        {0x1.0000000000001p+0, "1.0000000000000002"},
+        {0x1.fffffffffffffp-1, "0.9999999999999999"},
+        {0x1.52d02c7e14af6p+76, "1e+23"},
+        {0x1.5666666666666p+1, "2.675"},
+        {0x1.a8310bc7a31bfp-27, "1.23456e-08"},
+        {0x1.0000000000000p-52, "2.220446049250313e-16"},
+        {0x1.34a0000000000p+10, "1234.5"},
+        {0x1.0624dd2f1a9fcp-10, "0.001"},
+    };
+    char out[40];
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tl_fmt_pyfloat(cases[i].v, out);
+        CHECK_EQ_S(out, cases[i].s);
+    }
+    uint64_t x = 88172645463325252ull;
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        double v = ldexp((double)(x >> 11), (int)(x % 90) - 73); /* ~[1e-22, 1e13] */
+        if (i & 1) v = (double)(x % 100000000) / 1000.0;         /* durations */
+        tl_fmt_pyfloat(v, out);
+        if (strtod(out, NULL) != v) bad++;
+    }
+    CHECK_EQ_I(bad, 0);
 }
 
 static void test_ints_bools_strings(void)
@@ -194,6 +248,7 @@ static void test_permute(void)
 int main(void)
 {
     test_floats();
+    test_pyfloat();
     test_ints_bools_strings();
     test_growth();
     test_permute();
