@@ -4,6 +4,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,60 +37,78 @@ void tl_report_csv_field(tl_buf *b, const char *s, size_t n)
     tl_buf_putc(b, '"');
 }
 
-static int flush(tl_buf *b, FILE *fp, tl_err *err)
+/* The whole CSV text of t appended to b. */
+static void csv_text(const tl_table *t, tl_buf *b)
 {
-    if (b->n && fwrite(b->p, 1, b->n, fp) != b->n)
-        return tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
-    b->n = 0;
-    return TL_OK;
+    for (size_t c = 0; c < t->ncols; c++) {
+        if (c) tl_buf_putc_fast(b, ',');
+        tl_report_csv_field(b, t->cols[c].name, strlen(t->cols[c].name));
+    }
+    tl_buf_putc_fast(b, '\n');
+    char tmp[64];
+    for (size_t r = 0; r < t->nrows; r++) {
+        for (size_t c = 0; c < t->ncols; c++) {
+            if (c) tl_buf_putc_fast(b, ',');
+            const char *s = tl_table_cell_text(t, c, r, tmp, sizeof tmp);
+            tl_report_csv_field(b, s, strlen(s));
+        }
+        tl_buf_putc_fast(b, '\n');
+    }
 }
 
 int tl_report_csv_write_fp(const tl_table *t, FILE *fp, tl_err *err)
 {
     tl_buf b = {0};
+    csv_text(t, &b);
     int rc = TL_OK;
-    for (size_t c = 0; c < t->ncols; c++) {
-        if (c) tl_buf_putc(&b, ',');
-        tl_report_csv_field(&b, t->cols[c].name, strlen(t->cols[c].name));
-    }
-    tl_buf_putc(&b, '\n');
-    char tmp[64];
-    for (size_t r = 0; r < t->nrows && rc == TL_OK; r++) {
-        for (size_t c = 0; c < t->ncols; c++) {
-            if (c) tl_buf_putc(&b, ',');
-            const char *s = tl_table_cell_text(t, c, r, tmp, sizeof tmp);
-            tl_report_csv_field(&b, s, strlen(s));
-        }
-        tl_buf_putc(&b, '\n');
-        if (b.n >= (1u << 20)) rc = flush(&b, fp, err);
-    }
-    if (rc == TL_OK) rc = flush(&b, fp, err);
+    if (b.n && fwrite(b.p, 1, b.n, fp) != b.n) rc = tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
     tl_buf_free(&b);
     if (rc == TL_OK && fflush(fp) != 0) rc = tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
     return rc;
 }
 
-int tl_report_csv_write(const tl_table *t, const char *path, tl_err *err)
+static int write_all(int fd, const char *p, size_t n)
 {
-    if (strcmp(path, "-") == 0) return tl_report_csv_write_fp(t, stdout, err);
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* b holds the file's text (one buffer per file: a single write call). */
+static int write_file(const char *path, const tl_buf *b, tl_err *err)
+{
     /* Write beside the target and rename, unless the target is a device or
      * pipe (e.g. /dev/stdout), which a rename would replace. */
     struct stat st;
-    int direct = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    int exists = stat(path, &st) == 0;
+    int direct = exists && !S_ISREG(st.st_mode);
     char *tmp = direct ? tl_xstrdup(path) : NULL;
     if (!direct) {
         size_t n = strlen(path) + 32;
         tmp = tl_xmalloc(n);
         snprintf(tmp, n, "%s.tmp%ld", path, (long)getpid());
     }
-    FILE *fp = fopen(tmp, "w");
-    if (!fp) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | (direct ? 0 : O_TRUNC), 0666);
+    if (fd < 0) {
         int rc = tl_errf(err, TL_EIO, "%s: cannot create: %s", path, strerror(errno));
         free(tmp);
         return rc;
     }
-    int rc = tl_report_csv_write_fp(t, fp, err);
-    if (fclose(fp) != 0 && rc == TL_OK) rc = tl_errf(err, TL_EIO, "close failed: %s", strerror(errno));
+    int rc = TL_OK;
+    if (b->n && write_all(fd, b->p, b->n) != 0) rc = tl_errf(err, TL_EIO, "write failed: %s", strerror(errno));
+    if (close(fd) != 0 && rc == TL_OK) rc = tl_errf(err, TL_EIO, "close failed: %s", strerror(errno));
+    /* An existing file is unlinked first: renaming over it makes ext4
+     * (auto_da_alloc) start writeback of the new file on the spot, which
+     * doubled the write time of a report rewritten in place. Readers may
+     * miss the file for that moment; they never see it half written. */
+    if (rc == TL_OK && !direct && exists) unlink(path);
     if (rc == TL_OK && !direct && rename(tmp, path) != 0)
         rc = tl_errf(err, TL_EIO, "rename failed: %s", strerror(errno));
     if (rc != TL_OK) {
@@ -100,18 +119,31 @@ int tl_report_csv_write(const tl_table *t, const char *path, tl_err *err)
     return rc;
 }
 
+int tl_report_csv_write(const tl_table *t, const char *path, tl_err *err)
+{
+    if (strcmp(path, "-") == 0) return tl_report_csv_write_fp(t, stdout, err);
+    tl_buf b = {0};
+    csv_text(t, &b);
+    int rc = write_file(path, &b, err);
+    tl_buf_free(&b);
+    return rc;
+}
+
 int tl_report_csv_write_dir(tl_table *const *tables, size_t n, const char *dir, tl_err *err)
 {
     int rc = tl_mkdir_p(dir, err);
     if (rc) return rc;
-    tl_buf path = {0};
+    tl_buf path = {0}, text = {0};
     for (size_t i = 0; i < n && rc == TL_OK; i++) {
         path.n = 0;
         tl_buf_printf(&path, "%s/", dir);
         for (const char *p = tables[i]->name; *p; p++) tl_buf_putc(&path, *p == '/' ? '_' : *p);
         tl_buf_puts(&path, ".csv");
-        rc = tl_report_csv_write(tables[i], path.p, err);
+        text.n = 0; /* the buffer is reused across files */
+        csv_text(tables[i], &text);
+        rc = write_file(path.p, &text, err);
     }
     tl_buf_free(&path);
+    tl_buf_free(&text);
     return rc;
 }
