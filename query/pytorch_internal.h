@@ -99,6 +99,9 @@ typedef struct pyt_ctx {
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
+    /* "Output type" args of Reduce-model ops (pytorch_perf.c), per event;
+     * filled in one pass over the args chunks on first use */
+    const char **out_type;
     /* interned texts (pyt_intern) */
     int intern_init;
     pyt_smap intern;

@@ -536,6 +536,7 @@ void pyt_ctx_free(pyt_ctx *c)
     if (c->kd_init) pyt_bmap_free(&c->kd_map);
     free(c->kd_ents);
     free(c->pm_mark);
+    free(c->out_type);
     free(c->recompute);
     free(c->fwd_of);
     free(c->bwd_of);
