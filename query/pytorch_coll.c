@@ -121,7 +121,7 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         if (t->kind[i] != TL_K_KERNEL || !pyt_row_is_comm(c, (int32_t)i)) continue;
         if (t->corr[i] == TL_NONE && t->ext_id[i] == TL_NONE) continue;
         size_t len;
-        const char *args = tl_trace_args(t, i, &len);
+        const char *args = pyt_args(c, (int32_t)i, &len);
         cev e;
         memset(&e, 0, sizeof e);
         e.k[0].kind = V_INT; /* rank 0: a single-trace report */

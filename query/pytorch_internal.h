@@ -99,9 +99,9 @@ typedef struct pyt_ctx {
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
-    /* "Output type" args of Reduce-model ops (pytorch_perf.c), per event;
-     * filled in one pass over the args chunks on first use */
-    const char **out_type;
+    /* args texts of the events the report reads args of (pyt_args), per
+     * event (NULL: not copied); filled on first use */
+    const char **args_txt;
     /* interned texts (pyt_intern) */
     int intern_init;
     pyt_smap intern;
@@ -117,6 +117,13 @@ static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_tr
 static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return (double)c->t->dur[row] / 1000.0; }
 static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
 int pyt_is_comm_name(const char *s);
+/* Raw args JSON of an event, as tl_trace_args. The report needs args only
+ * of Reduce-model ops ("Output type") and communication kernels
+ * (coll_analysis): on first use those are copied out in one pass over the
+ * args column's chunks, which avoids decoding the whole column into one
+ * block (29 MB on owlv2, a third of its report time). Other rows fall back
+ * to tl_trace_args. */
+const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len);
 int pyt_row_is_comm(pyt_ctx *c, int32_t row);
 /* GPU events of the subtree of row (excluding row), appended to out in
  * pre-order; the caller sorts as needed. */

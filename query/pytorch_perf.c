@@ -17,65 +17,6 @@ static const char *arg_raw(pyt_ctx *c, uint32_t sid)
     return tl_trace_str(c->t, sid);
 }
 
-/* ---- "Output type" of Reduce ops ------------------------------------------
- * The only args the report reads for most traces. Going through
- * tl_trace_args decodes the whole args column and copies its chunks into one
- * block (29 MB, a third of the owlv2 report); instead the rows that need it
- * are read in one pass over the decoded chunks, stopping after the last. */
-
-typedef struct otype_scan {
-    pyt_ctx *c;
-    const int32_t *rows;   /* ascending */
-    size_t n, next;
-    uint64_t base;         /* first row of the current chunk */
-} otype_scan;
-
-static int otype_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
-{
-    (void)chunk;
-    otype_scan *s = ctx;
-    while (s->next < s->n && (uint64_t)s->rows[s->next] < s->base + v->n) {
-        uint64_t i = (uint64_t)s->rows[s->next++] - s->base;
-        size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1), vl;
-        const char *val = tl_args_get(v->bytes + v->offsets[i], len, "Output type", &vl);
-        if (val) s->c->out_type[s->rows[s->next - 1]] = tl_arena_strndup(&s->c->arena, val, vl);
-    }
-    s->base += v->n;
-    return s->next == s->n; /* stop once every row is read */
-}
-
-static void load_output_types(pyt_ctx *c)
-{
-    const tl_trace *t = c->t;
-    c->out_type = tl_xcalloc(c->n ? c->n : 1, sizeof *c->out_type);
-    uint8_t *is_reduce = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1); /* 0 unknown, 1 no, 2 yes */
-    TL_VEC(int32_t) rows = {0};
-    for (size_t i = 0; i < c->n; i++) {
-        uint32_t nm = t->name[i];
-        if (nm >= t->dict.n) continue;
-        if (!is_reduce[nm]) {
-            const tl_pm_op *op = tl_pm_find(tl_trace_str(t, nm));
-            is_reduce[nm] = op && !strcmp(op->family, "Reduce") ? 2 : 1;
-        }
-        if (is_reduce[nm] == 2) tl_vec_push(&rows, (int32_t)i);
-    }
-    free(is_reduce);
-    if (rows.n && t->args_loaded) {
-        /* already decoded in one block */
-        for (size_t k = 0; k < rows.n; k++) {
-            size_t len, vl;
-            const char *args = tl_trace_args(t, (size_t)rows.v[k], &len);
-            const char *v = tl_args_get(args, len, "Output type", &vl);
-            if (v) c->out_type[rows.v[k]] = tl_arena_strndup(&c->arena, v, vl);
-        }
-    } else if (rows.n) {
-        otype_scan s = {.c = c, .rows = rows.v, .n = rows.n};
-        /* a trace without an args column has no output types */
-        (void)tl_reader_column_chunks(t->reader, t->id, TL_T_EVENTS, TL_C_ARGS, otype_chunk, &s, NULL);
-    }
-    tl_vec_free(&rows);
-}
-
 static void fill_kset(pyt_ctx *c, int32_t *rows, size_t n, tl_arena *a, tl_pm_kset *ks)
 {
     pyt_sort_rows_by_ts(c, rows, n);
@@ -135,8 +76,10 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_arena *a, tl_pm_instance *
     in->concrete_inputs = arg_raw(c, t->concrete[row]);
     const tl_pm_op *op = tl_pm_find(in->name);
     if (op && !strcmp(op->family, "Reduce")) {
-        if (!c->out_type) load_output_types(c);
-        in->output_type = c->out_type[row];
+        size_t len, vl;
+        const char *args = pyt_args(c, row, &len);
+        const char *v = tl_args_get(args, len, "Output type", &vl);
+        if (v) in->output_type = tl_arena_strndup(a, v, vl);
     }
     in->has_seq = t->seq[row] != TL_NONE;
     in->seq = t->seq[row];

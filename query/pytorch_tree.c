@@ -118,6 +118,70 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row)
     return c->name_comm[id] == 2;
 }
 
+/* ---- args of the rows the report reads (pyt_args) ----------------------------- */
+
+typedef struct args_scan {
+    pyt_ctx *c;
+    const int32_t *rows;   /* ascending */
+    size_t n, next;
+    uint64_t base;         /* first row of the current chunk */
+} args_scan;
+
+static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    (void)chunk;
+    args_scan *s = ctx;
+    while (s->next < s->n && (uint64_t)s->rows[s->next] < s->base + v->n) {
+        int32_t row = s->rows[s->next++];
+        uint64_t i = (uint64_t)row - s->base;
+        size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
+        s->c->args_txt[row] = tl_arena_strndup(&s->c->arena, v->bytes + v->offsets[i], len);
+    }
+    s->base += v->n;
+    return s->next == s->n; /* stop after the last needed row */
+}
+
+static void load_args(pyt_ctx *c)
+{
+    const tl_trace *t = c->t;
+    c->args_txt = tl_xcalloc(c->n ? c->n : 1, sizeof *c->args_txt);
+    uint8_t *is_reduce = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1); /* 0 unknown, 1 no, 2 yes */
+    TL_VEC(int32_t) rows = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        int need = 0;
+        if (t->kind[i] == TL_K_KERNEL) {
+            need = pyt_row_is_comm(c, (int32_t)i);
+        } else if (t->kind[i] == TL_K_CPU_OP || t->kind[i] == TL_K_PYTHON) {
+            uint32_t nm = t->name[i];
+            if (nm < t->dict.n) {
+                if (!is_reduce[nm]) {
+                    const tl_pm_op *op = tl_pm_find(tl_trace_str(t, nm));
+                    is_reduce[nm] = op && !strcmp(op->family, "Reduce") ? 2 : 1;
+                }
+                need = is_reduce[nm] == 2;
+            }
+        }
+        if (need) tl_vec_push(&rows, (int32_t)i);
+    }
+    free(is_reduce);
+    if (rows.n) {
+        args_scan s = {.c = c, .rows = rows.v, .n = rows.n};
+        /* a trace without an args column: the rows stay NULL (tl_trace_args
+         * then answers "") */
+        (void)tl_reader_column_chunks(t->reader, t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &s, NULL);
+    }
+    tl_vec_free(&rows);
+}
+
+const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len)
+{
+    if (!c->t->args_loaded && !c->args_txt) load_args(c);
+    const char *a = c->args_txt ? c->args_txt[row] : NULL;
+    if (!a) return tl_trace_args(c->t, (size_t)row, len);
+    *len = strlen(a);
+    return a;
+}
+
 static uint8_t gpu_class(pyt_ctx *c, int32_t row)
 {
     int k = c->t->kind[row];
@@ -536,7 +600,7 @@ void pyt_ctx_free(pyt_ctx *c)
     if (c->kd_init) pyt_bmap_free(&c->kd_map);
     free(c->kd_ents);
     free(c->pm_mark);
-    free(c->out_type);
+    free(c->args_txt);
     free(c->recompute);
     free(c->fwd_of);
     free(c->bwd_of);
