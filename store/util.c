@@ -177,14 +177,20 @@ void tl_buf_puts(tl_buf *b, const char *s) { tl_buf_append(b, s, strlen(s)); }
 
 void tl_buf_printf(tl_buf *b, const char *fmt, ...)
 {
+    /* One formatting pass when the text fits the spare capacity (the usual
+     * case in report loops); else grow and format again. */
     va_list ap;
+    size_t room = b->cap > b->n ? b->cap - b->n : 0;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    int n = vsnprintf(room ? b->p + b->n : NULL, room, fmt, ap);
     va_end(ap);
-    tl_buf_reserve(b, (size_t)n);
-    va_start(ap, fmt);
-    vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
-    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n >= room) {
+        tl_buf_reserve(b, (size_t)n);
+        va_start(ap, fmt);
+        vsnprintf(b->p + b->n, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+    }
     b->n += (size_t)n;
 }
 
