@@ -99,9 +99,9 @@ typedef struct pyt_ctx {
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
-    /* args texts of the events the report reads args of (pyt_args), per
-     * event (NULL: not copied); filled on first use */
-    const char **args_txt;
+    /* args of the events the report reads args of (pyt_args); NULL when
+     * tl_trace_args is used directly */
+    struct pyt_args_job *args_job;
     /* interned texts (pyt_intern) */
     int intern_init;
     pyt_smap intern;
@@ -119,10 +119,19 @@ static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[r
 int pyt_is_comm_name(const char *s);
 /* Raw args JSON of an event, as tl_trace_args. The report needs args only
  * of Reduce-model ops ("Output type") and communication kernels
- * (coll_analysis): on first use those are copied out in one pass over the
- * args column's chunks, which avoids decoding the whole column into one
- * block (29 MB on owlv2, a third of its report time). Other rows fall back
- * to tl_trace_args. */
+ * (coll_analysis): pyt_args_start, called before the context is built,
+ * copies those out on a worker thread in one pass over the args column's
+ * chunks (no decoding of the whole column into one block: 29 MB on owlv2);
+ * the first pyt_args call waits for it. Other rows fall back to
+ * tl_trace_args. The caller hands the job to the context (c->args_job),
+ * which frees it; nothing may use the trace's reader before the first
+ * pyt_args or pyt_args_join. */
+typedef struct pyt_args_job pyt_args_job;
+pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o);
+void pyt_args_free(pyt_args_job *j);
+void pyt_args_join(pyt_ctx *c);
+/* ms the report waited for the worker (TRACELENS_TIMING) */
+double pyt_args_wait_ms(const pyt_ctx *c);
 const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len);
 int pyt_row_is_comm(pyt_ctx *c, int32_t row);
 /* GPU events of the subtree of row (excluding row), appended to out in

@@ -54,8 +54,11 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
             tp = tq;                                                                     \
         }                                                                                \
     } while (0)
+    /* the args the report reads are fetched while the context is built */
+    pyt_args_job *args = pyt_args_start(t, o);
     pyt_ctx c;
     int rc = pyt_ctx_init(&c, t, o, cat, err);
+    c.args_job = args; /* freed with the context, also on failure */
     STAGE("ctx");
     if (rc) goto done;
     rc = pyt_sheet_gpu_timeline(&c, out, err);
@@ -75,8 +78,9 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
     STAGE("kernels");
     if (!c.gpu_only && !o->disable_coll_analysis && (rc = pyt_sheet_coll(&c, out, err))) goto done;
     STAGE("coll");
+    pyt_args_join(&c); /* plugins read the trace through its reader */
     if (o->plugins && (rc = tl_plugin_run_tables(o->plugins, t, out, err))) goto done;
-    if (timing) fprintf(stderr, "report_stages_ms:%s\n", tbuf);
+    if (timing) fprintf(stderr, "report_stages_ms:%s args_wait=%.2f\n", tbuf, pyt_args_wait_ms(&c));
 #undef STAGE
 done:
     if (rc) tl_pyt_sheets_free(out);

@@ -8,6 +8,7 @@
 #include "pytorch_internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 
 /* ---- stable radix sort of rows by a double key ---------------------------- */
@@ -118,65 +119,119 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row)
     return c->name_comm[id] == 2;
 }
 
-/* ---- args of the rows the report reads (pyt_args) ----------------------------- */
+/* ---- args of the rows the report reads (pyt_args) -----------------------------
+ * The report needs args only of Reduce-model ops ("Output type") and of
+ * communication kernels (coll_analysis). Those rows are copied out in one
+ * pass over the args column's chunks -- no decoding of the whole column
+ * into one block -- on a worker thread started before the context is
+ * built, so that the decoding (most of it LZ4 and first-touch page faults:
+ * ~10 ms on owlv2) overlaps the tree work. The store's readers may be used
+ * from another thread (MDB_NOTLS) but not by two at once: until the first
+ * pyt_args call joins the worker, the report does not touch the reader
+ * (tl_trace_args and the plugins come after that join). */
 
-typedef struct args_scan {
-    pyt_ctx *c;
-    const int32_t *rows;   /* ascending */
+struct pyt_args_job {
+    const tl_trace *t;
+    int32_t *rows;          /* ascending */
     size_t n, next;
-    uint64_t base;         /* first row of the current chunk */
-} args_scan;
+    uint64_t base;          /* first row of the current chunk */
+    const char **txt;       /* per event: the copied args text, NULL if not copied */
+    tl_arena arena;         /* the worker's own: the context's arena is not shared */
+    pthread_t thr;
+    int running;
+    double wait_s;          /* time the report spent waiting for it */
+};
 
 static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 {
     (void)chunk;
-    args_scan *s = ctx;
-    while (s->next < s->n && (uint64_t)s->rows[s->next] < s->base + v->n) {
-        int32_t row = s->rows[s->next++];
-        uint64_t i = (uint64_t)row - s->base;
+    pyt_args_job *j = ctx;
+    while (j->next < j->n && (uint64_t)j->rows[j->next] < j->base + v->n) {
+        int32_t row = j->rows[j->next++];
+        uint64_t i = (uint64_t)row - j->base;
         size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
-        s->c->args_txt[row] = tl_arena_strndup(&s->c->arena, v->bytes + v->offsets[i], len);
+        j->txt[row] = tl_arena_strndup(&j->arena, v->bytes + v->offsets[i], len);
     }
-    s->base += v->n;
-    return s->next == s->n; /* stop after the last needed row */
+    j->base += v->n;
+    return j->next == j->n; /* stop after the last needed row */
 }
 
-static void load_args(pyt_ctx *c)
+static void *args_worker(void *arg)
 {
-    const tl_trace *t = c->t;
-    c->args_txt = tl_xcalloc(c->n ? c->n : 1, sizeof *c->args_txt);
-    uint8_t *is_reduce = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1); /* 0 unknown, 1 no, 2 yes */
+    pyt_args_job *j = arg;
+    /* a trace without an args column: the rows stay NULL (tl_trace_args
+     * then answers "") */
+    (void)tl_reader_column_chunks(j->t->reader, j->t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, j, NULL);
+    return NULL;
+}
+
+pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
+{
+    if (t->args_loaded || !t->reader || !t->n) return NULL; /* tl_trace_args is direct then */
+    /* per name: 1 Reduce model, 2 communication kernel name */
+    uint8_t *cls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1), *done = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
     TL_VEC(int32_t) rows = {0};
-    for (size_t i = 0; i < c->n; i++) {
-        int need = 0;
-        if (t->kind[i] == TL_K_KERNEL) {
-            need = pyt_row_is_comm(c, (int32_t)i);
-        } else if (t->kind[i] == TL_K_CPU_OP || t->kind[i] == TL_K_PYTHON) {
-            uint32_t nm = t->name[i];
-            if (nm < t->dict.n) {
-                if (!is_reduce[nm]) {
-                    const tl_pm_op *op = tl_pm_find(tl_trace_str(t, nm));
-                    is_reduce[nm] = op && !strcmp(op->family, "Reduce") ? 2 : 1;
-                }
-                need = is_reduce[nm] == 2;
-            }
+    for (size_t i = 0; i < t->n; i++) {
+        int k = t->kind[i];
+        uint32_t nm = t->name[i];
+        if (nm >= t->dict.n || !(k == TL_K_KERNEL || k == TL_K_CPU_OP || k == TL_K_PYTHON)) continue;
+        if (!done[nm]) {
+            done[nm] = 1;
+            const char *s = tl_trace_str(t, nm);
+            const tl_pm_op *op = tl_pm_find(s);
+            cls[nm] = (op && !strcmp(op->family, "Reduce") ? 1 : 0) | (pyt_is_comm_name(s) ? 2 : 0);
         }
+        int need = k == TL_K_KERNEL ? (cls[nm] & 2) && !o->disable_coll_analysis : (cls[nm] & 1);
         if (need) tl_vec_push(&rows, (int32_t)i);
     }
-    free(is_reduce);
-    if (rows.n) {
-        args_scan s = {.c = c, .rows = rows.v, .n = rows.n};
-        /* a trace without an args column: the rows stay NULL (tl_trace_args
-         * then answers "") */
-        (void)tl_reader_column_chunks(t->reader, t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &s, NULL);
+    free(cls);
+    free(done);
+    if (!rows.n) {
+        tl_vec_free(&rows);
+        return NULL;
     }
-    tl_vec_free(&rows);
+    pyt_args_job *j = tl_xcalloc(1, sizeof *j);
+    j->t = t;
+    j->rows = rows.v;
+    j->n = rows.n;
+    j->txt = tl_xcalloc(t->n, sizeof *j->txt);
+    tl_arena_init(&j->arena, 1 << 16);
+    /* plugins may read args (tl_trace_args) at any point of the report:
+     * with plugins, or without a thread, the same pass runs now */
+    if (!o->plugins && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
+    else args_worker(j);
+    return j;
 }
+
+static void args_join(pyt_args_job *j)
+{
+    if (j && j->running) {
+        double t0 = tl_now();
+        pthread_join(j->thr, NULL);
+        j->running = 0;
+        j->wait_s = tl_now() - t0;
+    }
+}
+
+double pyt_args_wait_ms(const pyt_ctx *c) { return c->args_job ? c->args_job->wait_s * 1e3 : 0; }
+
+void pyt_args_free(pyt_args_job *j)
+{
+    if (!j) return;
+    args_join(j);
+    free(j->rows);
+    free(j->txt);
+    tl_arena_free(&j->arena);
+    free(j);
+}
+
+void pyt_args_join(pyt_ctx *c) { args_join(c->args_job); }
 
 const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len)
 {
-    if (!c->t->args_loaded && !c->args_txt) load_args(c);
-    const char *a = c->args_txt ? c->args_txt[row] : NULL;
+    pyt_args_job *j = c->args_job;
+    args_join(j);
+    const char *a = j ? j->txt[row] : NULL;
     if (!a) return tl_trace_args(c->t, (size_t)row, len);
     *len = strlen(a);
     return a;
@@ -600,7 +655,7 @@ void pyt_ctx_free(pyt_ctx *c)
     if (c->kd_init) pyt_bmap_free(&c->kd_map);
     free(c->kd_ents);
     free(c->pm_mark);
-    free(c->args_txt);
+    pyt_args_free(c->args_job);
     free(c->recompute);
     free(c->fwd_of);
     free(c->bwd_of);
