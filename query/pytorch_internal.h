@@ -99,6 +99,8 @@ typedef struct pyt_ctx {
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
+    const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
+    uint8_t *pm_op_done;
     /* args of the events the report reads args of (pyt_args); NULL when
      * tl_trace_args is used directly */
     struct pyt_args_job *args_job;
@@ -117,6 +119,8 @@ static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_tr
 static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return (double)c->t->dur[row] / 1000.0; }
 static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
 int pyt_is_comm_name(const char *s);
+/* tl_pm_find of an event's name, cached per name id. */
+const struct tl_pm_op *pyt_pm_op(pyt_ctx *c, int32_t row);
 /* Raw args JSON of an event, as tl_trace_args. The report needs args only
  * of Reduce-model ops ("Output type") and communication kernels
  * (coll_analysis): pyt_args_start, called before the context is built,

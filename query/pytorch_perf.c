@@ -74,7 +74,7 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_arena *a, tl_pm_instance *
     in->input_type = arg_raw(c, t->in_type[row]);
     in->input_strides = arg_raw(c, t->in_strides[row]);
     in->concrete_inputs = arg_raw(c, t->concrete[row]);
-    const tl_pm_op *op = tl_pm_find(in->name);
+    const tl_pm_op *op = pyt_pm_op(c, row);
     if (op && !strcmp(op->family, "Reduce")) {
         size_t len, vl;
         const char *args = pyt_args(c, row, &len);

@@ -237,6 +237,22 @@ const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len)
     return a;
 }
 
+const tl_pm_op *pyt_pm_op(pyt_ctx *c, int32_t row)
+{
+    const tl_trace *t = c->t;
+    uint32_t id = t->name[row];
+    if (id >= t->dict.n) return tl_pm_find(pyt_name(c, row));
+    if (!c->pm_op_of) {
+        c->pm_op_of = tl_xcalloc(t->dict.n, sizeof *c->pm_op_of);
+        c->pm_op_done = tl_xcalloc(t->dict.n, 1);
+    }
+    if (!c->pm_op_done[id]) {
+        c->pm_op_done[id] = 1;
+        c->pm_op_of[id] = tl_pm_find(tl_trace_str(t, id));
+    }
+    return c->pm_op_of[id];
+}
+
 static uint8_t gpu_class(pyt_ctx *c, int32_t row)
 {
     int k = c->t->kind[row];
@@ -656,6 +672,8 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->kd_ents);
     free(c->pm_mark);
     pyt_args_free(c->args_job);
+    free(c->pm_op_of);
+    free(c->pm_op_done);
     free(c->recompute);
     free(c->fwd_of);
     free(c->bwd_of);

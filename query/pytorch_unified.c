@@ -63,7 +63,7 @@ typedef struct evalent {
 
 static const tl_pm_op *pm_op(uctx *u, int32_t row)
 {
-    return tl_pm_find(pyt_name(u->c, row));
+    return pyt_pm_op(u->c, row);
 }
 
 /* Own perf model: the perf-model registry or a plugin model. (The Inductor
@@ -73,7 +73,7 @@ static int own_pm(uctx *u, int32_t row)
     uint8_t *v = &u->own_pm_cache[row];
     if (!*v) {
         const char *nm = pyt_name(u->c, row);
-        int has = tl_pm_find(nm) != NULL ||
+        int has = pyt_pm_op(u->c, row) != NULL ||
                   (u->c->o->plugins && tl_plugin_perf_model_for(u->c->o->plugins, nm) != NULL);
         *v = has ? 2 : 1;
     }
@@ -186,7 +186,7 @@ static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalen
 {
     pyt_ctx *c = u->c;
     if (u->bwd_cached[f] < 0) {
-        const tl_pm_op *op = tl_pm_find(pyt_name(c, f));
+        const tl_pm_op *op = pyt_pm_op(c, f);
         u->bwd_cached[f] = 0;
         if (op) {
             const tl_pm_instance *in = pyt_pm_instance(c, f);
@@ -232,7 +232,7 @@ static int sole_bwd(uctx *u, int32_t e)
         if (c->fwd_of[a] >= 0) { w = a; break; }
     if (w < 0) return 0;
     int32_t f = c->fwd_of[w];
-    const tl_pm_op *op = tl_pm_find(pyt_name(c, f));
+    const tl_pm_op *op = pyt_pm_op(c, f);
     if (!op || !op->bwd_category) return 0;
     const char *wn = pyt_name(c, w), *sep = strstr(wn, ": ");
     const char *main = sep ? sep + 2 : NULL;
@@ -398,7 +398,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
     } else if (sole_bwd(u, e)) {
         r->has_pm = 1;
         int32_t f = u->sole_fwd[e];
-        const tl_pm_op *op = tl_pm_find(pyt_name(c, f));
+        const tl_pm_op *op = pyt_pm_op(c, f);
         if (op && op->bwd_category) r->cat = op->bwd_category;
         const tl_pm_metrics *m;
         evalent *ent;

@@ -449,6 +449,14 @@ void tl_buf_pystr(tl_buf *b, const char *s, size_t n)
     tl_buf_putc(b, q);
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n;) {
+        /* plain printable ASCII goes in one append (kernel names are long) */
+        size_t j = i;
+        while (j < n && u[j] >= 0x20 && u[j] < 0x7f && u[j] != '\\' && u[j] != (unsigned char)q) j++;
+        if (j > i) {
+            tl_buf_append(b, s + i, j - i);
+            i = j;
+            continue;
+        }
         uint32_t cp;
         size_t len = utf8_decode(u + i, n - i, &cp);
         if (cp == '\\') tl_buf_puts(b, "\\\\");

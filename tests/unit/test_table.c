@@ -111,6 +111,32 @@ static void test_pyfloat(void)
     CHECK_EQ_I(bad, 0);
 }
 
+/* tl_buf_pystr (store/util.c): Python's repr of a str. */
+static void test_pystr(void)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"abc", "'abc'"},
+        {"a'b", "\"a'b\""},
+        {"a\"b", "'a\"b'"},
+        {"a'b\"c", "'a\\'b\"c'"},
+        {"x\\y", "'x\\\\y'"},
+        {"l1\nl2\tt\r", "'l1\\nl2\\tt\\r'"},
+        {"\x01\x7f", "'\\x01\\x7f'"},
+        {"caf\xc3\xa9", "'caf\xc3\xa9'"},
+        {"a\xc2\x85" "b", "'a\\x85b'"},
+        {"", "''"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        tl_buf b = {0};
+        tl_buf_pystr(&b, cases[i].in, strlen(cases[i].in));
+        tl_buf_putc(&b, 0);
+        CHECK_EQ_S(b.p, cases[i].out);
+        tl_buf_free(&b);
+    }
+}
+
 static void test_ints_bools_strings(void)
 {
     tl_table *t = tl_table_new("mixed");
@@ -249,6 +275,7 @@ int main(void)
 {
     test_floats();
     test_pyfloat();
+    test_pystr();
     test_ints_bools_strings();
     test_growth();
     test_permute();
