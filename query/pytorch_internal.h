@@ -100,6 +100,11 @@ typedef struct pyt_ctx {
     uint8_t *pm_mark;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
+    /* last pid / tid texts made for perf-model instances (consecutive ops
+     * mostly share them) */
+    int64_t idtxt_v[2];
+    int idtxt_str[2];
+    const char *idtxt[2];
     uint8_t *pm_op_done;
     /* args of the events the report reads args of (pyt_args); NULL when
      * tl_trace_args is used directly */

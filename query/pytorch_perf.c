@@ -57,6 +57,20 @@ static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8
     return n;
 }
 
+/* pid (which 0) / tid (1) text of an event, made once per run of equal
+ * values (a string id is its dictionary text, which lives as long as the
+ * trace; a number is printed into the context's arena) */
+static const char *id_text(pyt_ctx *c, int which, int64_t v, int is_str)
+{
+    if (c->idtxt[which] && c->idtxt_v[which] == v && c->idtxt_str[which] == is_str) return c->idtxt[which];
+    char b[32];
+    c->idtxt[which] = is_str ? tl_trace_str(c->t, (uint32_t)v)
+                             : tl_arena_strndup(&c->arena, b, (size_t)snprintf(b, sizeof b, "%lld", (long long)v));
+    c->idtxt_v[which] = v;
+    c->idtxt_str[which] = is_str;
+    return c->idtxt[which];
+}
+
 static int build_instance(pyt_ctx *c, int32_t row, tl_arena *a, tl_pm_instance *in, uint8_t *mark)
 {
     const tl_trace *t = c->t;
@@ -64,9 +78,8 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_arena *a, tl_pm_instance *
     in->uid = t->uid[row];
     in->name = pyt_name(c, row);
     in->cat = tl_trace_str(t, t->cat[row]);
-    char b[32];
-    in->pid = tl_arena_strdup(a, tl_trace_pid_text(t, (size_t)row, b, sizeof b));
-    in->tid = tl_arena_strdup(a, tl_trace_tid_text(t, (size_t)row, b, sizeof b));
+    in->pid = id_text(c, 0, t->pid[row], (t->idflags[row] & 1) != 0);
+    in->tid = id_text(c, 1, t->tid[row], (t->idflags[row] & 2) != 0);
     pyt_meta_names(c, row, &in->process_name, &in->process_label, &in->thread_name);
     in->has_external_id = t->ext_id[row] != TL_NONE;
     in->external_id = t->ext_id[row];

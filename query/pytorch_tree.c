@@ -168,24 +168,29 @@ static void *args_worker(void *arg)
 pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
 {
     if (t->args_loaded || !t->reader || !t->n) return NULL; /* tl_trace_args is direct then */
-    /* per name: 1 Reduce model, 2 communication kernel name */
-    uint8_t *cls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1), *done = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
+    /* per name, each test made once: bit 0 Reduce model known, bit 1 it is
+     * one; bit 2 comm test made, bit 3 communication kernel name */
+    uint8_t *cls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
+    int comm = !o->disable_coll_analysis;
     TL_VEC(int32_t) rows = {0};
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
         uint32_t nm = t->name[i];
-        if (nm >= t->dict.n || !(k == TL_K_KERNEL || k == TL_K_CPU_OP || k == TL_K_PYTHON)) continue;
-        if (!done[nm]) {
-            done[nm] = 1;
-            const char *s = tl_trace_str(t, nm);
-            const tl_pm_op *op = tl_pm_find(s);
-            cls[nm] = (op && !strcmp(op->family, "Reduce") ? 1 : 0) | (pyt_is_comm_name(s) ? 2 : 0);
+        if (nm >= t->dict.n) continue;
+        int need = 0;
+        if (k == TL_K_KERNEL && comm) {
+            if (!(cls[nm] & 4)) cls[nm] |= 4 | (pyt_is_comm_name(tl_trace_str(t, nm)) ? 8 : 0);
+            need = cls[nm] & 8;
+        } else if (k == TL_K_CPU_OP || k == TL_K_PYTHON) {
+            if (!(cls[nm] & 1)) {
+                const tl_pm_op *op = tl_pm_find(tl_trace_str(t, nm));
+                cls[nm] |= 1 | (op && !strcmp(op->family, "Reduce") ? 2 : 0);
+            }
+            need = cls[nm] & 2;
         }
-        int need = k == TL_K_KERNEL ? (cls[nm] & 2) && !o->disable_coll_analysis : (cls[nm] & 1);
         if (need) tl_vec_push(&rows, (int32_t)i);
     }
     free(cls);
-    free(done);
     if (!rows.n) {
         tl_vec_free(&rows);
         return NULL;
