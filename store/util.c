@@ -267,11 +267,13 @@ static int pyfloat_digits_exact(double v, char *mant_out, int *exp10)
                                    100000000000000000ull, 1000000000000000000ull,
                                    10000000000000000000ull};
     if (!(v >= 1e-6 && v < 1e15)) return 0;
-    int e2;
-    double f = frexp(v, &e2);                     /* v = f * 2^e2, f in [0.5, 1) */
-    uint64_t mant = (uint64_t)ldexp(f, 53);       /* exact: 53 significant bits */
-    int k = 53 - e2;                              /* v = mant * 2^-k, 0 < k <= 73 */
-    int e10 = (int)floor(log10(v));
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int be = (int)(bits >> 52);                   /* biased exponent (v > 0, normal) */
+    uint64_t mant = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    int k = 1075 - be;                            /* v = mant * 2^-k, 0 < k <= 73 */
+    /* floor(log10 v) is floor((be - 1023) * log10 2) or one more */
+    int e10 = ((be - 1023) * 78913) >> 18;
     /* make e10 exact: 10^e10 <= v < 10^(e10+1) */
     for (int it = 0; it < 2; it++) {
         if (e10 >= 0) {
