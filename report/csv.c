@@ -12,28 +12,20 @@
 
 void tl_report_csv_field(tl_buf *b, const char *s, size_t n)
 {
-    int quote = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == ',' || c == '"' || c == '\n' || c == '\r') {
-            quote = 1;
-            break;
-        }
-    }
-    if (!quote) {
+    /* memchr scans are vectorised: four of them beat one byte loop on the
+     * long kernel-detail cells */
+    if (!memchr(s, ',', n) && !memchr(s, '"', n) && !memchr(s, '\n', n) && !memchr(s, '\r', n)) {
         tl_buf_append(b, s, n);
         return;
     }
     tl_buf_putc(b, '"');
-    size_t start = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') {
-            tl_buf_append(b, s + start, i + 1 - start); /* includes the quote */
-            tl_buf_putc(b, '"');
-            start = i + 1;
-        }
+    const char *p = s, *e = s + n, *q;
+    while ((q = memchr(p, '"', (size_t)(e - p))) != NULL) {
+        tl_buf_append(b, p, (size_t)(q + 1 - p)); /* includes the quote */
+        tl_buf_putc(b, '"');
+        p = q + 1;
     }
-    tl_buf_append(b, s + start, n - start);
+    tl_buf_append(b, p, (size_t)(e - p));
     tl_buf_putc(b, '"');
 }
 
