@@ -135,6 +135,9 @@ const struct tl_pm_op *pyt_pm_op(pyt_ctx *c, int32_t row);
  * tl_trace_args. The caller hands the job to the context (c->args_job),
  * which frees it; nothing may use the trace's reader before the first
  * pyt_args or pyt_args_join. */
+/* 0 when TRACELENS_REPORT_THREADS=0: the report's two worker threads (the
+ * args pass, the perf-model sheets) then run their work inline. */
+int pyt_threads(void);
 typedef struct pyt_args_job pyt_args_job;
 pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o);
 void pyt_args_free(pyt_args_job *j);
@@ -208,6 +211,13 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
 /* ---- pytorch_perf.c ---- */
 int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+/* The same in two steps: start builds the instances and the family sheets
+ * on a worker thread (which never touches the context); finish waits and
+ * pushes them, then the plugin perf sheets. finish with out NULL only
+ * discards (error paths). */
+typedef struct pyt_perf_job pyt_perf_job;
+pyt_perf_job *pyt_perf_start(pyt_ctx *c);
+int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
 struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,
  * backward = subtrees of its backward events), built once per report. */

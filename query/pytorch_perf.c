@@ -9,6 +9,7 @@
 #include "perfmodel.h"
 #include "plugin.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 
 static const char *arg_raw(pyt_ctx *c, uint32_t sid)
@@ -124,14 +125,40 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
     return c->pm_inst[row];
 }
 
-int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+/* The perf-model family sheets need only the instances (copied out of the
+ * context) and the perf-model module, never the context: they are built on
+ * a worker thread while unified_perf_summary is computed on the caller's
+ * (the instances are built first, on the caller's thread, since that fills
+ * the context's caches). */
+struct pyt_perf_job {
+    tl_pm_instance *inst;
+    size_t n;
+    tl_pm_sheet_opts so;
+    size_t nfam;
+    tl_table **fw, **bw;    /* per family */
+    int rc;
+    tl_err err;
+    pthread_t thr;
+    int running;
+};
+
+static void *perf_worker(void *arg)
+{
+    pyt_perf_job *j = arg;
+    for (size_t f = 0; f < j->nfam && !j->rc; f++)
+        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst, j->n, &j->so, &j->fw[f], &j->bw[f], &j->err);
+    return NULL;
+}
+
+pyt_perf_job *pyt_perf_start(pyt_ctx *c)
 {
     const tl_trace *t = c->t;
-    size_t n = 0;
+    pyt_perf_job *j = tl_xcalloc(1, sizeof *j);
     /* candidates: every event (any category) whose name has a model */
     const tl_pm_op **opof = tl_xcalloc(t->dict.n ? t->dict.n : 1, sizeof *opof);
     uint8_t *seen = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
     int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
+    size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
@@ -145,29 +172,47 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     }
     free(seen);
     free(opof);
-    if (!n) {
-        free(rows);
-        return c->o->plugins ? pyt_sheets_plugin_perf(c, out, err) : 0;
+    if (n) {
+        j->inst = tl_xmalloc(n * sizeof *j->inst);
+        for (size_t i = 0; i < n; i++) j->inst[i] = *pyt_pm_instance(c, rows[i]);
+        j->n = n;
+        j->so.arch = c->o->arch;
+        j->so.group_by_num_kernels = c->o->group_by_num_kernels;
+        j->so.detect_recompute = c->o->detect_recompute;
+        j->so.ctx = tl_pm_ctx_new();
+        j->nfam = tl_pm_nfamilies();
+        j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
+        j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
+        if (pyt_threads() && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
+        else perf_worker(j);
     }
-    tl_pm_instance *inst = tl_xmalloc(n * sizeof *inst);
-    for (size_t i = 0; i < n; i++) inst[i] = *pyt_pm_instance(c, rows[i]);
-    tl_pm_sheet_opts so = {0};
-    so.arch = c->o->arch;
-    so.group_by_num_kernels = c->o->group_by_num_kernels;
-    so.detect_recompute = c->o->detect_recompute;
-    so.ctx = tl_pm_ctx_new();
-    int rc = 0;
-    for (size_t f = 0; f < tl_pm_nfamilies() && !rc; f++) {
-        tl_table *fw = NULL, *bw = NULL;
-        rc = tl_pm_family_sheets(tl_pm_family_at(f), inst, n, &so, &fw, &bw, err);
-        if (fw) pyt_sheets_push(out, fw);
-        if (bw) pyt_sheets_push(out, bw);
-    }
-    tl_pm_ctx_free(so.ctx);
-    free(inst);
     free(rows);
-    if (!rc && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
+    return j;
+}
+
+int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err)
+{
+    if (!j) return 0;
+    if (j->running) pthread_join(j->thr, NULL);
+    int rc = j->rc;
+    for (size_t f = 0; f < j->nfam; f++) {
+        /* in family order, as the sequential build pushed them */
+        if (j->fw[f]) { if (out && !rc) pyt_sheets_push(out, j->fw[f]); else tl_table_free(j->fw[f]); }
+        if (j->bw[f]) { if (out && !rc) pyt_sheets_push(out, j->bw[f]); else tl_table_free(j->bw[f]); }
+    }
+    if (rc && err) *err = j->err;
+    if (j->so.ctx) tl_pm_ctx_free(j->so.ctx);
+    free(j->fw);
+    free(j->bw);
+    free(j->inst);
+    free(j);
+    if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
     return rc;
+}
+
+int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    return pyt_perf_finish(c, pyt_perf_start(c), out, err);
 }
 
 /* ---- perf models registered by plugins (query/plugin.h) -------------------

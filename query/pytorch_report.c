@@ -65,23 +65,40 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
     STAGE("timeline");
     if (rc) goto done;
     out->total_time_ms = c.total_time_ms;
+    /* The perf-model family sheets are built on a worker thread from
+     * pyt_perf_start on (they need only the instances, not the context);
+     * the sheets after them in the reference's order are computed meanwhile
+     * into `later` and appended once the perf sheets are in. */
+    pyt_perf_job *perf = NULL;
+    tl_pyt_sheets later = {0};
     if (!c.gpu_only) {
-        if ((rc = pyt_sheets_ops(&c, out, err))) goto done;
+        if ((rc = pyt_sheets_ops(&c, out, err))) goto fail_perf;
         STAGE("ops");
-        if ((rc = pyt_sheet_unified(&c, out, err))) goto done;
+        perf = pyt_perf_start(&c);
+        STAGE("perf_start");
+        if ((rc = pyt_sheet_unified(&c, out, err))) goto fail_perf;
         STAGE("unified");
-        if ((rc = pyt_sheets_perf(&c, out, err))) goto done;
-        STAGE("perf");
     }
-    if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, out, err))) goto done;
-    if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, out, err))) goto done;
+    if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, &later, err))) goto fail_perf;
+    if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, &later, err))) goto fail_perf;
     STAGE("kernels");
-    if (!c.gpu_only && !o->disable_coll_analysis && (rc = pyt_sheet_coll(&c, out, err))) goto done;
+    if (!c.gpu_only && !o->disable_coll_analysis && (rc = pyt_sheet_coll(&c, &later, err))) goto fail_perf;
     STAGE("coll");
+    rc = pyt_perf_finish(&c, perf, out, err);
+    perf = NULL;
+    STAGE("perf_wait");
+    if (rc) goto fail_perf;
+    for (size_t i = 0; i < later.n; i++) pyt_sheets_push(out, later.v[i]);
+    later.n = 0;
+    tl_pyt_sheets_free(&later);
     pyt_args_join(&c); /* plugins read the trace through its reader */
     if (o->plugins && (rc = tl_plugin_run_tables(o->plugins, t, out, err))) goto done;
     if (timing) fprintf(stderr, "report_stages_ms:%s args_wait=%.2f\n", tbuf, pyt_args_wait_ms(&c));
 #undef STAGE
+    goto done;
+fail_perf:
+    pyt_perf_finish(&c, perf, NULL, NULL);
+    tl_pyt_sheets_free(&later);
 done:
     if (rc) tl_pyt_sheets_free(out);
     pyt_ctx_free(&c);

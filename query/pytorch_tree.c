@@ -130,6 +130,12 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row)
  * pyt_args call joins the worker, the report does not touch the reader
  * (tl_trace_args and the plugins come after that join). */
 
+int pyt_threads(void)
+{
+    const char *e = getenv("TRACELENS_REPORT_THREADS");
+    return !(e && !strcmp(e, "0"));
+}
+
 struct pyt_args_job {
     const tl_trace *t;
     int32_t *rows;          /* ascending */
@@ -203,7 +209,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     tl_arena_init(&j->arena, 1 << 16);
     /* plugins may read args (tl_trace_args) at any point of the report:
      * with plugins, or without a thread, the same pass runs now */
-    if (!o->plugins && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
+    if (!o->plugins && pyt_threads() && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
     else args_worker(j);
     return j;
 }
