@@ -76,7 +76,7 @@ static void *inflate_thread(void *arg)
     st.crc_flag = ISAL_GZIP;
     st.next_in = s->map;
     uint64_t in_left = s->fsize;
-    uint64_t in_pos = 0;
+    uint64_t in_pos = 0, in_released = 0;
     int err = 0;
     const char *msg = NULL;
     for (;;) {
@@ -99,6 +99,13 @@ static void *inflate_thread(void *arg)
             uint32_t before_in = st.avail_in;
             int rc = isal_inflate(&st);
             in_pos += before_in - st.avail_in;
+            /* Drop compressed pages already inflated: a large .gz would
+             * otherwise stay resident in full. */
+            if (!s->borrowed && in_pos >= in_released + RELEASE_STEP) {
+                uint64_t end = in_pos & ~(uint64_t)4095;
+                madvise(s->map + in_released, (size_t)(end - in_released), MADV_DONTNEED);
+                in_released = end;
+            }
             if (rc < 0) {
                 err = 1;
                 msg = rc == ISAL_INCORRECT_CHECKSUM ? "gzip CRC mismatch (corrupt data)"
