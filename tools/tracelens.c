@@ -3,6 +3,7 @@
  * to this binary), and wires the modules together. No analysis here. */
 #include "cli.h"
 #include "../ingest/ingest.h"
+#include "../query/trace.h" /* tl_args_get_*: catalog records are JSON */
 
 #include <dirent.h>
 #include <libgen.h>
@@ -322,7 +323,6 @@ static int cmd_ingest(const char *db, int argc, char **argv)
 static const char *jget_str(const char *json, const char *key, char *buf, size_t n)
 {
     tl_buf b = {0};
-    extern int tl_args_get_str(const char *, size_t, const char *, tl_buf *);
     if (tl_args_get_str(json, strlen(json), key, &b) != 0 || !b.p) { tl_buf_free(&b); snprintf(buf, n, "-"); return buf; }
     snprintf(buf, n, "%s", b.p);
     tl_buf_free(&b);
@@ -331,7 +331,6 @@ static const char *jget_str(const char *json, const char *key, char *buf, size_t
 
 static int64_t jget_i64(const char *json, const char *key, int64_t dflt)
 {
-    extern int tl_args_get_i64(const char *, size_t, const char *, int64_t *);
     int64_t v;
     return tl_args_get_i64(json, strlen(json), key, &v) == 0 ? v : dflt;
 }
