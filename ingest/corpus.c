@@ -1,9 +1,10 @@
 /* corpus.c — parallel ingest of many files: worker threads parse (hash,
  * sniff, read, tree) while the calling thread is the single LMDB writer.
  * Memory stays bounded by the traces in flight: a worker does not start a
- * new file while `jobs` parsed traces are waiting to be committed. */
+ * new file while `jobs` traces are started and not yet committed. */
 #include "ingest.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,9 @@ static void *worker(void *arg)
     pool *p = arg;
     for (;;) {
         pthread_mutex_lock(&p->mu);
-        /* back-pressure: parsed but uncommitted traces are the memory */
-        while (p->next < p->n && p->ndone - p->ncommitted >= (size_t)p->jobs)
+        /* back-pressure: every started but uncommitted trace holds its
+         * columns in memory, so at most `jobs` of them exist at once */
+        while (p->next < p->n && p->next - p->ncommitted >= (size_t)p->jobs)
             pthread_cond_wait(&p->cv, &p->mu);
         if (p->next >= p->n) {
             pthread_mutex_unlock(&p->mu);
@@ -78,6 +80,10 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
         if (sl->rc) failures++;
         done(ctx, i, sl->rc, &sl->pp, &sl->err);
         tl_ingest_prep_free(&sl->pp);
+        /* Worker threads allocate from their own malloc arenas, which glibc
+         * does not shrink by itself: hand the freed trace back to the OS so
+         * peak memory tracks the traces in flight, not the corpus. */
+        malloc_trim(0);
         pthread_mutex_lock(&p.mu);
         p.ncommitted++;
         pthread_cond_broadcast(&p.cv);

@@ -58,8 +58,8 @@ void tl_ingest_prep_free(tl_ingest_prep *pp);
 
 /* Parses many files on `jobs` threads while the calling thread commits
  * them one by one; done() is called on the calling thread for each file in
- * completion order, with rc and err of that file. At most `jobs` parsed
- * traces wait in memory at any time. */
+ * completion order, with rc and err of that file. At most `jobs` traces
+ * are started and not yet committed at any time (bounded memory). */
 typedef void (*tl_ingest_done_fn)(void *ctx, size_t index, int rc, const tl_ingest_prep *pp,
                                   const tl_err *err);
 int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *opts, size_t n,
