@@ -167,7 +167,8 @@ static void *args_worker(void *arg)
     pyt_args_job *j = arg;
     /* a trace without an args column: the rows stay NULL (tl_trace_args
      * then answers "") */
-    (void)tl_reader_column_chunks(j->t->reader, j->t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, j, NULL);
+    /* args_chunk copies the rows it needs: one chunk decoded at a time */
+    (void)tl_reader_column_scan(j->t->reader, j->t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, j, NULL);
     return NULL;
 }
 

@@ -698,29 +698,39 @@ int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *er
     return TL_OK;
 }
 
-/* Decodes one chunk value into a view. Raw, suitably aligned payloads are
- * used in place; everything else is copied/decompressed into reader memory. */
-static int decode_chunk(tl_reader *r, const MDB_val *v, tl_colview *out, tl_err *err)
+/* Reads a chunk header: 0, or an error for a value that is not a chunk. */
+static int chunk_hdr(tl_reader *r, const MDB_val *v, uint32_t f[3], tl_err *err)
 {
     const unsigned char *p = v->mv_data;
     if (v->mv_size < CHUNK_HDR || p[0] != 'T')
         return tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir);
-    uint32_t f[3];
     memcpy(f, p + 4, 12);
+    if (CHUNK_HDR + (size_t)f[2] > v->mv_size)
+        return tl_errf(err, TL_ESTORE, "store %s: truncated column chunk", r->s->dir);
+    return TL_OK;
+}
+
+/* Decodes one chunk value into a view. Raw, suitably aligned payloads are
+ * used in place; everything else is copied/decompressed into dst when given
+ * (at least raw + 8 bytes), else into the reader's arena. */
+static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *out, tl_err *err)
+{
+    const unsigned char *p = v->mv_data;
+    uint32_t f[3];
+    int e = chunk_hdr(r, v, f, err);
+    if (e) return e;
     uint32_t nrows = f[0], raw = f[1], stored = f[2];
     tl_ctype type = p[2];
-    if (CHUNK_HDR + (size_t)stored > v->mv_size)
-        return tl_errf(err, TL_ESTORE, "store %s: truncated column chunk", r->s->dir);
     const char *payload;
     if (p[1] == ENC_LZ4) {
-        char *d = tl_arena_alloc(&r->arena, raw + 8);
+        char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
         if (n != (int)raw) return tl_errf(err, TL_ESTORE, "store %s: corrupt LZ4 chunk", r->s->dir);
         payload = d;
     } else if (((uintptr_t)(p + CHUNK_HDR) & 7) == 0) {
         payload = (const char *)p + CHUNK_HDR;
     } else {
-        char *d = tl_arena_alloc(&r->arena, raw + 8);
+        char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         memcpy(d, p + CHUNK_HDR, raw);
         payload = d;
     }
@@ -738,9 +748,12 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, tl_colview *out, tl_err 
     return TL_OK;
 }
 
-int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
-                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
-                            tl_err *err)
+/* Walks the chunks of one column in order: mode 0 decodes into the arena
+ * (views live as long as the reader), mode 1 into one scratch buffer reused
+ * for every chunk (views live until the callback returns). */
+static int column_walk(tl_reader *r, uint64_t id, const char *table, const char *col, int scratch,
+                       int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                       tl_err *err)
 {
     unsigned char kb[600];
     size_t kl = col_key(kb, sizeof kb, id, table, col, 0, 0);
@@ -751,15 +764,30 @@ int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const 
     MDB_val k = {kl, kb}, v;
     int found = 0;
     uint32_t no = 0;
+    char *buf = NULL;
+    size_t bufcap = 0;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+        char *dst = NULL;
+        if (scratch) {
+            uint32_t f[3];
+            int e = chunk_hdr(r, &v, f, err);
+            if (e) { mdb_cursor_close(c); free(buf); return e; }
+            if ((size_t)f[1] + 8 > bufcap) {
+                free(buf);
+                bufcap = (size_t)f[1] + 8;
+                buf = tl_xmalloc(bufcap);
+            }
+            dst = buf;
+        }
         tl_colview cv;
-        int e = decode_chunk(r, &v, &cv, err);
-        if (e) { mdb_cursor_close(c); return e; }
+        int e = decode_chunk(r, &v, dst, &cv, err);
+        if (e) { mdb_cursor_close(c); free(buf); return e; }
         found = 1;
         if (cb(ctx, no++, &cv)) break;
     }
     mdb_cursor_close(c);
+    free(buf);
     if (!found) {
         char hex[17];
         tl_id_format(id, hex);
@@ -768,60 +796,121 @@ int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const 
     return TL_OK;
 }
 
-typedef struct gather {
-    TL_VEC(tl_colview) parts;
-} gather;
-
-static int gather_cb(void *ctx, uint32_t chunk, const tl_colview *v)
+int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
+                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                            tl_err *err)
 {
-    gather *g = ctx;
-    tl_vec_push(&g->parts, *v);
-    return 0;
+    return column_walk(r, id, table, col, 0, cb, ctx, err);
 }
+
+int tl_reader_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
+                          int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                          tl_err *err)
+{
+    return column_walk(r, id, table, col, 1, cb, ctx, err);
+}
+
+/* tl_reader_column over several chunks: the chunk headers give the total
+ * size, then every chunk is decoded straight into its place in the one
+ * result block (decoding chunk by chunk into the arena and then copying
+ * would keep the column twice). */
+typedef struct gather {
+    tl_ctype type;
+    uint64_t rows, bytes;   /* totals (bytes: blob text) */
+    size_t maxraw;          /* largest blob chunk payload */
+    uint32_t nchunks;
+} gather;
 
 int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
                      tl_err *err)
 {
+    unsigned char kb[600];
+    size_t kl = col_key(kb, sizeof kb, id, table, col, 0, 0);
+    if (!kl) return tl_errf(err, TL_EUSAGE, "column name too long");
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
+    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
+    MDB_val k = {kl, kb}, v;
     gather g = {0};
-    int rc = tl_reader_column_chunks(r, id, table, col, gather_cb, &g, err);
-    if (rc) { tl_vec_free(&g.parts); return rc; }
-    if (g.parts.n == 1) {
-        *out = g.parts.v[0];
-        tl_vec_free(&g.parts);
-        return TL_OK;
-    }
-    tl_ctype type = g.parts.v[0].type;
-    uint64_t total = 0;
-    for (size_t i = 0; i < g.parts.n; i++) total += g.parts.v[i].n;
-    memset(out, 0, sizeof *out);
-    out->type = type;
-    out->n = total;
-    if (type == TL_CT_BLOB) {
-        uint64_t nb = 0;
-        for (size_t i = 0; i < g.parts.n; i++) nb += g.parts.v[i].offsets[g.parts.v[i].n];
-        uint64_t *off = tl_arena_alloc(&r->arena, (total + 1) * 8);
-        char *bytes = tl_arena_alloc(&r->arena, nb + 1);
-        uint64_t row = 0, base = 0;
-        for (size_t i = 0; i < g.parts.n; i++) {
-            const tl_colview *p = &g.parts.v[i];
-            for (uint64_t j = 0; j < p->n; j++) off[row++] = base + p->offsets[j];
-            memcpy(bytes + base, p->bytes, p->offsets[p->n]);
-            base += p->offsets[p->n];
+    MDB_val first = {0, NULL};
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+        uint32_t f[3];
+        int e = chunk_hdr(r, &v, f, err);
+        if (e) { mdb_cursor_close(c); return e; }
+        tl_ctype type = ((const unsigned char *)v.mv_data)[2];
+        if (!g.nchunks) { g.type = type; first = v; }
+        else if (type != g.type) {
+            mdb_cursor_close(c);
+            return tl_errf(err, TL_ESTORE, "store %s: column %s.%s mixes chunk types", r->s->dir, table, col);
         }
+        g.nchunks++;
+        g.rows += f[0];
+        if (type == TL_CT_BLOB) {
+            uint64_t ob = ((uint64_t)f[0] + 1) * 8;
+            if (f[1] < ob) { mdb_cursor_close(c); return tl_errf(err, TL_ESTORE, "store %s: corrupt blob chunk", r->s->dir); }
+            g.bytes += f[1] - ob;
+            if (f[1] > g.maxraw) g.maxraw = f[1];
+        }
+    }
+    if (!g.nchunks) {
+        mdb_cursor_close(c);
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "trace %s has no column %s.%s", hex, table, col);
+    }
+    if (g.nchunks == 1) {
+        mdb_cursor_close(c);
+        return decode_chunk(r, &first, NULL, out, err);
+    }
+    memset(out, 0, sizeof *out);
+    out->type = g.type;
+    out->n = g.rows;
+    size_t es = tl_ctype_size(g.type);
+    uint64_t *off = NULL;
+    char *bytes = NULL, *data = NULL, *tmp = NULL;
+    if (g.type == TL_CT_BLOB) {
+        off = tl_arena_alloc(&r->arena, (g.rows + 1) * 8);
+        bytes = tl_arena_alloc(&r->arena, g.bytes + 1);
+        tmp = tl_xmalloc(g.maxraw + 8);
+    } else {
+        data = tl_arena_alloc(&r->arena, g.rows * es + 8);
+    }
+    uint64_t row = 0, base = 0;
+    int e = TL_OK;
+    k.mv_size = kl;
+    k.mv_data = kb;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0 && row <= g.rows;
+         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+        tl_colview p;
+        if (g.type == TL_CT_BLOB) {
+            if ((e = decode_chunk(r, &v, tmp, &p, err))) break;
+            uint64_t nb = p.offsets[p.n];
+            if (row + p.n > g.rows || base + nb > g.bytes) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt blob chunk", r->s->dir); break; }
+            for (uint64_t j = 0; j < p.n; j++) off[row++] = base + p.offsets[j];
+            memcpy(bytes + base, p.bytes, nb);
+            base += nb;
+        } else {
+            uint32_t f[3];
+            chunk_hdr(r, &v, f, err);
+            if (row + f[0] > g.rows || f[1] != f[0] * es) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir); break; }
+            /* LZ4 decodes straight into place; raw chunks are copied */
+            if ((e = decode_chunk(r, &v, data + row * es, &p, err))) break;
+            if (p.data != data + row * es) memcpy(data + row * es, p.data, p.n * es);
+            row += p.n;
+        }
+    }
+    mdb_cursor_close(c);
+    free(tmp);
+    if (e) return e;
+    if (g.type == TL_CT_BLOB) {
         off[row] = base;
         out->offsets = off;
         out->bytes = bytes;
     } else {
-        size_t es = tl_ctype_size(type);
-        char *d = tl_arena_alloc(&r->arena, total * es + 8);
-        uint64_t row = 0;
-        for (size_t i = 0; i < g.parts.n; i++) {
-            memcpy(d + row * es, g.parts.v[i].data, g.parts.v[i].n * es);
-            row += g.parts.v[i].n;
-        }
-        out->data = d;
+        out->data = data;
     }
-    tl_vec_free(&g.parts);
     return TL_OK;
 }
 

@@ -104,6 +104,12 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
 int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
                             int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                             tl_err *err);
+/* The same walk for one pass over a large column (e.g. args): each chunk is
+ * decoded into one scratch buffer reused for the next, so memory holds one
+ * chunk, not the column. Views are valid only until the callback returns. */
+int tl_reader_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
+                          int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                          tl_err *err);
 /* Bytes stored for a trace, per table (for `info`); returns a JSON object text. */
 int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err);
 
