@@ -63,8 +63,11 @@ static uint64_t catalog_events(const char *json)
     return p ? strtoull(p + 9, NULL, 10) : 0;
 }
 
-/* Parses an opened source (consumed: closed on return). */
-static int parse_source(tl_source *src, uint64_t id, const char *path, const tl_ingest_opts *o,
+/* Parses an opened source (consumed: closed on return). The trace id is
+ * the source's hash, read once parsing is done (it may be computed on a
+ * thread beside the parser). TL_EEXIST: the source stopped the parse
+ * because the trace is stored already. */
+static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *o,
                         tl_build **out, tl_build_info *info, tl_ingest_result *res, tl_err *err)
 {
     *out = NULL;
@@ -101,6 +104,7 @@ static int parse_source(tl_source *src, uint64_t id, const char *path, const tl_
         tl_source_close(src);
         return rc;
     }
+    uint64_t id = tl_source_id(src);
     memset(info, 0, sizeof *info);
     info->id = id;
     info->format = tl_format_name(f);
@@ -130,10 +134,34 @@ int tl_ingest_parse(const char *path, const tl_ingest_opts *o, tl_build **out, t
                     tl_ingest_result *res, tl_err *err)
 {
     tl_source *src;
-    uint64_t id;
-    int rc = tl_source_open(path, &src, &id, err);
+    int rc = tl_source_open(path, &src, NULL, err);
     if (rc) return rc;
-    return parse_source(src, id, path, o, out, info, res, err);
+    return parse_source(src, path, o, out, info, res, err);
+}
+
+/* Is trace id in the store? Sets *cat_events from its catalog record. */
+static int stored(tl_store *s, uint64_t id, uint64_t *cat_events)
+{
+    tl_reader *r;
+    tl_err e = {0};
+    if (tl_reader_open(s, &r, &e) != 0) return 0;
+    const char *cat;
+    int found = tl_reader_catalog(r, id, &cat, NULL) == 0;
+    if (found && cat_events) *cat_events = catalog_events(cat);
+    tl_reader_close(r);
+    return found;
+}
+
+typedef struct known_ctx {
+    tl_store *s;
+    uint64_t id; /* the id the source asked about */
+} known_ctx;
+
+static int known_cb(void *ctx, uint64_t id)
+{
+    known_ctx *k = ctx;
+    k->id = id;
+    return stored(k->s, id, NULL);
 }
 
 int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_prep *pp,
@@ -143,27 +171,34 @@ int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl
     memset(pp, 0, sizeof *pp);
     char *abs = realpath(path, NULL);
     pp->path = abs ? abs : tl_xstrdup(path);
-    /* Existence check before parsing: hashing is far faster than parsing. */
+    /* The file is hashed on a thread while it is parsed; as soon as the
+     * hash is known, the parser asks whether the trace is stored already
+     * and stops early if so (re-ingesting a corpus costs little). */
     tl_source *src;
-    uint64_t id;
-    int rc = tl_source_open(pp->path, &src, &id, err);
+    int rc = tl_source_open_async(pp->path, &src, err);
     if (rc) return rc;
-    tl_reader *r;
-    rc = tl_reader_open(s, &r, err);
-    if (rc) { tl_source_close(src); return rc; }
-    const char *cat;
-    if (tl_reader_catalog(r, id, &cat, NULL) == 0) {
+    known_ctx kc = {s, 0};
+    tl_source_set_known(src, known_cb, &kc);
+    tl_err perr = {0};
+    rc = parse_source(src, pp->path, o, &pp->build, &pp->info, &pp->res, &perr);
+    if (rc == 0 && stored(s, pp->res.id, NULL)) { /* hash finished after the last check */
+        tl_build_free(pp->build);
+        pp->build = NULL;
+        rc = TL_EEXIST;
+    }
+    if (rc == TL_EEXIST) {
+        uint64_t id = pp->res.id ? pp->res.id : kc.id;
+        memset(&pp->res, 0, sizeof pp->res);
         pp->res.id = id;
         pp->res.existed = 1;
-        pp->res.events = catalog_events(cat);
-        tl_reader_close(r);
-        tl_source_close(src);
+        stored(s, id, &pp->res.events);
         pp->res.seconds = tl_now() - t0;
         return TL_OK;
     }
-    tl_reader_close(r);
-    rc = parse_source(src, id, pp->path, o, &pp->build, &pp->info, &pp->res, err);
-    if (rc) return rc;
+    if (rc) {
+        if (err) *err = perr;
+        return rc;
+    }
     pp->info.path = pp->path;
     return TL_OK;
 }

@@ -42,9 +42,9 @@ int tl_json_refill(tl_json *j, size_t mark)
     return 0;
 }
 
-void tl_json_release(tl_json *j)
+int tl_json_release(tl_json *j)
 {
-    if (j->src) tl_source_release(j->src, j->base + j->pos);
+    return j->src ? tl_source_release(j->src, j->base + j->pos) : 0;
 }
 
 int tl_json_fail_at(tl_json *j, size_t pos, const char *fmt, ...)
@@ -80,14 +80,8 @@ static inline int need(tl_json *j) { return !j->eof; }
 
 size_t tl_json_skip_ws_slow(const char *b, size_t pos, size_t len)
 {
-    /* Short runs (the single space after ':' or ',') are the common case:
-     * a few scalar steps before the 16-byte scan. */
-    for (int k = 0; k < 4 && pos < len; k++) {
-        unsigned char c = (unsigned char)b[pos];
-        if (c > ' ') return pos;
-        if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return pos;
-        pos++;
-    }
+    /* Runs here are mostly a newline plus indentation: one 16-byte compare
+     * usually finds the next token. */
     for (;;) {
         while (pos + 16 <= len) {
             __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
@@ -264,6 +258,33 @@ int tl_json_unescape(tl_json *j, const char *s, size_t n, tl_buf *out)
     return 0;
 }
 
+/* A byte that may follow a number: the fast paths accept only these and
+ * leave everything else (fractions, exponents, garbage) to the full grammar. */
+static inline int is_delim(char c)
+{
+    return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* SWAR digit tricks (as in simdjson): are the 8 bytes at s all ASCII
+ * digits, and their value. */
+static inline int eight_digits(const char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    return (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
+            0x3333333333333333ull);
+}
+static inline uint64_t parse_eight(const char *s)
+{
+    uint64_t v;
+    memcpy(&v, s, 8);
+    v -= 0x3030303030303030ull;
+    v = v * 10 + (v >> 8);
+    v = (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
+         (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
+    return v;
+}
+
 /* Scans a JSON number's extent and grammar: returns 0 and *end, TL_JNEED,
  * or an error. */
 static int number_extent(tl_json *j, size_t *end)
@@ -303,14 +324,17 @@ int tl_json_number_span(tl_json *j, const char **s, size_t *n)
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
     if (p != '-' && !(p >= '0' && p <= '9')) return tl_json_fail(j, "a number");
-    /* Fast path: a plain integer ([1-9][0-9]* or 0) followed by a
-     * delimiter, the common case inside shape lists. */
+    /* Fast path: a plain integer (-?(0|[1-9][0-9]*)) followed by a
+     * delimiter, the common case inside shape lists and ids. */
     {
         const char *b = j->buf;
         size_t q = j->pos, len = j->len;
-        if (b[q] >= '1' && b[q] <= '9') {
-            while (++q < len && (unsigned)(b[q] - '0') < 10) {}
-            if (q < len && (b[q] == ',' || b[q] == ']' || b[q] == '}' || b[q] == ' ' || b[q] == '\n')) {
+        if (q + 24 <= len) {
+            if (b[q] == '-') q++;
+            if (b[q] == '0') q++;
+            else if (b[q] >= '1' && b[q] <= '9') { while (++q < len && (unsigned)(b[q] - '0') < 10) {} }
+            else q = 0;
+            if (q && q < len && is_delim(b[q])) {
                 *s = b + j->pos;
                 *n = q - j->pos;
                 j->pos = q;
@@ -331,7 +355,24 @@ int tl_json_i64(tl_json *j, int64_t *v)
 {
     const char *s;
     size_t n;
-    tl_json_peek(j);
+    if (tl_json_peek(j) == TL_JWS_NEED) return TL_JNEED;
+    {
+        /* Fast path: up to 18 digits (always in range) and a delimiter. */
+        const char *b = j->buf;
+        size_t q = j->pos;
+        if (q + 24 <= j->len) {
+            int neg = b[q] == '-';
+            q += (size_t)neg;
+            size_t d0 = q;
+            uint64_t acc = 0;
+            while ((unsigned)(b[q] - '0') < 10 && q - d0 < 18) acc = acc * 10 + (uint64_t)(b[q++] - '0');
+            if (q > d0 && (b[d0] != '0' || q - d0 == 1) && is_delim(b[q])) {
+                *v = neg ? -(int64_t)acc : (int64_t)acc;
+                j->pos = q;
+                return 0;
+            }
+        }
+    }
     size_t start = j->pos;
     int rc = tl_json_number_span(j, &s, &n);
     if (rc) return rc;
@@ -384,6 +425,7 @@ int tl_json_us_to_ns(tl_json *j, int64_t *v)
         if (q < j->len && b[q] == '-') { neg = 1; q++; }
         uint64_t ip = 0;
         size_t d0 = q;
+        if (q + 32 <= j->len && eight_digits(b + q)) { ip = parse_eight(b + q); q += 8; }
         while (q < j->len && (unsigned)(b[q] - '0') < 10 && q - d0 < 15) ip = ip * 10 + (uint64_t)(b[q++] - '0');
         if (q > d0 && q < j->len && (q - d0 == 1 || b[d0] != '0')) {
             uint64_t frac = 0;
@@ -570,8 +612,90 @@ static int skip_min_value(tl_json *j, tl_buf *o, int depth)
     return 0;
 }
 
+/* Fast path of tl_json_skip_min for the values Kineto promotes (Input
+ * Dims, Input type, Input Strides, Concrete Inputs, grid, block): arrays,
+ * nested to any depth, of plain integers and of ASCII strings without
+ * escapes. It accepts only that subset of JSON, so whatever it accepts is
+ * valid; on anything else (fractions, escapes, non-ASCII, literals,
+ * objects, the window end, deep nesting) it returns 0 without moving
+ * j->pos and the general path starts over. On success the minified text
+ * is in o (NUL-terminated) and it returns 1. */
+static int min_fast(tl_json *j, tl_buf *o)
+{
+    const char *b = j->buf;
+    size_t p = j->pos, len = j->len;
+    if (p + 64 > len) return 0;
+    const size_t lim = len - 32; /* reads happen at < lim + 32 */
+    o->n = 0;
+    int depth = 0;
+    for (;;) {
+        /* a value */
+        if (p >= lim) return 0;
+        if (o->n + 64 > o->cap) tl_buf_reserve(o, 64);
+        p = tl_json_ws_fast(b, p, len);
+        if (p >= lim) return 0;
+        char c = b[p];
+        if (c == '[') {
+            if (++depth > TL_JSON_MAX_DEPTH) return 0;
+            o->p[o->n++] = '[';
+            p = tl_json_ws_fast(b, p + 1, len);
+            if (p >= lim) return 0;
+            if (b[p] != ']') continue;
+            o->p[o->n++] = ']';
+            p++;
+            depth--;
+        } else if (c == '"') {
+            size_t q = p + 1;
+            for (;;) {
+                if (q >= lim) return 0;
+                __m128i v = _mm_loadu_si128((const __m128i *)(b + q));
+                int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
+                                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
+                                                       _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+                if (!m) { q += 16; continue; }
+                q += (size_t)__builtin_ctz((unsigned)m);
+                if (b[q] != '"') return 0;
+                break;
+            }
+            q++;
+            tl_buf_reserve(o, q - p + 64);
+            memcpy(o->p + o->n, b + p, q - p);
+            o->n += q - p;
+            p = q;
+        } else {
+            size_t q = p;
+            if (b[q] == '-') q++;
+            if (b[q] == '0') q++;
+            else if (b[q] >= '1' && b[q] <= '9') { while (++q < lim && (unsigned)(b[q] - '0') < 10) {} }
+            else return 0;
+            if (q >= lim || !is_delim(b[q])) return 0;
+            if (q - p > 32) tl_buf_reserve(o, q - p + 64);
+            memcpy(o->p + o->n, b + p, q - p);
+            o->n += q - p;
+            p = q;
+        }
+        /* after a value: ',' or closing brackets */
+        for (;;) {
+            if (depth == 0) {
+                j->pos = p;
+                o->p[o->n] = 0;
+                return 1;
+            }
+            if (o->n + 64 > o->cap) tl_buf_reserve(o, 64);
+            p = tl_json_ws_fast(b, p, len);
+            if (p >= lim) return 0;
+            if (b[p] == ']') { o->p[o->n++] = ']'; p++; depth--; continue; }
+            if (b[p] != ',') return 0;
+            o->p[o->n++] = ',';
+            p++;
+            break;
+        }
+    }
+}
+
 int tl_json_skip_min(tl_json *j, tl_buf *out)
 {
+    if (min_fast(j, out)) return 0;
     out->n = 0;
     tl_buf_reserve(out, 64);
     int rc = skip_min_value(j, out, 1);
@@ -591,7 +715,7 @@ int tl_json_skip(tl_json *j, const char **s, size_t *n)
     return 0;
 }
 
-int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn)
+int tl_json_obj_next_slow(tl_json *j, int *first, const char **k, size_t *kn)
 {
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
@@ -613,7 +737,7 @@ int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn)
     return 0;
 }
 
-int tl_json_arr_next(tl_json *j, int *first, int *more)
+int tl_json_arr_next_slow(tl_json *j, int *first, int *more)
 {
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;

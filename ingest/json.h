@@ -47,8 +47,9 @@ int tl_json_init_src(tl_json *j, struct tl_source *src, const char *file, tl_err
  * (including a truncated-input error when the source is exhausted). */
 int tl_json_refill(tl_json *j, size_t mark);
 /* Tells the source that everything before `pos` is consumed (lets an mmap
- * source drop those pages to bound memory). */
-void tl_json_release(tl_json *j);
+ * source drop those pages to bound memory). Returns 0, or TL_EEXIST when
+ * the source asks the parse to stop (the trace is stored already). */
+int tl_json_release(tl_json *j);
 
 /* Sets a format error at the current position: "<file>: byte N: expected X". */
 int tl_json_fail(tl_json *j, const char *expected);
@@ -124,9 +125,84 @@ int tl_json_literal(tl_json *j, const char *lit);
  *   tl_json_expect(j,'{'); int first = 1;
  *   while ((rc = tl_json_obj_next(j, &first, &k, &kn)) == 0 && k) { ...value... }
  * obj_next consumes ',' / '}' and the key with its ':'; sets *k = NULL at '}'. */
-int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn);
+int tl_json_obj_next_slow(tl_json *j, int *first, const char **k, size_t *kn);
 /* arr_next consumes ',' or ']'; returns 0 and sets *more = 0 at ']'. */
-int tl_json_arr_next(tl_json *j, int *first, int *more);
+int tl_json_arr_next_slow(tl_json *j, int *first, int *more);
+
+/* The inline fast paths below work on locals and touch j->pos only on
+ * success; anything unusual (window end, escapes, non-ASCII, long keys,
+ * long whitespace runs) goes to the _slow functions, which start again
+ * from j->pos and validate everything. TL_JSON_SLACK keeps the fast paths
+ * away from the window end so they never need bounds checks per byte. */
+#define TL_JSON_SLACK 48
+
+/* Skips a whitespace run at b[p] (p + 16 <= len). Pretty-printed Kineto
+ * has "\n" plus indentation between lines and one space after ':' and ','. */
+static inline __attribute__((always_inline)) size_t tl_json_ws_fast(const char *b, size_t p, size_t len)
+{
+    if ((unsigned char)b[p] > ' ') return p;
+    if (b[p] == ' ' && (unsigned char)b[p + 1] > ' ') return p + 1;
+    return tl_json_skip_ws_slow(b, p, len);
+}
+
+static inline __attribute__((always_inline)) int tl_json_obj_next(tl_json *j, int *first, const char **k, size_t *kn)
+{
+    const char *b = j->buf;
+    size_t p = j->pos, len = j->len;
+    if (p + TL_JSON_SLACK > len) goto slow;
+    p = tl_json_ws_fast(b, p, len);
+    if (p + TL_JSON_SLACK > len) goto slow;
+    if (b[p] == '}') { j->pos = p + 1; *k = NULL; return 0; }
+    if (!*first) {
+        if (b[p] != ',') goto slow;
+        p = tl_json_ws_fast(b, p + 1, len);
+        if (p + TL_JSON_SLACK > len) goto slow;
+    }
+    if (b[p] != '"') goto slow;
+    {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + p + 1));
+        int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+        int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+        if (!q) goto slow;
+        int at = __builtin_ctz((unsigned)q);
+        if (bad & ((1 << at) - 1)) goto slow;
+        *k = b + p + 1;
+        *kn = (size_t)at;
+        p += (size_t)at + 2;
+    }
+    if (b[p] != ':') {
+        p = tl_json_ws_fast(b, p, len);
+        if (p + TL_JSON_SLACK > len || b[p] != ':') goto slow;
+    }
+    j->pos = p + 1;
+    *first = 0;
+    return 0;
+slow:
+    return tl_json_obj_next_slow(j, first, k, kn);
+}
+
+static inline __attribute__((always_inline)) int tl_json_arr_next(tl_json *j, int *first, int *more)
+{
+    const char *b = j->buf;
+    size_t p = j->pos, len = j->len;
+    if (p + TL_JSON_SLACK > len) goto slow;
+    p = tl_json_ws_fast(b, p, len);
+    if (p + TL_JSON_SLACK > len) goto slow;
+    if (b[p] == ']') { j->pos = p + 1; *more = 0; return 0; }
+    if (!*first) {
+        if (b[p] != ',') goto slow;
+        size_t q = tl_json_ws_fast(b, p + 1, len);
+        if (q + TL_JSON_SLACK > len || b[q] == ']') goto slow;
+        p = q;
+    }
+    j->pos = p;
+    *first = 0;
+    *more = 1;
+    return 0;
+slow:
+    return tl_json_arr_next_slow(j, first, more);
+}
 
 static inline uint64_t tl_json_offset(const tl_json *j) { return j->base + j->pos; }
 

@@ -294,7 +294,7 @@ static int events_array(kreader *k)
         }
         if (rc) return rc;
         if (!more) return 0;
-        if ((k->uid & 0xffff) == 0) tl_json_release(j);
+        if ((k->uid & 0xfff) == 0 && (rc = tl_json_release(j))) return rc;
     }
 }
 

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -64,6 +65,18 @@ struct tl_source {
     tl_progress_fn progress;
     void *progress_ctx;
     uint64_t progress_next;
+
+    /* content hash (trace id): computed before opening returns
+     * (tl_source_open), or on a thread beside the parser
+     * (tl_source_open_async) so that hashing costs no parse time */
+    uint64_t hash;
+    pthread_t hthr;
+    int hthr_started, hthr_joined;
+    _Atomic uint64_t hashed;   /* file bytes hashed so far */
+    atomic_int hash_done;
+    tl_source_known_fn known;  /* "is this id stored already?" */
+    void *known_ctx;
+    int known_checked, known_abort;
 };
 
 static int is_gzip(const unsigned char *p, uint64_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
@@ -102,9 +115,16 @@ static void *inflate_thread(void *arg)
             /* Drop compressed pages already inflated: a large .gz would
              * otherwise stay resident in full. */
             if (!s->borrowed && in_pos >= in_released + RELEASE_STEP) {
-                uint64_t end = in_pos & ~(uint64_t)4095;
-                madvise(s->map + in_released, (size_t)(end - in_released), MADV_DONTNEED);
-                in_released = end;
+                uint64_t end = in_pos;
+                if (s->hthr_started && !atomic_load(&s->hash_done)) {
+                    uint64_t h = atomic_load(&s->hashed); /* the hasher still needs the rest */
+                    if (h < end) end = h;
+                }
+                end &= ~(uint64_t)4095;
+                if (end > in_released) {
+                    madvise(s->map + in_released, (size_t)(end - in_released), MADV_DONTNEED);
+                    in_released = end;
+                }
             }
             if (rc < 0) {
                 err = 1;
@@ -180,7 +200,27 @@ static uint64_t hash_file(tl_source *s)
     return h;
 }
 
-int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
+/* The hashing thread of tl_source_open_async. It leaves dropping pages
+ * to the parser (plain) or inflater (gzip), which in turn never drop what
+ * it has not hashed yet (it runs far ahead of both in practice). */
+static void *hash_thread(void *arg)
+{
+    tl_source *s = arg;
+    XXH3_state_t *st = XXH3_createState();
+    XXH3_64bits_reset(st);
+    const uint64_t slice = 1u << 20;
+    for (uint64_t off = 0; off < s->fsize; off += slice) {
+        uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
+        XXH3_64bits_update(st, s->map + off, (size_t)n);
+        atomic_store(&s->hashed, off + n);
+    }
+    s->hash = XXH3_64bits_digest(st);
+    XXH3_freeState(st);
+    atomic_store(&s->hash_done, 1);
+    return NULL;
+}
+
+static int open_common(const char *path, tl_source **out, uint64_t *id, int async, tl_err *err)
 {
     *out = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -210,7 +250,13 @@ int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
         madvise(s->map, s->fsize, MADV_SEQUENTIAL);
     }
     s->gz = is_gzip(s->map, s->fsize);
-    if (id) *id = hash_file(s);
+    if (async) {
+        if (pthread_create(&s->hthr, NULL, hash_thread, s) == 0) s->hthr_started = 1;
+        else s->hash = hash_file(s);
+    } else {
+        s->hash = hash_file(s);
+        if (id) *id = s->hash;
+    }
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (s->gz) {
@@ -222,6 +268,42 @@ int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
     }
     *out = s;
     return TL_OK;
+}
+
+int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err)
+{
+    return open_common(path, out, id, 0, err);
+}
+
+int tl_source_open_async(const char *path, tl_source **out, tl_err *err)
+{
+    return open_common(path, out, NULL, 1, err);
+}
+
+uint64_t tl_source_id(tl_source *s)
+{
+    if (s->hthr_started && !s->hthr_joined) {
+        pthread_join(s->hthr, NULL);
+        s->hthr_joined = 1;
+    }
+    return s->hash;
+}
+
+void tl_source_set_known(tl_source *s, tl_source_known_fn fn, void *ctx)
+{
+    s->known = fn;
+    s->known_ctx = ctx;
+}
+
+/* Once the hash is ready, asks whether the trace is stored already; then
+ * the parse can stop early. Returns TL_EEXIST to stop, else 0. */
+static int check_known(tl_source *s)
+{
+    if (s->known_abort) return TL_EEXIST;
+    if (s->known_checked || !s->known || !s->hthr_started || !atomic_load(&s->hash_done)) return 0;
+    s->known_checked = 1;
+    if (s->known(s->known_ctx, tl_source_id(s))) s->known_abort = 1;
+    return s->known_abort ? TL_EEXIST : 0;
 }
 
 int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **out, tl_err *err)
@@ -249,6 +331,7 @@ int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **
 void tl_source_close(tl_source *s)
 {
     if (!s) return;
+    tl_source_id(s); /* joins the hashing thread */
     if (s->thr_started) {
         pthread_mutex_lock(&s->mu);
         s->stop = 1;
@@ -322,6 +405,8 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
         *eof = 1;
         return 0;
     }
+    int krc = check_known(s);
+    if (krc) return krc;
     /* Drop what is before keep, then append at least one block. */
     if (keep > s->win_base) {
         size_t drop = (size_t)(keep - s->win_base);
@@ -342,17 +427,24 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
     return 0;
 }
 
-void tl_source_release(tl_source *s, uint64_t upto)
+int tl_source_release(tl_source *s, uint64_t upto)
 {
-    if (s->gz || !s->map || s->borrowed) return;
+    int krc = check_known(s);
+    if (krc) return krc;
+    if (s->gz || !s->map || s->borrowed) return 0;
     if (s->progress && upto >= s->progress_next) {
         s->progress(s->progress_ctx, upto, s->fsize);
         s->progress_next = upto + (32u << 20);
     }
-    if (upto < s->released + RELEASE_STEP) return;
+    if (s->hthr_started && !atomic_load(&s->hash_done)) {
+        uint64_t h = atomic_load(&s->hashed); /* never drop what the hasher still needs */
+        if (h < upto) upto = h;
+    }
+    if (upto < s->released + RELEASE_STEP) return 0;
     uint64_t start = s->released & ~(uint64_t)4095, end = upto & ~(uint64_t)4095;
     if (end > start) madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
     s->released = end;
+    return 0;
 }
 
 size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)

@@ -14,6 +14,16 @@ typedef struct tl_source tl_source;
 /* Opens path: gzip (any name) is inflated, anything else mapped. Computes
  * the content hash of the raw file bytes into *id (if id != NULL). */
 int tl_source_open(const char *path, tl_source **out, uint64_t *id, tl_err *err);
+/* Same, but the hash is computed on a thread beside the parser; read it
+ * with tl_source_id (which waits for it). */
+int tl_source_open_async(const char *path, tl_source **out, tl_err *err);
+uint64_t tl_source_id(tl_source *s);
+/* With an async source: once the hash is known, fn(ctx, id) is asked
+ * (from the parsing thread) whether that trace is stored already; if it
+ * says yes, the window and release calls return TL_EEXIST so the parser
+ * stops early. */
+typedef int (*tl_source_known_fn)(void *ctx, uint64_t id);
+void tl_source_set_known(tl_source *s, tl_source_known_fn fn, void *ctx);
 /* A source over bytes in memory (fuzz targets, tests); gzip is inflated
  * as for files. The buffer must outlive the source. */
 int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **out, tl_err *err);
@@ -32,8 +42,9 @@ size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err);
  * message), and sets *eof when nothing more will come. */
 int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len, uint64_t *base,
                      int *eof, tl_err *err);
-/* Hint: bytes before absolute offset `upto` will not be read again. */
-void tl_source_release(tl_source *s, uint64_t upto);
+/* Hint: bytes before absolute offset `upto` will not be read again.
+ * Returns 0, or TL_EEXIST when the parse should stop (see set_known). */
+int tl_source_release(tl_source *s, uint64_t upto);
 
 /* Whole decompressed content in memory (small inputs: protobuf). The
  * returned buffer is owned by the source. */
