@@ -285,6 +285,43 @@ static inline uint64_t parse_eight(const char *s)
     return v;
 }
 
+static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+    10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
+
+/* Length of the run of ASCII digits at s, at most 16 (16 bytes readable). */
+static inline int digit_run16(const char *s)
+{
+    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)s), _mm_set1_epi8('0'));
+    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
+    return __builtin_ctz((~(unsigned)_mm_movemask_epi8(isd) & 0xffffu) | 0x10000u);
+}
+
+/* Value of the n digits at s (1 <= n <= 8); reads the 8 bytes ending at
+ * s + n, so s + n - 8 must be readable. */
+static inline uint64_t parse_upto8(const char *s, int n)
+{
+    uint64_t v;
+    memcpy(&v, s + n - 8, 8);
+    if (n < 8) { /* the bytes before s become '0' */
+        uint64_t keep = ~0ull << (8 * (8 - n));
+        v = (v & keep) | (0x3030303030303030ull & ~keep);
+    }
+    v -= 0x3030303030303030ull;
+    v = v * 10 + (v >> 8);
+    v = (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
+         (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
+    return v;
+}
+
+/* Value of the n digits at s (1 <= n <= 16), same reading rule. */
+static inline uint64_t parse_upto16(const char *s, int n)
+{
+    if (n <= 8) return parse_upto8(s, n);
+    return parse_upto8(s, 8) * POW10[n - 8] + parse_upto8(s + 8, n - 8);
+}
+
 /* Scans a JSON number's extent and grammar: returns 0 and *end, TL_JNEED,
  * or an error. */
 static int number_extent(tl_json *j, size_t *end)
@@ -360,15 +397,14 @@ int tl_json_i64(tl_json *j, int64_t *v)
         /* Fast path: up to 18 digits (always in range) and a delimiter. */
         const char *b = j->buf;
         size_t q = j->pos;
-        if (q + 24 <= j->len) {
+        if (q >= 8 && q + 24 <= j->len) {
             int neg = b[q] == '-';
             q += (size_t)neg;
-            size_t d0 = q;
-            uint64_t acc = 0;
-            while ((unsigned)(b[q] - '0') < 10 && q - d0 < 18) acc = acc * 10 + (uint64_t)(b[q++] - '0');
-            if (q > d0 && (b[d0] != '0' || q - d0 == 1) && is_delim(b[q])) {
+            int nd = digit_run16(b + q);
+            if (nd > 0 && nd < 16 && (b[q] != '0' || nd == 1) && is_delim(b[q + (size_t)nd])) {
+                uint64_t acc = parse_upto16(b + q, nd);
                 *v = neg ? -(int64_t)acc : (int64_t)acc;
-                j->pos = q;
+                j->pos = q + (size_t)nd;
                 return 0;
             }
         }
@@ -407,18 +443,30 @@ int tl_json_f64(tl_json *j, double *v)
     return 0;
 }
 
-static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-    10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
-    10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-    100000000000000000ull, 1000000000000000000ull, 10000000000000000000ull};
-
 int tl_json_us_to_ns(tl_json *j, int64_t *v)
 {
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
     const char *b = j->buf;
     size_t start = j->pos;
-    /* Fast path: [-]digits[.ddd] followed by a delimiter, the Kineto form. */
+    /* Fastest path: up to 15 digits, '.', exactly 3 digits, a delimiter
+     * (how Kineto writes ts and dur). */
+    if (start >= 8 && start + 40 <= j->len) {
+        size_t q = start;
+        int neg = b[q] == '-';
+        q += (size_t)neg;
+        int nd = digit_run16(b + q);
+        if (nd > 0 && nd <= 15 && (b[q] != '0' || nd == 1) && b[q + (size_t)nd] == '.' &&
+            digit_run16(b + q + (size_t)nd + 1) == 3 && is_delim(b[q + (size_t)nd + 4])) {
+            const char *f = b + q + nd + 1;
+            uint64_t ns = parse_upto16(b + q, nd) * 1000 +
+                          (uint64_t)((f[0] - '0') * 100 + (f[1] - '0') * 10 + (f[2] - '0'));
+            *v = neg ? -(int64_t)ns : (int64_t)ns;
+            j->pos = q + (size_t)nd + 4;
+            return 0;
+        }
+    }
+    /* Fast path: [-]digits[.ddd] followed by a delimiter. */
     {
         size_t q = start;
         int neg = 0;

@@ -18,6 +18,42 @@ static int64_t ns_of(const char *txt, int *rc)
     return v;
 }
 
+/* The same value with text around it, so that the scanner's fast paths
+ * (which need slack before and after the token) are the ones taken. */
+static char padded[512];
+static tl_json *pad_init(tl_json *j, tl_err *err, const char *txt)
+{
+    snprintf(padded, sizeof padded, "{\"ts\": %s%64s", txt, "");
+    tl_json_init_buf(j, padded, strlen(padded), "t", err);
+    j->pos = 7;
+    return j;
+}
+static int64_t ns_pad(const char *txt, int *rc)
+{
+    tl_err err = {0};
+    tl_json j;
+    int64_t v = -1;
+    *rc = tl_json_us_to_ns(pad_init(&j, &err, txt), &v);
+    return v;
+}
+static int64_t i64_pad(const char *txt, int *rc)
+{
+    tl_err err = {0};
+    tl_json j;
+    int64_t v = -1;
+    *rc = tl_json_i64(pad_init(&j, &err, txt), &v);
+    return v;
+}
+/* tl_json_skip_min of txt, padded; returns the minified text or NULL. */
+static const char *min_pad(const char *txt)
+{
+    static tl_buf out;
+    tl_err err = {0};
+    tl_json j;
+    if (tl_json_skip_min(pad_init(&j, &err, txt), &out) != 0) return NULL;
+    return out.p;
+}
+
 /* Parses a Kineto document from memory; returns the reader's status. */
 static int kineto(const char *doc, tl_err *err, size_t *nev)
 {
@@ -63,6 +99,38 @@ int main(void)
     CHECK(rc != 0);
     ns_of("-,", &rc);
     CHECK(rc != 0);
+
+    /* the fast paths agree with the general ones */
+    const char *nums[] = {"2204338330237.582,", "3.086}", "0.5 ", "-1.25,", "12,", "1e3,", "1.0005,", "1.0015,",
+                          "1.00151,", "2.5e-3,", "123456789012345.678,", "1234567890123456.5,", "0.000,",
+                          "-0.001]", "7.12\n", "99999999.999,", "00.5,", "1.,", "-,", "123456789012345678.5,"};
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+        int r1, r2;
+        int64_t a = ns_of(nums[i], &r1), b = ns_pad(nums[i], &r2);
+        CHECK_EQ_I(r1 == 0, r2 == 0);
+        if (r1 == 0) CHECK_EQ_I(a, b);
+    }
+    CHECK_EQ_I(ns_pad("123456789012345.678,", &rc), 123456789012345678LL);
+    CHECK_EQ_I(i64_pad("0,", &rc), 0);
+    CHECK_EQ_I(i64_pad("7}", &rc), 7);
+    CHECK_EQ_I(i64_pad("-42]", &rc), -42);
+    CHECK_EQ_I(i64_pad("123456789012345,", &rc), 123456789012345LL);
+    CHECK_EQ_I(i64_pad("9223372036854775807,", &rc), INT64_MAX);
+    CHECK_EQ_I(i64_pad("-9223372036854775808,", &rc), INT64_MIN);
+    i64_pad("9223372036854775808,", &rc);
+    CHECK(rc != 0);
+    CHECK_EQ_I(i64_pad("012,", &rc), 0); /* "0", then "12" is the caller's error */
+    i64_pad("1.5,", &rc);
+    CHECK(rc != 0);
+    CHECK_EQ_S(min_pad("[[1, 2], [], [3,4 ,5]],"), "[[1,2],[],[3,4,5]]");
+    CHECK_EQ_S(min_pad("[\"c10::BFloat16\", \"\", \"Scalar\"],"), "[\"c10::BFloat16\",\"\",\"Scalar\"]");
+    CHECK_EQ_S(min_pad("[[\n  -1, 0 ], [ ] ]}"), "[[-1,0],[]]");
+    CHECK_EQ_S(min_pad("[1.5e3, true, null, {\"a\": [1]}],"), "[1.5e3,true,null,{\"a\":[1]}]");
+    CHECK_EQ_S(min_pad("[\"a\\\"b\", \"\xc3\xa9\"],"), "[\"a\\\"b\",\"\xc3\xa9\"]");
+    CHECK(min_pad("[1, 2,],") == NULL);
+    CHECK(min_pad("[01],") == NULL);
+    CHECK(min_pad("[1 2],") == NULL);
+    CHECK(min_pad("[\"a\x01\"],") == NULL);
 
     /* strings */
     {
