@@ -668,6 +668,20 @@ static int skip_min_value(tl_json *j, tl_buf *o, int depth)
  * objects, the window end, deep nesting) it returns 0 without moving
  * j->pos and the general path starts over. On success the minified text
  * is in o (NUL-terminated) and it returns 1. */
+/* Appends n bytes at s to o, which has 64 bytes of room; s has at least
+ * 32 readable bytes (the fast path's slack), so short tokens are copied
+ * with one 16-byte move instead of a memcpy call. */
+static inline void copy_token(tl_buf *o, const char *s, size_t n)
+{
+    if (n <= 16) {
+        _mm_storeu_si128((__m128i *)(o->p + o->n), _mm_loadu_si128((const __m128i *)s));
+    } else {
+        tl_buf_reserve(o, n + 64);
+        memcpy(o->p + o->n, s, n);
+    }
+    o->n += n;
+}
+
 static int min_fast(tl_json *j, tl_buf *o)
 {
     const char *b = j->buf;
@@ -706,9 +720,7 @@ static int min_fast(tl_json *j, tl_buf *o)
                 break;
             }
             q++;
-            tl_buf_reserve(o, q - p + 64);
-            memcpy(o->p + o->n, b + p, q - p);
-            o->n += q - p;
+            copy_token(o, b + p, q - p);
             p = q;
         } else {
             size_t q = p;
@@ -717,9 +729,7 @@ static int min_fast(tl_json *j, tl_buf *o)
             else if (b[q] >= '1' && b[q] <= '9') { while (++q < lim && (unsigned)(b[q] - '0') < 10) {} }
             else return 0;
             if (q >= lim || !is_delim(b[q])) return 0;
-            if (q - p > 32) tl_buf_reserve(o, q - p + 64);
-            memcpy(o->p + o->n, b + p, q - p);
-            o->n += q - p;
+            copy_token(o, b + p, q - p);
             p = q;
         }
         /* after a value: ',' or closing brackets */
@@ -756,7 +766,12 @@ int tl_json_skip(tl_json *j, const char **s, size_t *n)
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
     size_t start = j->pos;
-    int rc = skip_value(j, 1);
+    const char *ts;
+    size_t tn;
+    /* scalars directly (most skipped args values) */
+    int rc = p == '"'                                 ? tl_json_string(j, &ts, &tn, NULL)
+             : (p >= '0' && p <= '9') || p == '-' ? tl_json_number_span(j, &ts, &tn)
+                                                      : skip_value(j, 1);
     if (rc) return rc;
     if (s) *s = j->buf + start;
     if (n) *n = j->pos - start;
