@@ -14,8 +14,13 @@ static const struct { const char *name; tl_ctype type; } COLD_DEFS[COLD_N] = {
     [COLD_GRID] = {TL_C_GRID, TL_CT_U32},         [COLD_BLOCK] = {TL_C_BLOCK, TL_CT_U32},
 };
 
-/* A blob chunk is sealed at this many bytes even if it has fewer rows. */
-#define BLOB_CHUNK_BYTES (32u << 20)
+/* A blob chunk is sealed at this many bytes even if it has fewer rows.
+ * Small, because everything that handles args holds whole chunks: the
+ * args buffer here, the encode queue, and readers that decode one chunk at
+ * a time (the report's args pass). 65,536 rows of Kineto args are 20-30
+ * MiB; 1 MiB keeps each of those small while LZ4 (64 KiB window) compresses
+ * as well as before and per-chunk costs stay negligible. */
+#define BLOB_CHUNK_BYTES (1u << 20)
 
 tl_build *tl_build_new(void)
 {
