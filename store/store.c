@@ -21,6 +21,9 @@
 #include <unistd.h>
 
 #define CHUNK_HDR 16
+#ifndef QUEUE_BYTES
+#define QUEUE_BYTES (4u << 20)
+#endif
 enum { ENC_RAW = 0, ENC_LZ4 = 1 };
 
 struct tl_store {
@@ -236,7 +239,7 @@ struct tl_wtrace {
     wjob *head, *tail;
     size_t queued_bytes;
     int stop;
-    int free_as_written; /* the map was pre-grown: no retry will need the chunks */
+    int free_as_written; /* write_fn found room: chunks are freed as written */
 };
 
 tl_wtrace *tl_wtrace_new(uint64_t id)
@@ -298,18 +301,23 @@ static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
     return 0;
 }
 
-/* Encodes payload (raw bytes of length n) into a chunk value. */
+/* Encodes payload (raw bytes of length n) into a chunk value. LZ4 gets a
+ * destination just below the size it must beat (it fails when the output
+ * would not fit, which is then stored raw), and the value is shrunk to what
+ * was written: encoded chunks wait in memory until the commit, so a
+ * value allocated at the raw size would make them take as much memory as
+ * the raw columns. */
 static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
                                    size_t *vlen)
 {
-    int bound = LZ4_compressBound((int)n);
-    unsigned char *v = tl_xmalloc(CHUNK_HDR + (size_t)bound + 8);
+    unsigned char *v = tl_xmalloc(CHUNK_HDR + n + 8);
     int enc = ENC_RAW;
     size_t stored = n;
     /* Tiny payloads are not worth an LZ4 frame. */
     if (n >= 256) {
-        int c = LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, bound);
-        if (c > 0 && (size_t)c < n - n / 4) {
+        int cap = (int)(n - n / 4 - 1);
+        int c = LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, cap);
+        if (c > 0) {
             enc = ENC_LZ4;
             stored = (size_t)c;
         }
@@ -322,6 +330,7 @@ static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *pa
     uint32_t f[3] = {nrows, (uint32_t)n, (uint32_t)stored};
     memcpy(v + 4, f, 12);
     *vlen = CHUNK_HDR + stored;
+    if (enc == ENC_LZ4) v = tl_xrealloc(v, *vlen);
     return v;
 }
 
@@ -390,8 +399,10 @@ static void submit(tl_wtrace *w, const char *table, const char *col, tl_ctype ty
     wjob *j = tl_xmalloc(sizeof *j);
     *j = (wjob){NULL, slot, type, nrows, payload, n};
     pthread_mutex_lock(&w->mu);
-    /* Bound the memory waiting for the encoder. */
-    while (w->queued_bytes > (32u << 20)) pthread_cond_wait(&w->cv, &w->mu);
+    /* Bound the memory waiting for the encoder. A few MiB keep it busy
+     * (LZ4 runs faster than the parser produces chunks); more only adds
+     * to peak RSS when the encoder loses its core for a while. */
+    while (w->queued_bytes > QUEUE_BYTES) pthread_cond_wait(&w->cv, &w->mu);
     if (w->tail) w->tail->next = j; else w->head = j;
     w->tail = j;
     w->queued_bytes += n;
@@ -485,8 +496,9 @@ static int with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, 
     return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
 }
 
-/* Pages the chunks will take (values + headers, overflow pages), with a
- * margin for B-tree pages. */
+/* Pages the chunks and the catalog record will take (values + headers,
+ * overflow pages), with a margin for B-tree and freelist pages: an upper
+ * bound (LMDB also reuses freed pages). */
 static size_t pages_needed(const tl_wtrace *w, size_t psize)
 {
     size_t pages = 16;
@@ -494,20 +506,26 @@ static size_t pages_needed(const tl_wtrace *w, size_t psize)
         size_t v = w->chunks.v[i].vlen + 64;
         pages += v > psize / 2 ? (v + psize - 1) / psize : 1;
     }
+    pages += (w->catalog ? strlen(w->catalog) + 64 : 64) / psize + 1;
     return pages + pages / 8;
 }
 
-/* Grows the map before the write so that MDB_MAP_FULL does not happen and
- * chunks can be freed as soon as LMDB has copied them (halving peak memory
- * of a large ingest). */
-static int pregrow(tl_store *s, const tl_wtrace *w, tl_err *err)
+/* Bytes of map the write needs: the pages in use plus pages_needed. */
+static size_t map_needed(tl_store *s, const tl_wtrace *w, size_t *cur)
 {
     MDB_envinfo info;
     MDB_stat st;
     mdb_env_info(s->env, &info);
     mdb_env_stat(s->env, &st);
-    size_t need = ((size_t)info.me_last_pgno + 1 + pages_needed(w, st.ms_psize)) * st.ms_psize;
-    size_t cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
+    *cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
+    return ((size_t)info.me_last_pgno + 1 + pages_needed(w, st.ms_psize)) * st.ms_psize;
+}
+
+/* Grows the map before the write, with a margin, so that the write does
+ * not find it too small (see write_fn). */
+static int pregrow(tl_store *s, const tl_wtrace *w, tl_err *err)
+{
+    size_t cur, need = map_needed(s, w, &cur);
     if (need + need / 4 <= cur) return TL_OK;
     size_t nsz = cur;
     while (nsz < need + need / 4) nsz *= 2;
@@ -526,6 +544,15 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     int rc = mdb_get(txn, s->catalog, &k, &v);
     if (rc == 0) return tl_errf(err, TL_EEXIST, "trace already stored");
     if (rc != MDB_NOTFOUND) return rc;
+    /* With the writer lock held nobody else can use up the map: when the
+     * pages in use plus an upper bound of ours fit, MDB_MAP_FULL cannot
+     * happen, and every chunk is freed as soon as LMDB has its copy (the
+     * dirty pages), so the encoded trace is not held twice at the commit.
+     * When they do not fit (another process wrote since pregrow), the map
+     * is grown and the write redone before anything was freed. */
+    size_t cur, need = map_needed(s, w, &cur);
+    if (need > cur) return MDB_MAP_FULL;
+    w->free_as_written = 1;
     for (size_t i = 0; i < w->chunks.n; i++) {
         if (!w->chunks.v[i].val)  /* freed by an attempt that hit MAP_FULL */
             return tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
@@ -535,10 +562,8 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
         rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE);
         if (rc) return rc;
         memcpy(cv.mv_data, w->chunks.v[i].val, w->chunks.v[i].vlen);
-        if (w->free_as_written) {
-            free(w->chunks.v[i].val);
-            w->chunks.v[i].val = NULL;
-        }
+        free(w->chunks.v[i].val);
+        w->chunks.v[i].val = NULL;
     }
     const char *cat = w->catalog ? w->catalog : "{}";
     v.mv_size = strlen(cat) + 1;
@@ -549,10 +574,9 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
 {
     wtrace_drain(w);
-    /* Only a writer that pre-grew may drop chunks early; if the map still
-     * fills (another process wrote meanwhile), the retry needs them, so
-     * keep them when pre-growing failed. */
-    w->free_as_written = pregrow(s, w, err) == TL_OK && w->bytes > (64u << 20);
+    w->free_as_written = 0;
+    tl_err perr = {0};
+    (void)pregrow(s, w, &perr); /* on failure write_fn finds the map too small and grows it */
     int rc = with_write_txn(s, write_fn, w, err);
     if (rc == TL_ESTORE && w->free_as_written)
         tl_err_prefix(err, "nothing was written; run the ingest again");
