@@ -5,6 +5,7 @@
  * open (op lists of the groups, pooled statistics, column names of the
  * pivots) are listed in docs/CONFORMANCE.md (Multi-rank). */
 #include "corpus_report.h"
+#include "pytorch_internal.h"
 #include "pytorch_report.h"
 #include "trace.h"
 #include "../ingest/schema.h"
@@ -148,11 +149,6 @@ typedef struct rank_out {
     tl_arena arena;
 } rank_out;
 
-/* Serialises the PyTorch report: its sort comparators use file-scope state
- * (query/pytorch_*.c), so two reports may not run at once. Loading traces
- * and the column scans still overlap. */
-static pthread_mutex_t g_pyt_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static void collect(dgroups *gs, smap *m, tl_arena *a, tl_buf *key, const char *name, const char *cat,
                     double dur)
 {
@@ -218,26 +214,68 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
     smap_free(&um), smap_free(&cm), smap_free(&sm);
 }
 
+/* In query/pytorch_ops.c; declared here rather than in pytorch_internal.h
+ * (owned elsewhere at the time of writing). */
+int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* The part of the PyTorch report (pytorch_report.c) the workbook pools:
+ * gpu_timeline, ops_summary and the perf-model family sheets, computed by
+ * the report's own sheet functions over the same context, in the same
+ * order. ops_summary_by_category, ops_unique_args and unified_perf_summary
+ * are not built (they were about half of a rank's report time, and the
+ * workbook reads none of them). Every sort comparator on this path keeps
+ * its state per thread, so ranks run in parallel. */
+static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catreg *cat, tl_pyt_sheets *out,
+                        tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->total_time_ms = NAN;
+    double t0 = tl_now(), t1 = 0, t2 = 0, t3 = 0, t4 = 0;
+    pyt_args_job *args = pyt_args_start(t, po);
+    pyt_ctx c;
+    int rc = pyt_ctx_init(&c, t, po, cat, err);
+    c.args_job = args; /* freed with the context, also on failure */
+    t1 = tl_now();
+    if (!rc) rc = pyt_sheet_gpu_timeline(&c, out, err);
+    if (!rc && !c.gpu_only) {
+        out->total_time_ms = c.total_time_ms;
+        rc = pyt_sheet_ops_summary(&c, out, err);
+        t2 = tl_now();
+        pyt_perf_job *pj = pyt_perf_start(&c);
+        t3 = tl_now();
+        if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
+        t4 = tl_now();
+    }
+    if (rc) tl_pyt_sheets_free(out);
+    pyt_ctx_free(&c);
+    if (getenv("TRACELENS_TIMING"))
+        fprintf(stderr, "corpus rank stages ms: ctx=%.1f timeline+ops=%.1f perf_start=%.1f perf_wait=%.1f free=%.1f\n",
+                (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tl_now() - t4) * 1e3);
+    return rc;
+}
+
 static void rank_run(tl_store *s, uint64_t id, rank_out *ro, const tl_corpus_opts *o, const tl_catreg *cat)
 {
     tl_reader *r = NULL;
     tl_trace *t = NULL;
     tl_err err = {0};
+    double t0 = tl_now();
     if (tl_reader_open(s, &r, &err) || tl_trace_load(r, id, &t, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
         if (r) tl_reader_close(r);
         return;
     }
+    double t1 = tl_now();
     scan_columns(t, ro, o->short_us);
+    if (getenv("TRACELENS_TIMING"))
+        fprintf(stderr, "corpus rank %d: load %.1f ms, scan %.1f ms\n", ro->rank, (t1 - t0) * 1e3, (tl_now() - t1) * 1e3);
     tl_pyt_opts po;
     tl_pyt_opts_default(&po);
     po.disable_coll_analysis = 1; /* the collective analysis runs across ranks */
     po.categories = cat;
     po.quiet = 1;
     tl_pyt_sheets sh;
-    pthread_mutex_lock(&g_pyt_lock);
-    int rc = tl_pytorch_report(t, &po, &sh, &err);
-    pthread_mutex_unlock(&g_pyt_lock);
+    int rc = rank_pytorch(t, &po, cat, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {

@@ -88,7 +88,8 @@ static int cmp_val(const cval *a, const cval *b)
     return x < y ? -1 : x > y;
 }
 
-static cev *sort_ev;
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local cev *sort_ev;
 static int cmp_group(const void *x, const void *y)
 {
     const cev *a = &sort_ev[*(const size_t *)x], *b = &sort_ev[*(const size_t *)y];

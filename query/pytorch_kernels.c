@@ -217,7 +217,8 @@ typedef struct skgroup {
     double mean, pct;
 } skgroup;
 
-static skgroup *sk_sort_base;
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local skgroup *sk_sort_base;
 static int cmp_skgroup(const void *x, const void *y)
 {
     const skgroup *a = &sk_sort_base[*(const size_t *)x], *b = &sk_sort_base[*(const size_t *)y];

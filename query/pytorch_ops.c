@@ -308,7 +308,8 @@ typedef struct ugroup {
     const char *ov_names;
 } ugroup;
 
-static ugroup *sort_ugroups;
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local ugroup *sort_ugroups;
 static int cmp_ugroup(const void *a, const void *b)
 {
     const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
@@ -528,6 +529,34 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
     for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
     free(g);
     return t;
+}
+
+/* ops_summary alone, for the per-configuration workbook
+ * (query/corpus_report.c), which pools no other launcher sheet: the
+ * launcher table is filled only in the fields this sheet groups and sums
+ * (name, category, direct/subtree times, recompute mark); the argument
+ * reprs, metadata names and sorted kernel lists of ltab_build are what
+ * ops_unique_args needs. Same groups, sums and order as pyt_sheets_ops. */
+int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    if (!c->nl) return 0;
+    size_t n = c->nl, nz = n ? n : 1;
+    ltab L = {.n = n, .row = c->l_row, .direct = c->l_direct, .subtree = c->l_subtree};
+    L.name = tl_xmalloc(nz * sizeof *L.name);
+    L.cat = tl_xmalloc(nz * sizeof *L.cat);
+    L.rec = tl_xmalloc(nz * sizeof *L.rec);
+    for (size_t j = 0; j < n; j++) {
+        int32_t r = c->l_row[j];
+        L.name[j] = pyt_name(c, r);
+        L.cat[j] = c->l_cat[j];
+        L.rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
+    }
+    pyt_sheets_push(out, sheet_ops_summary(c, &L));
+    free(L.name);
+    free(L.cat);
+    free(L.rec);
+    return 0;
 }
 
 int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)

@@ -423,7 +423,8 @@ typedef struct ugrp {
     int64_t base_min_uid;
 } ugrp;
 
-static ugrp *g_sort;
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local ugrp *g_sort;
 static int cmp_ugrp(const void *a, const void *b)
 {
     const ugrp *x = &g_sort[*(const size_t *)a], *y = &g_sort[*(const size_t *)b];
