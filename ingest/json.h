@@ -78,26 +78,28 @@ int tl_json_expect(tl_json *j, char c, const char *what);
  * not decoded) and *esc tells whether it contains a backslash. */
 int tl_json_string_slow(tl_json *j, const char **s, size_t *n, int *esc);
 /* Inline fast path: a plain ASCII string whose closing quote lies within the
- * next 16 bytes (most keys and names); everything else takes the slow path,
- * which validates escapes and UTF-8. */
+ * next 32 bytes (keys, names, categories); everything else takes the slow
+ * path, which validates escapes and UTF-8. */
 static inline int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc)
 {
     if (tl_json_peek(j) != '"') return tl_json_string_slow(j, s, n, esc);
     size_t p = j->pos;
-    if (p + 17 <= j->len) {
-        __m128i v = _mm_loadu_si128((const __m128i *)(j->buf + p + 1));
-        int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-        int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
-                                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
-        if (q) {
-            int at = __builtin_ctz(q);
-            if (!(bad & ((1 << at) - 1))) {
+    if (p + 33 <= j->len) {
+        for (size_t off = 0; off < 32; off += 16) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(j->buf + p + 1 + off));
+            int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
+            int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
+                                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+            if (q) {
+                int at = __builtin_ctz((unsigned)q);
+                if (bad & ((1 << at) - 1)) break;
                 *s = j->buf + p + 1;
-                *n = (size_t)at;
+                *n = off + (size_t)at;
                 if (esc) *esc = 0;
-                j->pos = p + 2 + (size_t)at;
+                j->pos = p + 2 + off + (size_t)at;
                 return 0;
             }
+            if (bad) break;
         }
     }
     return tl_json_string_slow(j, s, n, esc);

@@ -11,9 +11,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A direct-mapped cache of recently interned short strings (names and
+ * categories repeat constantly): a hit costs a cheap hash and a compare
+ * instead of the builder's full hash and table probe. Holds copies of the
+ * text, since the builder's string storage moves as it grows. */
+#define SCACHE_SLOTS 512
+#define SCACHE_TEXT 48
+typedef struct scache_slot {
+    uint32_t id;
+    uint8_t len; /* 0: empty (empty strings are not cached) */
+    char text[SCACHE_TEXT];
+} scache_slot;
+
 typedef struct kreader {
     tl_json *j;
     tl_build *b;
+    scache_slot *scache;
     tl_buf tmp;          /* unescaped strings */
     tl_buf mini;         /* minified promoted values */
     uint8_t *kind_of;    /* cat string id -> kind+1 (0 = not yet known) */
@@ -54,6 +67,22 @@ static uint8_t kind_of(kreader *k, uint32_t cat)
     return (uint8_t)(k->kind_of[cat] - 1);
 }
 
+static uint32_t intern_cached(kreader *k, const char *s, size_t n)
+{
+    if (n == 0 || n > SCACHE_TEXT) return tl_build_str(k->b, s, n);
+    uint64_t a = 0, z = 0;
+    memcpy(&a, s, n < 8 ? n : 8);
+    memcpy(&z, s + n - (n < 8 ? n : 8), n < 8 ? n : 8);
+    uint64_t h = (a * 0x9E3779B97F4A7C15ull) ^ (z * 0xC2B2AE3D27D4EB4Full) ^ (n * 0x165667B19E3779F9ull);
+    scache_slot *c = &k->scache[(h >> 32) & (SCACHE_SLOTS - 1)];
+    if (c->len == n && memcmp(c->text, s, n) == 0) return c->id;
+    uint32_t id = tl_build_str(k->b, s, n);
+    c->id = id;
+    c->len = (uint8_t)n;
+    memcpy(c->text, s, n);
+    return id;
+}
+
 /* Interns a string value (decoding escapes when present). */
 static int str_id(kreader *k, uint32_t *id)
 {
@@ -66,7 +95,7 @@ static int str_id(kreader *k, uint32_t *id)
         tl_json_unescape(k->j, s, n, &k->tmp);
         *id = tl_build_str(k->b, k->tmp.p, k->tmp.n);
     } else {
-        *id = tl_build_str(k->b, s, n);
+        *id = intern_cached(k, s, n);
     }
     return 0;
 }
@@ -303,7 +332,7 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     tl_json jj, *j = &jj;
     int rc = tl_json_init_src(j, src, path, err);
     if (rc) return rc;
-    kreader k = {.j = j, .b = b};
+    kreader k = {.j = j, .b = b, .scache = tl_xcalloc(SCACHE_SLOTS, sizeof(scache_slot))};
     tl_build_set_format(b, "kineto");
     int p;
     for (;;) {
@@ -367,5 +396,6 @@ out:
     tl_buf_free(&k.tmp);
     tl_buf_free(&k.mini);
     free(k.kind_of);
+    free(k.scache);
     return rc;
 }
