@@ -169,6 +169,7 @@ static void *args_worker(void *arg)
      * then answers "") */
     /* args_chunk copies the rows it needs: one chunk decoded at a time */
     (void)tl_reader_column_scan(j->t->reader, j->t->id, TL_T_EVENTS, TL_C_ARGS, args_chunk, j, NULL);
+    tl_reader_drop_resident(j->t->reader); /* the args pages were read once */
     return NULL;
 }
 

@@ -79,6 +79,9 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
         rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err);
         if (rc) goto fail;
     }
+    /* the columns are decoded (or used in place, faulting back in when
+     * read): the compressed pages need not stay resident */
+    tl_reader_drop_resident(r);
     *out = t;
     return TL_OK;
 fail:

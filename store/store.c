@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -622,6 +623,7 @@ struct tl_reader {
     tl_store *s;
     MDB_txn *txn;
     tl_arena arena;
+    uintptr_t map_lo, map_hi; /* span of the chunk values read (tl_reader_drop_resident) */
 };
 
 int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
@@ -648,6 +650,20 @@ void tl_reader_close(tl_reader *r)
     mdb_txn_abort(r->txn);
     tl_arena_free(&r->arena);
     free(r);
+}
+
+void tl_reader_drop_resident(tl_reader *r)
+{
+    /* LMDB does not expose its map address: drop the span of the values
+     * this reader decoded (the B-tree pages between them go too and fault
+     * back in when needed) */
+    if (r->map_hi <= r->map_lo) return;
+    static size_t psz;
+    if (!psz) psz = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t a = r->map_lo & ~(uintptr_t)(psz - 1);
+    uintptr_t e = (r->map_hi + psz - 1) & ~(uintptr_t)(psz - 1);
+    madvise((void *)a, e - a, MADV_DONTNEED);
+    r->map_lo = r->map_hi = 0;
 }
 
 int tl_reader_has(tl_reader *r, uint64_t id)
@@ -734,6 +750,21 @@ static int chunk_hdr(tl_reader *r, const MDB_val *v, uint32_t f[3], tl_err *err)
     return TL_OK;
 }
 
+/* A chunk value that was decoded into memory is not read from the map
+ * again: its whole pages (large values sit on their own overflow pages)
+ * leave the process's resident set. The map is read-only and shared, so
+ * this only drops our mapping of page-cache pages; a later read faults
+ * them back in. Small values share B-tree pages and are left alone. */
+static void drop_pages(const void *p, size_t n)
+{
+    static size_t psz;
+    if (!psz) psz = (size_t)sysconf(_SC_PAGESIZE);
+    if (n < 2 * psz) return;
+    uintptr_t a = ((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1);
+    uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(psz - 1);
+    if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
+}
+
 /* Decodes one chunk value into a view. Raw, suitably aligned payloads are
  * used in place; everything else is copied/decompressed into dst when given
  * (at least raw + 8 bytes), else into the reader's arena. */
@@ -745,18 +776,22 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
     if (e) return e;
     uint32_t nrows = f[0], raw = f[1], stored = f[2];
     tl_ctype type = p[2];
+    if (!r->map_lo || (uintptr_t)p < r->map_lo) r->map_lo = (uintptr_t)p;
+    if ((uintptr_t)p + v->mv_size > r->map_hi) r->map_hi = (uintptr_t)p + v->mv_size;
     const char *payload;
     if (p[1] == ENC_LZ4) {
         char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
         if (n != (int)raw) return tl_errf(err, TL_ESTORE, "store %s: corrupt LZ4 chunk", r->s->dir);
         payload = d;
+        drop_pages(p, v->mv_size);
     } else if (((uintptr_t)(p + CHUNK_HDR) & 7) == 0) {
         payload = (const char *)p + CHUNK_HDR;
     } else {
         char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         memcpy(d, p + CHUNK_HDR, raw);
         payload = d;
+        drop_pages(p, v->mv_size);
     }
     out->type = type;
     out->n = nrows;
@@ -921,7 +956,10 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
             if (row + f[0] > g.rows || f[1] != f[0] * es) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir); break; }
             /* LZ4 decodes straight into place; raw chunks are copied */
             if ((e = decode_chunk(r, &v, data + row * es, &p, err))) break;
-            if (p.data != data + row * es) memcpy(data + row * es, p.data, p.n * es);
+            if (p.data != data + row * es) {
+                memcpy(data + row * es, p.data, p.n * es);
+                drop_pages(v.mv_data, v.mv_size);
+            }
             row += p.n;
         }
     }

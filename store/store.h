@@ -80,6 +80,12 @@ typedef struct tl_reader tl_reader;
 int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err);
 void tl_reader_close(tl_reader *r);
 
+/* Drops the store's pages from this process's resident set (the map is
+ * read-only and shared: pages read later fault back in from the page
+ * cache). For callers that decoded what they need into memory: the
+ * compressed chunks, and the pages the kernel mapped around them
+ * (fault-around), would otherwise stay resident for the reader's life. */
+void tl_reader_drop_resident(tl_reader *r);
 int tl_reader_has(tl_reader *r, uint64_t id);
 /* Catalog JSON text (NUL-terminated, owned by the reader). */
 int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
