@@ -12,7 +12,7 @@
 #include <string.h>
 
 int tl_cmd_report_kineto(int argc, char **argv);
-void tl_report_hugepages_reexec(void); /* cmd_report_pytorch.c */
+void tl_report_hugepages_reexec(const char *input, const char *db); /* cmd_report_pytorch.c */
 int tl_cmd_report_rocprof(int argc, char **argv) __attribute__((weak));
 int tl_cmd_report_jax(int argc, char **argv) __attribute__((weak));
 
@@ -76,7 +76,7 @@ int tl_cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: report needs a trace id or file\n%s", REPORT_USAGE);
         return TL_EXIT_USAGE;
     }
-    tl_report_hugepages_reexec(); /* before any work: see cmd_report_pytorch.c */
+    tl_report_hugepages_reexec(input, db); /* before any work: see cmd_report_pytorch.c */
     /* resolve once to learn the format; the report itself reopens the store */
     tl_store *s = tl_cli_store(db);
     if (!s) return TL_EXIT_STORE;
