@@ -95,21 +95,24 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     }
     }
     if (pr.shown) fprintf(stderr, "\r%*s\r", 78, "");
+    /* Done with the input: free its buffers and mapping before the tree
+     * allocates its indexes (that is where ingest memory peaks). */
+    uint64_t id = tl_source_id(src);
+    uint64_t src_bytes = tl_source_file_size(src), json_bytes = tl_source_bytes_out(src);
+    tl_source_close(src);
     double t_parse = tl_now();
     if (rc == 0) rc = tl_build_tree(b, err);
     if (getenv("TRACELENS_TIMING"))
         fprintf(stderr, "timing: parse %.3f s, tree %.3f s\n", t_parse - t0, tl_now() - t_parse);
     if (rc) {
         tl_build_free(b);
-        tl_source_close(src);
         return rc;
     }
-    uint64_t id = tl_source_id(src);
     memset(info, 0, sizeof *info);
     info->id = id;
     info->format = tl_format_name(f);
-    info->src_bytes = tl_source_file_size(src);
-    info->json_bytes = tl_source_bytes_out(src);
+    info->src_bytes = src_bytes;
+    info->json_bytes = json_bytes;
     info->rank = o ? o->rank : -1;
     if (o) {
         info->config = o->config;
@@ -125,7 +128,6 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
         res->seconds = tl_now() - t0;
         res->existed = 0;
     }
-    tl_source_close(src);
     *out = b;
     return TL_OK;
 }
