@@ -18,17 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small open-addressing map: 64-bit key -> int64 value ----
- * Key, value and the used flag share one slot, so a probe touches one
- * cache line (the link maps hold one entry per GPU event). */
-typedef struct imap_slot_t {
-    uint64_t key;
-    int64_t val;
-    uint8_t used;
-} imap_slot_t;
-
+/* ---- a small open-addressing map: 64-bit key -> int64 value ---- */
 typedef struct imap {
-    imap_slot_t *s;
+    uint64_t *keys;
+    int64_t *vals;
+    uint8_t *used;
     size_t cap, n;
 } imap;
 
@@ -36,11 +30,18 @@ static void imap_init(imap *m, size_t hint)
 {
     m->cap = 64;
     while (m->cap < hint * 2) m->cap *= 2;
-    m->s = tl_xcalloc(m->cap, sizeof *m->s);
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
     m->n = 0;
 }
 
-static void imap_free(imap *m) { free(m->s); }
+static void imap_free(imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+}
 
 static int64_t *imap_slot(imap *m, uint64_t key, int create);
 
@@ -48,18 +49,20 @@ static void imap_grow(imap *m)
 {
     imap o = *m;
     m->cap *= 2;
-    m->s = tl_xcalloc(m->cap, sizeof *m->s);
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
     m->n = 0;
     for (size_t i = 0; i < o.cap; i++)
-        if (o.s[i].used) *imap_slot(m, o.s[i].key, 1) = o.s[i].val;
+        if (o.used[i]) *imap_slot(m, o.keys[i], 1) = o.vals[i];
     imap_free(&o);
 }
 
 static int64_t *imap_slot(imap *m, uint64_t key, int create)
 {
     size_t i = tl_mix64(key) & (m->cap - 1);
-    while (m->s[i].used) {
-        if (m->s[i].key == key) return &m->s[i].val;
+    while (m->used[i]) {
+        if (m->keys[i] == key) return &m->vals[i];
         i = (i + 1) & (m->cap - 1);
     }
     if (!create) return NULL;
@@ -67,11 +70,11 @@ static int64_t *imap_slot(imap *m, uint64_t key, int create)
         imap_grow(m);
         return imap_slot(m, key, 1);
     }
-    m->s[i].used = 1;
-    m->s[i].key = key;
-    m->s[i].val = -1;
+    m->used[i] = 1;
+    m->keys[i] = key;
+    m->vals[i] = -1;
     m->n++;
-    return &m->s[i].val;
+    return &m->vals[i];
 }
 
 static uint64_t key3(int64_t pid, int64_t tid, uint8_t flags, int64_t link)
