@@ -263,6 +263,13 @@ static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int worker
 
 /* ---- the report ------------------------------------------------------------ */
 
+/* The analysis over ranks already read (ranks[r] is rank r); consumes
+ * them. tl_coll_report reads them from the store first; the
+ * per-configuration workbook (corpus_report.c) reads each rank's trace once
+ * for its own sheets and this analysis (coll_read_trace). */
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err);
+
 int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll_opts *o,
                    tl_coll_sheets *out, tl_coll_summary *summary, tl_err *err)
 {
@@ -271,24 +278,50 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
     tl_coll_opts def;
     if (!o) tl_coll_opts_default(&def), o = &def;
     if (world == 0) return tl_errf(err, TL_EUSAGE, "world_size must be provided");
-    static const char *const DEF_AGG[] = {"mean", "median", "min", "max"};
     for (size_t i = 0; i < o->nagg; i++)
         if (!coll_agg_known(o->agg[i]))
             return tl_errf(err, TL_EUSAGE,
                            "unknown aggregation '%s' in --agg_metrics (known: mean median min max std sum count first last)",
                            o->agg[i]);
+    coll_rank *ranks = tl_xcalloc(world, sizeof *ranks);
+    int timing = getenv("TRACELENS_TIMING") != NULL;
+    double t0 = tl_now();
+    int rc = read_ranks(s, ids, world, o->max_workers, ranks, err);
+    if (timing) fprintf(stderr, "timing: collective read %zu ranks %.3f s\n", world, tl_now() - t0);
+    if (rc) {
+        for (size_t r = 0; r < world; r++) coll_rank_free(&ranks[r]);
+        free(ranks);
+        return rc;
+    }
+    return coll_report_ranks(ranks, world, o, out, summary, err);
+}
+
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (summary) memset(summary, 0, sizeof *summary);
+    tl_coll_opts def;
+    if (!o) tl_coll_opts_default(&def), o = &def;
+    static const char *const DEF_AGG[] = {"mean", "median", "min", "max"};
+    int rc = 0;
+    for (size_t i = 0; i < o->nagg && !rc; i++)
+        if (!coll_agg_known(o->agg[i]))
+            rc = tl_errf(err, TL_EUSAGE,
+                         "unknown aggregation '%s' in --agg_metrics (known: mean median min max std sum count first last)",
+                         o->agg[i]);
 
     coll_run run = {.o = o, .world = world};
     run.agg = o->nagg ? o->agg : DEF_AGG;
     run.nagg = o->nagg ? o->nagg : 4;
     tl_arena_init(&run.arena, 1 << 16);
-    run.ranks = tl_xcalloc(world, sizeof *run.ranks);
+    run.ranks = ranks;
     int timing = getenv("TRACELENS_TIMING") != NULL;
     double t0 = tl_now();
-    int rc = read_ranks(s, ids, world, o->max_workers, run.ranks, err);
-    if (timing) fprintf(stderr, "timing: collective read %zu ranks %.3f s\n", world, tl_now() - t0);
-    if (rc) goto done;
-    t0 = tl_now();
+    if (rc || world == 0) {
+        if (!rc) rc = tl_errf(err, TL_EUSAGE, "world_size must be provided");
+        goto done;
+    }
 
     /* §3.7: gpus per node from the flag, else rank 0's deviceProperties */
     if (o->gpus_per_node > 0) run.gpn = o->gpus_per_node;

@@ -343,6 +343,57 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
     }
 }
 
+/* Raw args JSON of event row `row` of the trace being read (len set). */
+typedef const char *(*coll_args_fn)(void *ctx, uint32_t row, size_t *len);
+
+/* After the scan: the args of the collective events (from `args` when
+ * given, else one pass over the args chunks up to the last collective,
+ * each chunk decoded into one scratch buffer, so memory holds one chunk of
+ * the largest column) and the §5.3 figures from the interval lists. */
+static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, coll_args_fn args, void *actx,
+                       tl_err *err)
+{
+    coll_rank *cr = sc->cr;
+    if (cr->n && args) {
+        tl_buf tmp = {0};
+        for (size_t i = 0; i < cr->n; i++) {
+            size_t len = 0;
+            const char *a = args(actx, cr->ev[i].row, &len);
+            parse_args(cr, &cr->ev[i], a ? a : "", a ? len : 0, &tmp);
+        }
+        tl_buf_free(&tmp);
+    } else if (cr->n) {
+        args_pass p = {.cr = cr};
+        int rc = tl_reader_column_scan(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
+        tl_buf_free(&p.tmp);
+        if (rc) {
+            tl_err_prefix(err, "trace %s (rank %d)", hex, cr->info.rank);
+            return rc;
+        }
+    }
+    cr->info.n_collectives = cr->n;
+
+    /* §5.3 over the linked GPU events */
+    for (int c = 1; c <= 3; c++) iv_merge(&sc->cls[c]);
+    ivvec cx = {0}, all = {0};
+    iv_concat(&cx, &sc->cls[G_COMP], &sc->cls[G_COMM]);
+    iv_merge(&cx);
+    iv_concat(&all, &cx, &sc->cls[G_MEMCPY]);
+    iv_merge(&all);
+    tl_coll_rankinfo *ri = &cr->info;
+    ri->comp_ns = iv_len(&sc->cls[G_COMP]);
+    ri->comm_ns = iv_len(&sc->cls[G_COMM]);
+    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&sc->cls[G_COMM], &sc->cls[G_COMP]);
+    ri->memcpy_ns = iv_len(&sc->cls[G_MEMCPY]);
+    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&sc->cls[G_MEMCPY], &cx);
+    ri->busy_ns = iv_len(&all);
+    ri->total_ns = all.n ? all.v[all.n - 1].e - all.v[0].s : 0;
+    ri->idle_ns = ri->total_ns - ri->busy_ns;
+    tl_vec_free(&cx);
+    tl_vec_free(&all);
+    return 0;
+}
+
 int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *err)
 {
     memset(cr, 0, sizeof *cr);
@@ -412,36 +463,7 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
         base += n;
     }
     free(sc.ncls);
-
-    if (cr->n) {
-        args_pass p = {.cr = cr};
-        rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
-        tl_buf_free(&p.tmp);
-        if (rc) {
-            tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
-            goto out;
-        }
-    }
-    cr->info.n_collectives = cr->n;
-
-    /* §5.3 over the linked GPU events */
-    for (int c = 1; c <= 3; c++) iv_merge(&sc.cls[c]);
-    ivvec cx = {0}, all = {0};
-    iv_concat(&cx, &sc.cls[G_COMP], &sc.cls[G_COMM]);
-    iv_merge(&cx);
-    iv_concat(&all, &cx, &sc.cls[G_MEMCPY]);
-    iv_merge(&all);
-    tl_coll_rankinfo *ri = &cr->info;
-    ri->comp_ns = iv_len(&sc.cls[G_COMP]);
-    ri->comm_ns = iv_len(&sc.cls[G_COMM]);
-    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&sc.cls[G_COMM], &sc.cls[G_COMP]);
-    ri->memcpy_ns = iv_len(&sc.cls[G_MEMCPY]);
-    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&sc.cls[G_MEMCPY], &cx);
-    ri->busy_ns = iv_len(&all);
-    ri->total_ns = all.n ? all.v[all.n - 1].e - all.v[0].s : 0;
-    ri->idle_ns = ri->total_ns - ri->busy_ns;
-    tl_vec_free(&cx);
-    tl_vec_free(&all);
+    rc = finish_rank(r, id, hex, &sc, NULL, NULL, err);
 out:
     for (int c = 0; c < 4; c++) tl_vec_free(&sc.cls[c]);
     for (int c = 0; c < C_N; c++) tl_vec_free(&v[c]);
@@ -454,4 +476,97 @@ void coll_rank_free(coll_rank *cr)
     free(cr->ev);
     tl_arena_free(&cr->arena);
     memset(cr, 0, sizeof *cr);
+}
+
+/* ---- one rank from an already loaded trace ------------------------------- */
+
+/* A fixed-width column copied out chunk by chunk (scratch decoding), for
+ * the columns a caller's trace did not load. */
+typedef struct copy_col {
+    char *dst;
+    size_t width, rows, cap;
+} copy_col;
+static int copy_cb(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    (void)chunk;
+    copy_col *c = ctx;
+    size_t n = (size_t)v->n;
+    if (c->rows + n > c->cap) return 1; /* more rows than the catalog says: stop */
+    memcpy(c->dst + c->rows * c->width, v->data, n * c->width);
+    c->rows += n;
+    return 0;
+}
+static int copy_column(const tl_trace *t, const char *col, size_t width, void **out, tl_err *err)
+{
+    copy_col c = {.width = width, .cap = t->n};
+    c.dst = tl_xmalloc((t->n ? t->n : 1) * width);
+    int rc = tl_reader_column_scan(t->reader, t->id, TL_T_EVENTS, col, copy_cb, &c, err);
+    if (!rc && c.rows != t->n) rc = tl_errf(err, TL_ESTORE, "column %s has %zu rows, the trace %zu", col, c.rows, t->n);
+    if (rc) { free(c.dst); c.dst = NULL; }
+    *out = c.dst;
+    return rc;
+}
+
+int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, coll_rank *cr, tl_err *err);
+
+/* coll_read_rank over a trace the caller has loaded (the per-configuration
+ * workbook reads each rank once for both analyses): the columns the trace
+ * holds are used in place; correlation and linked, when the trace did not
+ * load them, are copied out for the scan and freed; the collective events'
+ * args come from `args` when given (the PyTorch report's args pass already
+ * copied them out), else from a pass over the args column. Same events and
+ * figures as coll_read_rank. */
+int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, coll_rank *cr, tl_err *err)
+{
+    memset(cr, 0, sizeof *cr);
+    tl_arena_init(&cr->arena, 1 << 16);
+    cr->info.rank = rank;
+    cr->info.id = t->id;
+    cr->ndevices = -1;
+    char hex[17];
+    tl_id_format(t->id, hex);
+    {
+        tl_arena tmp;
+        tl_arena_init(&tmp, 1 << 14);
+        cr->ndevices = device_count(&tmp, t->catalog);
+        tl_arena_free(&tmp);
+    }
+    if (!t->n) return 0; /* an empty trace has no collectives */
+    int rc = 0;
+    const int64_t *corr = t->corr;
+    const uint8_t *linked = t->linked;
+    void *own_corr = NULL, *own_linked = NULL;
+    scan sc = {.cr = cr};
+    if (!corr) {
+        if ((rc = copy_column(t, TL_C_CORR, sizeof *corr, &own_corr, err))) {
+            tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+            goto out;
+        }
+        corr = own_corr;
+    }
+    if (!linked) {
+        rc = copy_column(t, TL_C_LINKED, 1, &own_linked, err);
+        if (rc == TL_ENOTFOUND) rc = 0;
+        else if (rc) {
+            tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+            goto out;
+        }
+        linked = own_linked;
+    }
+    if (linked)
+        for (size_t i = 0; i < t->n; i++)
+            if (linked[i] && tl_kind_is_gpu(t->kind[i])) { sc.use_linked = 1; break; }
+    sc.dict = &t->dict;
+    sc.ncls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
+    scan_rows(&sc, 0, t->n, t->kind, t->name, t->ts, t->dur, corr, t->ext_id, t->stream,
+              sc.use_linked ? linked : NULL);
+    free(sc.ncls);
+    free(own_corr), own_corr = NULL;
+    free(own_linked), own_linked = NULL;
+    rc = finish_rank(t->reader, t->id, hex, &sc, args, actx, err);
+out:
+    free(own_corr);
+    free(own_linked);
+    for (int c = 0; c < 4; c++) tl_vec_free(&sc.cls[c]);
+    return rc;
 }

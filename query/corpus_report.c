@@ -5,11 +5,13 @@
  * open (op lists of the groups, pooled statistics, column names of the
  * pivots) are listed in docs/CONFORMANCE.md (Multi-rank). */
 #include "corpus_report.h"
+#include "collective_internal.h"
 #include "pytorch_internal.h"
 #include "pytorch_report.h"
 #include "trace.h"
 #include "../ingest/schema.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -103,6 +105,9 @@ typedef TL_VEC(double) dvec;
 typedef struct dgroup {
     const char *name, *cat;  /* in the rank's arena */
     dvec d;
+    /* runtime groups keep only these (summarise), not every duration */
+    int64_t cnt;
+    double mn, mx, mean;
 } dgroup;
 typedef TL_VEC(dgroup) dgroups;
 
@@ -147,6 +152,10 @@ typedef struct rank_out {
     dgroups cuda;            /* runtime/driver events by (name, cat) */
     TL_VEC(namecount) shortops;
     tl_arena arena;
+    /* the rank's collective events for the cross-rank analysis (world > 1) */
+    coll_rank coll;
+    int coll_rc;
+    tl_err coll_err;
 } rank_out;
 
 static void collect(dgroups *gs, smap *m, tl_arena *a, tl_buf *key, const char *name, const char *cat,
@@ -167,6 +176,26 @@ static void collect(dgroups *gs, smap *m, tl_arena *a, tl_buf *key, const char *
         tl_vec_push(gs, g);
     }
     tl_vec_push(&gs->v[*slot].d, dur);
+}
+
+/* A rank's runtime groups reduced to what cuda_events_summary shows (the
+ * sheet has per-rank columns only, nothing pooled): a runtime call per
+ * kernel, so the durations of a large rank are megabytes held until the
+ * workbook is built. Same statistics as computed from the vector later. */
+static void summarise(dgroups *gs)
+{
+    for (size_t i = 0; i < gs->n; i++) {
+        dgroup *g = &gs->v[i];
+        double mn = g->d.v[0], mx = g->d.v[0];
+        for (size_t k = 1; k < g->d.n; k++) {
+            if (g->d.v[k] < mn) mn = g->d.v[k];
+            if (g->d.v[k] > mx) mx = g->d.v[k];
+        }
+        g->cnt = (int64_t)g->d.n;
+        g->mn = mn, g->mx = mx;
+        g->mean = kahan(g->d.v, g->d.n) / (double)g->d.n;
+        tl_vec_free(&g->d);
+    }
 }
 
 static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
@@ -212,11 +241,17 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
     }
     tl_buf_free(&key);
     smap_free(&um), smap_free(&cm), smap_free(&sm);
+    summarise(&ro->cuda);
 }
 
-/* In query/pytorch_ops.c; declared here rather than in pytorch_internal.h
- * (owned elsewhere at the time of writing). */
+/* Defined in query/pytorch_ops.c, collective_read.c and collective.c;
+ * declared here rather than in pytorch_internal.h / collective_internal.h,
+ * which were owned by other work when this was written (move them there). */
 int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+typedef const char *(*coll_args_fn)(void *ctx, uint32_t row, size_t *len);
+int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, coll_rank *cr, tl_err *err);
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err);
 
 /* The part of the PyTorch report (pytorch_report.c) the workbook pools:
  * gpu_timeline, ops_summary and the perf-model family sheets, computed by
@@ -225,8 +260,26 @@ int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
  * are not built (they were about half of a rank's report time, and the
  * workbook reads none of them). Every sort comparator on this path keeps
  * its state per thread, so ranks run in parallel. */
-static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catreg *cat, tl_pyt_sheets *out,
-                        tl_err *err)
+static pthread_mutex_t g_perf_gate = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *coll_args(void *ctx, uint32_t row, size_t *len)
+{
+    return pyt_args(ctx, (int32_t)row, len);
+}
+
+/* The part of the PyTorch report (pytorch_report.c) the workbook pools:
+ * gpu_timeline, ops_summary and the perf-model family sheets, computed by
+ * the report's own sheet functions over the same context, in the same
+ * order. ops_summary_by_category, ops_unique_args and unified_perf_summary
+ * are not built (they were about half of a rank's report time, and the
+ * workbook reads none of them). Every sort comparator on this path keeps
+ * its state per thread, so ranks run in parallel.
+ * With want_coll, the rank's collective events are read here too, before
+ * the perf-model stage (outside its gate): the report's args pass copies
+ * the communication kernels' args out along with the ones it needs, so the
+ * args column is decoded once per rank. */
+static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
+                        rank_out *ro, int want_coll, tl_pyt_sheets *out, tl_err *err)
 {
     memset(out, 0, sizeof *out);
     out->total_time_ms = NAN;
@@ -236,46 +289,129 @@ static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catre
     int rc = pyt_ctx_init(&c, t, po, cat, err);
     c.args_job = args; /* freed with the context, also on failure */
     t1 = tl_now();
+    int coll_done = 0;
     if (!rc) rc = pyt_sheet_gpu_timeline(&c, out, err);
     if (!rc && !c.gpu_only) {
         out->total_time_ms = c.total_time_ms;
         rc = pyt_sheet_ops_summary(&c, out, err);
+        if (want_coll) {
+            pyt_args_join(&c); /* the scan reads columns through the trace's reader */
+            ro->coll_rc = coll_read_trace(t, coll_no, coll_args, &c, &ro->coll, &ro->coll_err);
+            coll_done = 1;
+        }
         t2 = tl_now();
+        /* The perf-model stage (instances, family sheets) is a rank's
+         * memory peak; one rank at a time goes through it, so the other
+         * worker meanwhile loads and builds its context instead of peaking
+         * at the same moment (2 x 1 GB ranks in flight: 1.15 -> ~0.9 GB). */
+        pthread_mutex_lock(&g_perf_gate);
         pyt_perf_job *pj = pyt_perf_start(&c);
         t3 = tl_now();
         if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
+        else pyt_perf_finish(&c, pj, NULL, NULL);
+        pthread_mutex_unlock(&g_perf_gate);
         t4 = tl_now();
     }
     if (rc) tl_pyt_sheets_free(out);
     pyt_ctx_free(&c);
+    /* no report (no GPU events) or a GPU-only trace: read the collectives alone */
+    if (want_coll && !coll_done)
+        ro->coll_rc = coll_read_trace(t, coll_no, NULL, NULL, &ro->coll, &ro->coll_err);
+    tl_reader_drop_resident(t->reader);
     if (getenv("TRACELENS_TIMING"))
-        fprintf(stderr, "corpus rank stages ms: ctx=%.1f timeline+ops=%.1f perf_start=%.1f perf_wait=%.1f free=%.1f\n",
-                (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tl_now() - t4) * 1e3);
+        fprintf(stderr, "corpus rank %d stages ms: ctx=%.1f timeline+ops+collectives=%.1f perf_start=%.1f "
+                        "perf_wait=%.1f free=%.1f\n",
+                ro->rank, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tl_now() - t4) * 1e3);
     return rc;
 }
 
-static void rank_run(tl_store *s, uint64_t id, rank_out *ro, const tl_corpus_opts *o, const tl_catreg *cat)
+/* tl_trace_load without the columns no part of the workbook reads, so that
+ * a rank in flight holds ~40% less decoded data (two ranks are in flight
+ * with -j 2): device, fwd_tid, grid, block, launcher, parent_py (only
+ * with --include_call_stack / --detect_recompute), correlation and linked
+ * (the collective scan copies them out for the scan alone), and the flows
+ * table (read by unified_perf_summary only). The pointers stay NULL; the
+ * sheet functions used here never read them. */
+static int load_rank_trace(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+{
+    *out = NULL;
+    tl_trace *t = tl_xcalloc(1, sizeof *t);
+    t->id = id;
+    t->reader = r;
+    tl_arena_init(&t->arena, 1 << 12);
+    int rc = tl_reader_catalog(r, id, &t->catalog, err);
+    if (!rc) rc = tl_reader_dict(r, id, &t->dict, err);
+    if (rc) goto fail;
+    t->format = "kineto"; /* corpus configurations are PyTorch profiler traces */
+    int64_t nev = 0, nm = 0;
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
+    t->n = nev > 0 ? (size_t)nev : 0;
+    t->nmeta = nm > 0 ? (size_t)nm : 0;
+    static const struct {
+        const char *table, *col;
+        size_t off;
+        int optional;
+    } COLS[] = {
+#define E(c, f) {TL_T_EVENTS, c, offsetof(tl_trace, f), 0}
+#define M(c, f) {TL_T_META, c, offsetof(tl_trace, f), 0}
+        E(TL_C_UID, uid), E(TL_C_TS, ts), E(TL_C_DUR, dur), E(TL_C_NAME, name), E(TL_C_CAT, cat),
+        E(TL_C_KIND, kind), E(TL_C_PID, pid), E(TL_C_TID, tid), E(TL_C_IDFLAGS, idflags),
+        E(TL_C_EXTID, ext_id), E(TL_C_STREAM, stream), E(TL_C_SEQ, seq), E(TL_C_INDIMS, in_dims),
+        E(TL_C_INTYPE, in_type), E(TL_C_INSTRIDES, in_strides), E(TL_C_CONCRETE, concrete),
+        {TL_T_EVENTS, TL_C_PARENT, offsetof(tl_trace, parent), 1},
+        M(TL_C_UID, m_uid), M(TL_C_NAME, m_name), M(TL_C_PID, m_pid), M(TL_C_TID, m_tid),
+        M(TL_C_IDFLAGS, m_idflags),
+#undef E
+#undef M
+    };
+    for (size_t i = 0; i < sizeof COLS / sizeof *COLS; i++) {
+        int ev = !strcmp(COLS[i].table, TL_T_EVENTS);
+        if (!(ev ? t->n : t->nmeta)) continue;
+        tl_colview v;
+        rc = tl_reader_column(r, id, COLS[i].table, COLS[i].col, &v, err);
+        if (rc == TL_ENOTFOUND && COLS[i].optional) continue;
+        if (rc) goto fail;
+        *(const void **)((char *)t + COLS[i].off) = v.data;
+    }
+    if (t->nmeta && (rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err))) goto fail;
+    tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
+    *out = t;
+    return TL_OK;
+fail:
+    tl_trace_free(t);
+    return rc;
+}
+
+static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
+                     const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
     tl_trace *t = NULL;
     tl_err err = {0};
+    int timing = getenv("TRACELENS_TIMING") != NULL;
     double t0 = tl_now();
-    if (tl_reader_open(s, &r, &err) || tl_trace_load(r, id, &t, &err)) {
+    if (tl_reader_open(s, &r, &err) || load_rank_trace(r, id, &t, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
+        if (want_coll) ro->coll_rc = err.code ? err.code : TL_ESTORE, ro->coll_err = err;
         if (r) tl_reader_close(r);
         return;
     }
     double t1 = tl_now();
     scan_columns(t, ro, o->short_us);
-    if (getenv("TRACELENS_TIMING"))
-        fprintf(stderr, "corpus rank %d: load %.1f ms, scan %.1f ms\n", ro->rank, (t1 - t0) * 1e3, (tl_now() - t1) * 1e3);
+    if (timing)
+        fprintf(stderr, "corpus rank %d: load %.1f ms, scan %.1f ms\n", ro->rank, (t1 - t0) * 1e3,
+                (tl_now() - t1) * 1e3);
     tl_pyt_opts po;
     tl_pyt_opts_default(&po);
-    po.disable_coll_analysis = 1; /* the collective analysis runs across ranks */
+    /* coll_analysis is not built (the collective analysis runs across
+     * ranks), but with more than one rank the args pass copies the
+     * communication kernels' args out for it (pyt_args_start) */
+    po.disable_coll_analysis = !want_coll;
     po.categories = cat;
     po.quiet = 1;
     tl_pyt_sheets sh;
-    int rc = rank_pytorch(t, &po, cat, &sh, &err);
+    int rc = rank_pytorch(t, &po, cat, coll_rank_no, ro, want_coll, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {
@@ -304,6 +440,7 @@ static void rank_free(rank_out *ro)
     tl_vec_free(&ro->cuda);
     tl_vec_free(&ro->shortops);
     tl_arena_free(&ro->arena);
+    coll_rank_free(&ro->coll);
 }
 
 typedef struct pool {
@@ -313,6 +450,7 @@ typedef struct pool {
     rank_out *ro;
     const tl_corpus_opts *o;
     const tl_catreg *cat;
+    int want_coll;
     atomic_size_t next;
 } pool;
 
@@ -322,7 +460,8 @@ static void *worker(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n) break;
-        rank_run(p->s, p->ids[i], &p->ro[i], p->o, p->cat);
+        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->cat, p->want_coll);
+        malloc_trim(0);
     }
     return NULL;
 }
@@ -924,15 +1063,10 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
             tl_buf_printf(&key, "%s\x1f%s", g->name, g->cat);
             tl_buf_putc(&key, 0);
             size_t row = row_of[*smap_find(&m, key.p, 0, NULL)];
-            double mn = g->d.v[0], mx = g->d.v[0];
-            for (size_t k = 1; k < g->d.n; k++) {
-                if (g->d.v[k] < mn) mn = g->d.v[k];
-                if (g->d.v[k] > mx) mx = g->d.v[k];
-            }
-            tl_table_set_i64(t, cst[0] + r, row, (int64_t)g->d.n);
-            tl_table_set_f64(t, cst[1] + r, row, mn);
-            tl_table_set_f64(t, cst[2] + r, row, mx);
-            tl_table_set_f64(t, cst[3] + r, row, kahan(g->d.v, g->d.n) / (double)g->d.n);
+            tl_table_set_i64(t, cst[0] + r, row, g->cnt);
+            tl_table_set_f64(t, cst[1] + r, row, g->mn);
+            tl_table_set_f64(t, cst[2] + r, row, g->mx);
+            tl_table_set_f64(t, cst[3] + r, row, g->mean);
         }
     tl_buf_free(&key);
     free(idx), free(row_of);
@@ -1072,7 +1206,8 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         tl_arena_init(&ro[i].arena, 1 << 14);
     }
     double t0 = tl_now();
-    pool p = {.s = s, .ids = ids, .n = n, .ro = ro, .o = o, .cat = cat};
+    pool p = {.s = s, .ids = ids, .n = n, .ro = ro, .o = o, .cat = cat, .want_coll = n > 1};
+
     atomic_init(&p.next, 0);
     int workers = o->max_workers;
     if (workers <= 0) {
@@ -1138,7 +1273,17 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         co.max_workers = o->max_workers;
         co.quiet = o->quiet;
         tl_coll_sheets cs;
-        rc = tl_coll_report(s, ids, n, &co, &cs, &stats->coll, err);
+        /* every rank's collective events were read with its trace */
+        for (size_t i = 0; i < n && !rc; i++)
+            if (ro[i].coll_rc) {
+                rc = ro[i].coll_rc;
+                if (err) *err = ro[i].coll_err;
+            }
+        if (!rc) {
+            coll_rank *cr = tl_xcalloc(n, sizeof *cr);
+            for (size_t i = 0; i < n; i++) cr[i] = ro[i].coll, memset(&ro[i].coll, 0, sizeof ro[i].coll);
+            rc = coll_report_ranks(cr, n, &co, &cs, &stats->coll, err); /* consumes cr */
+        }
         stats->seconds_collective = tl_now() - t1;
         if (!rc) {
             stats->have_coll = 1;
