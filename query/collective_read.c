@@ -147,7 +147,7 @@ static void iv_concat(ivvec *dst, const ivvec *a, const ivvec *b)
 
 /* Python str() text of a JSON value: strings verbatim, lists as tuples,
  * null -> NULL. */
-static const char *arg_text(tl_arena *a, const char *v, size_t n, tl_buf *tmp)
+static const char *arg_text(tl_arena *a, tl_arena *scratch, const char *v, size_t n, tl_buf *tmp)
 {
     if (n == 4 && !memcmp(v, "null", 4)) return NULL;
     if (n >= 2 && v[0] == '"') {
@@ -159,8 +159,65 @@ static const char *arg_text(tl_arena *a, const char *v, size_t n, tl_buf *tmp)
         return tl_arena_strndup(a, tmp->p ? tmp->p : "", tmp->n);
     }
     char *out = NULL;
-    if (tl_pv_reformat(a, v, n, TL_PV_TUPLES, &out, NULL) == 0) return out;
+    if (tl_pv_reformat(scratch, v, n, TL_PV_TUPLES, &out, NULL) == 0) return tl_arena_strdup(a, out);
     return tl_arena_strndup(a, v, n);
+}
+
+/* The texts of a rank's collective args by raw JSON value: a rank repeats
+ * the same few process groups, rank lists, names and dtypes on every
+ * collective, so each distinct value is converted and stored once (a large
+ * rank has ~10^5 collectives; one copy per event and field was most of the
+ * memory the workbook held per rank). Keys and parse scratch live in the
+ * cache's own arena, freed when the rank is read. */
+typedef struct txt_ent {
+    const char *k, *v;
+    size_t n;
+    uint64_t h;
+} txt_ent;
+typedef struct txt_cache {
+    txt_ent *e;
+    size_t cap, n;
+    tl_arena scratch;
+} txt_cache;
+
+static void cache_init(txt_cache *c)
+{
+    memset(c, 0, sizeof *c);
+    tl_arena_init(&c->scratch, 1 << 14);
+}
+static void cache_free(txt_cache *c)
+{
+    free(c->e);
+    tl_arena_free(&c->scratch);
+    memset(c, 0, sizeof *c);
+}
+
+static const char *cached_text(txt_cache *c, tl_arena *a, const char *v, size_t n, tl_buf *tmp)
+{
+    uint64_t h = tl_hash64(v, n, 7);
+    if ((c->n + 1) * 2 > c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 64;
+        txt_ent *e = tl_xcalloc(nc, sizeof *e);
+        for (size_t i = 0; i < c->cap; i++) {
+            if (!c->e[i].k) continue;
+            size_t q = c->e[i].h & (nc - 1);
+            while (e[q].k) q = (q + 1) & (nc - 1);
+            e[q] = c->e[i];
+        }
+        free(c->e);
+        c->e = e, c->cap = nc;
+    }
+    size_t q = h & (c->cap - 1);
+    while (c->e[q].k) {
+        if (c->e[q].h == h && c->e[q].n == n && !memcmp(c->e[q].k, v, n)) return c->e[q].v;
+        q = (q + 1) & (c->cap - 1);
+    }
+    txt_ent *x = &c->e[q];
+    x->v = arg_text(a, &c->scratch, v, n, tmp);
+    x->k = tl_arena_strndup(&c->scratch, v, n);
+    x->n = n, x->h = h;
+    c->n++;
+    return x->v;
 }
 
 /* Integer arg: a JSON integer (or an integral float / numeric string). */
@@ -191,7 +248,7 @@ static const struct {
 };
 #undef KEY
 
-static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
+static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
 {
     const char *val[K_N] = {0};
     size_t vlen[K_N] = {0};
@@ -216,7 +273,7 @@ static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, 
         }
     }
     tl_arena *a = &cr->arena;
-#define TXT(f) (val[f] ? arg_text(a, val[f], vlen[f], tmp) : NULL)
+#define TXT(f) (val[f] ? cached_text(tc, a, val[f], vlen[f], tmp) : NULL)
 #define INT(f) (val[f] ? arg_int(val[f], vlen[f]) : COLL_NONE)
     e->pg_name = TXT(K_PGN);
     e->pg_ranks = TXT(K_PGR);
@@ -235,6 +292,7 @@ static void parse_args(coll_rank *cr, coll_ev *e, const char *args, size_t len, 
 
 typedef struct args_pass {
     coll_rank *cr;
+    txt_cache *tc;
     uint64_t base;   /* first row of the current chunk */
     size_t next;     /* next event to fill */
     tl_buf tmp;
@@ -250,7 +308,7 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
         coll_ev *e = &cr->ev[p->next++];
         uint64_t i = e->row - p->base;
         size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
-        parse_args(cr, e, v->bytes + v->offsets[i], len, &p->tmp);
+        parse_args(cr, p->tc, e, v->bytes + v->offsets[i], len, &p->tmp);
     }
     p->base = end;
     return p->next >= cr->n; /* stop once every collective has its args */
@@ -354,24 +412,32 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
                        tl_err *err)
 {
     coll_rank *cr = sc->cr;
+    txt_cache tc;
+    cache_init(&tc);
     if (cr->n && args) {
         tl_buf tmp = {0};
         for (size_t i = 0; i < cr->n; i++) {
             size_t len = 0;
             const char *a = args(actx, cr->ev[i].row, &len);
-            parse_args(cr, &cr->ev[i], a ? a : "", a ? len : 0, &tmp);
+            parse_args(cr, &tc, &cr->ev[i], a ? a : "", a ? len : 0, &tmp);
         }
         tl_buf_free(&tmp);
     } else if (cr->n) {
-        args_pass p = {.cr = cr};
+        args_pass p = {.cr = cr, .tc = &tc};
         int rc = tl_reader_column_scan(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
         tl_buf_free(&p.tmp);
         if (rc) {
+            cache_free(&tc);
             tl_err_prefix(err, "trace %s (rank %d)", hex, cr->info.rank);
             return rc;
         }
     }
+    cache_free(&tc);
     cr->info.n_collectives = cr->n;
+    if (cr->n && cr->n < cr->cap) { /* the events stay until every rank is read */
+        cr->ev = tl_xrealloc(cr->ev, cr->n * sizeof *cr->ev);
+        cr->cap = cr->n;
+    }
 
     /* §5.3 over the linked GPU events */
     for (int c = 1; c <= 3; c++) iv_merge(&sc->cls[c]);

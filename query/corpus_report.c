@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 void tl_corpus_opts_default(tl_corpus_opts *o)
@@ -260,6 +261,137 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * are not built (they were about half of a rank's report time, and the
  * workbook reads none of them). Every sort comparator on this path keeps
  * its state per thread, so ranks run in parallel. */
+/* The events columns a rank is loaded with: tl_trace_load's without the
+ * ones no part of the workbook reads (device, fwd_tid, grid, block,
+ * launcher, parent_py: only with --include_call_stack / --detect_recompute,
+ * correlation and linked: the collective scan copies them out for the scan
+ * alone) and without the flows table (read by unified_perf_summary only):
+ * ~200 instead of ~310 MB for a 1 GB rank. The pointers left out stay
+ * NULL; the sheet functions used here never read them. */
+static const struct {
+    const char *col;
+    size_t off;
+    int optional;
+} RANK_COLS[] = {
+#define E(c, f) {c, offsetof(tl_trace, f), 0}
+    E(TL_C_UID, uid), E(TL_C_TS, ts), E(TL_C_DUR, dur), E(TL_C_NAME, name), E(TL_C_CAT, cat),
+    E(TL_C_KIND, kind), E(TL_C_PID, pid), E(TL_C_TID, tid), E(TL_C_IDFLAGS, idflags),
+    E(TL_C_EXTID, ext_id), E(TL_C_STREAM, stream), E(TL_C_SEQ, seq), E(TL_C_INDIMS, in_dims),
+    E(TL_C_INTYPE, in_type), E(TL_C_INSTRIDES, in_strides), E(TL_C_CONCRETE, concrete),
+    {TL_C_PARENT, offsetof(tl_trace, parent), 1},
+#undef E
+};
+#define NRANK_COLS (sizeof RANK_COLS / sizeof *RANK_COLS)
+
+/* One column copied chunk by chunk (each decoded into the store's scratch
+ * buffer) into a mapping of its own, unmapped here: the reader's arena
+ * (tl_reader_column) would keep every column until the reader closes, and
+ * the perf-model stage outlives the columns' last use. mmap rather than
+ * malloc: freed malloc memory of this size stays in the thread's arena
+ * (the CLI raises the trim and mmap thresholds), where the other worker
+ * cannot use it. */
+typedef struct colcopy {
+    char *dst;
+    size_t width, rows, cap, bytes;
+} colcopy;
+static void col_unmap(void *p, size_t bytes)
+{
+    if (p) munmap(p, bytes);
+}
+static int colcopy_cb(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    (void)chunk;
+    colcopy *c = ctx;
+    size_t w = tl_ctype_size(v->type), n = (size_t)v->n;
+    if (!c->dst) {
+        if (!w) return 1;
+        c->width = w;
+        c->bytes = (c->cap ? c->cap : 1) * w;
+        void *m = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) {
+            fprintf(stderr, "tracelens: out of memory (%zu bytes)\n", c->bytes);
+            abort();
+        }
+        c->dst = m;
+    }
+    if (w != c->width || c->rows + n > c->cap) return 1; /* caught by the row count below */
+    memcpy(c->dst + c->rows * w, v->data, n * w);
+    c->rows += n;
+    return 0;
+}
+
+typedef struct rank_trace {
+    tl_trace *t;
+    void *own[NRANK_COLS]; /* the events columns, mapped here */
+    size_t bytes[NRANK_COLS];
+} rank_trace;
+
+static void rank_trace_drop_columns(rank_trace *rt)
+{
+    for (size_t i = 0; i < NRANK_COLS; i++) {
+        if (rt->t) *(const void **)((char *)rt->t + RANK_COLS[i].off) = NULL;
+        col_unmap(rt->own[i], rt->bytes[i]);
+        rt->own[i] = NULL;
+    }
+}
+
+static void rank_trace_free(rank_trace *rt)
+{
+    rank_trace_drop_columns(rt);
+    tl_trace_free(rt->t);
+    rt->t = NULL;
+}
+
+/* tl_trace_load, with the columns above in blocks of their own. */
+static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *err)
+{
+    memset(rt, 0, sizeof *rt);
+    tl_trace *t = rt->t = tl_xcalloc(1, sizeof *t);
+    t->id = id;
+    t->reader = r;
+    tl_arena_init(&t->arena, 1 << 12);
+    int rc = tl_reader_catalog(r, id, &t->catalog, err);
+    if (!rc) rc = tl_reader_dict(r, id, &t->dict, err);
+    if (rc) goto fail;
+    t->format = "kineto"; /* corpus configurations are PyTorch profiler traces */
+    int64_t nev = 0, nm = 0;
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
+    t->n = nev > 0 ? (size_t)nev : 0;
+    t->nmeta = nm > 0 ? (size_t)nm : 0;
+    for (size_t i = 0; t->n && i < NRANK_COLS; i++) {
+        colcopy c = {.cap = t->n};
+        rc = tl_reader_column_scan(r, id, TL_T_EVENTS, RANK_COLS[i].col, colcopy_cb, &c, err);
+        if (rc == TL_ENOTFOUND && RANK_COLS[i].optional) { rc = 0; continue; }
+        if (!rc && c.rows != t->n)
+            rc = tl_errf(err, TL_ESTORE, "column %s.%s has %zu rows, the catalog %zu", TL_T_EVENTS,
+                         RANK_COLS[i].col, c.rows, t->n);
+        if (rc) { col_unmap(c.dst, c.bytes); goto fail; }
+        rt->own[i] = c.dst;
+        rt->bytes[i] = c.bytes;
+        *(const void **)((char *)t + RANK_COLS[i].off) = c.dst;
+    }
+    if (t->nmeta) {
+        static const struct {
+            const char *col;
+            size_t off;
+        } META[] = {{TL_C_UID, offsetof(tl_trace, m_uid)}, {TL_C_NAME, offsetof(tl_trace, m_name)},
+                    {TL_C_PID, offsetof(tl_trace, m_pid)}, {TL_C_TID, offsetof(tl_trace, m_tid)},
+                    {TL_C_IDFLAGS, offsetof(tl_trace, m_idflags)}};
+        for (size_t i = 0; i < sizeof META / sizeof *META; i++) {
+            tl_colview v;
+            if ((rc = tl_reader_column(r, id, TL_T_META, META[i].col, &v, err))) goto fail;
+            *(const void **)((char *)t + META[i].off) = v.data;
+        }
+        if ((rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err))) goto fail;
+    }
+    tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
+    return TL_OK;
+fail:
+    rank_trace_free(rt);
+    return rc;
+}
+
 static pthread_mutex_t g_perf_gate = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *coll_args(void *ctx, uint32_t row, size_t *len)
@@ -278,9 +410,10 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
  * the perf-model stage (outside its gate): the report's args pass copies
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
-static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
+static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
                         rank_out *ro, int want_coll, tl_pyt_sheets *out, tl_err *err)
 {
+    const tl_trace *t = rt->t;
     memset(out, 0, sizeof *out);
     out->total_time_ms = NAN;
     double t0 = tl_now(), t1 = 0, t2 = 0, t3 = 0, t4 = 0;
@@ -303,10 +436,15 @@ static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catre
         /* The perf-model stage (instances, family sheets) is a rank's
          * memory peak; one rank at a time goes through it, so the other
          * worker meanwhile loads and builds its context instead of peaking
-         * at the same moment (2 x 1 GB ranks in flight: 1.15 -> ~0.9 GB). */
+         * at the same moment (8 x 1 GB corpus, -j 2: ~0.1 GB of peak). */
         pthread_mutex_lock(&g_perf_gate);
         pyt_perf_job *pj = pyt_perf_start(&c);
         t3 = tl_now();
+        /* the family sheets are built from the instances alone (their
+         * strings live in the context and the dictionary): the events
+         * columns, about half of what the rank holds, go now rather than
+         * after the wait */
+        rank_trace_drop_columns(rt);
         if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
         else pyt_perf_finish(&c, pj, NULL, NULL);
         pthread_mutex_unlock(&g_perf_gate);
@@ -325,79 +463,22 @@ static int rank_pytorch(const tl_trace *t, const tl_pyt_opts *po, const tl_catre
     return rc;
 }
 
-/* tl_trace_load without the columns no part of the workbook reads, so that
- * a rank in flight holds ~40% less decoded data (two ranks are in flight
- * with -j 2): device, fwd_tid, grid, block, launcher, parent_py (only
- * with --include_call_stack / --detect_recompute), correlation and linked
- * (the collective scan copies them out for the scan alone), and the flows
- * table (read by unified_perf_summary only). The pointers stay NULL; the
- * sheet functions used here never read them. */
-static int load_rank_trace(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
-{
-    *out = NULL;
-    tl_trace *t = tl_xcalloc(1, sizeof *t);
-    t->id = id;
-    t->reader = r;
-    tl_arena_init(&t->arena, 1 << 12);
-    int rc = tl_reader_catalog(r, id, &t->catalog, err);
-    if (!rc) rc = tl_reader_dict(r, id, &t->dict, err);
-    if (rc) goto fail;
-    t->format = "kineto"; /* corpus configurations are PyTorch profiler traces */
-    int64_t nev = 0, nm = 0;
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
-    t->n = nev > 0 ? (size_t)nev : 0;
-    t->nmeta = nm > 0 ? (size_t)nm : 0;
-    static const struct {
-        const char *table, *col;
-        size_t off;
-        int optional;
-    } COLS[] = {
-#define E(c, f) {TL_T_EVENTS, c, offsetof(tl_trace, f), 0}
-#define M(c, f) {TL_T_META, c, offsetof(tl_trace, f), 0}
-        E(TL_C_UID, uid), E(TL_C_TS, ts), E(TL_C_DUR, dur), E(TL_C_NAME, name), E(TL_C_CAT, cat),
-        E(TL_C_KIND, kind), E(TL_C_PID, pid), E(TL_C_TID, tid), E(TL_C_IDFLAGS, idflags),
-        E(TL_C_EXTID, ext_id), E(TL_C_STREAM, stream), E(TL_C_SEQ, seq), E(TL_C_INDIMS, in_dims),
-        E(TL_C_INTYPE, in_type), E(TL_C_INSTRIDES, in_strides), E(TL_C_CONCRETE, concrete),
-        {TL_T_EVENTS, TL_C_PARENT, offsetof(tl_trace, parent), 1},
-        M(TL_C_UID, m_uid), M(TL_C_NAME, m_name), M(TL_C_PID, m_pid), M(TL_C_TID, m_tid),
-        M(TL_C_IDFLAGS, m_idflags),
-#undef E
-#undef M
-    };
-    for (size_t i = 0; i < sizeof COLS / sizeof *COLS; i++) {
-        int ev = !strcmp(COLS[i].table, TL_T_EVENTS);
-        if (!(ev ? t->n : t->nmeta)) continue;
-        tl_colview v;
-        rc = tl_reader_column(r, id, COLS[i].table, COLS[i].col, &v, err);
-        if (rc == TL_ENOTFOUND && COLS[i].optional) continue;
-        if (rc) goto fail;
-        *(const void **)((char *)t + COLS[i].off) = v.data;
-    }
-    if (t->nmeta && (rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err))) goto fail;
-    tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
-    *out = t;
-    return TL_OK;
-fail:
-    tl_trace_free(t);
-    return rc;
-}
-
 static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
                      const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
-    tl_trace *t = NULL;
+    rank_trace rt = {0};
     tl_err err = {0};
     int timing = getenv("TRACELENS_TIMING") != NULL;
     double t0 = tl_now();
-    if (tl_reader_open(s, &r, &err) || load_rank_trace(r, id, &t, &err)) {
+    if (tl_reader_open(s, &r, &err) || load_rank_trace(r, id, &rt, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
         if (want_coll) ro->coll_rc = err.code ? err.code : TL_ESTORE, ro->coll_err = err;
         if (r) tl_reader_close(r);
         return;
     }
     double t1 = tl_now();
+    const tl_trace *t = rt.t;
     scan_columns(t, ro, o->short_us);
     if (timing)
         fprintf(stderr, "corpus rank %d: load %.1f ms, scan %.1f ms\n", ro->rank, (t1 - t0) * 1e3,
@@ -411,7 +492,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.categories = cat;
     po.quiet = 1;
     tl_pyt_sheets sh;
-    int rc = rank_pytorch(t, &po, cat, coll_rank_no, ro, want_coll, &sh, &err);
+    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {
@@ -425,7 +506,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
         }
         tl_pyt_sheets_free(&sh);
     }
-    tl_trace_free(t);
+    rank_trace_free(&rt);
     tl_reader_close(r);
 }
 

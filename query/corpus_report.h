@@ -3,15 +3,18 @@
  * (`TraceLens_generate_multi_config_perf_report`, branch
  * feat/gen_report_node_replay_bench; spec formats.md §4.4, the contract).
  *
- * Every rank's stored trace goes through the single-trace PyTorch report
- * (query/pytorch_report.h) and a scan of its columns; the per-rank results
- * are then pooled: op-group perf sheets across ranks, kernel launchers with
- * per-rank averages, gpu_timelines with one column pair per rank, linked
- * and short kernels per rank, the cuda runtime pivot, a grouped time
- * breakdown, and — when there is more than one rank — the collective
- * analysis (query/collective.h) with the per-rank imbalance sheets.
- * Ranks are processed on worker threads; only the pooled results stay in
- * memory, never two whole traces per worker. */
+ * Every rank's stored trace is loaded once (the columns the workbook reads)
+ * and goes through the sheets of the single-trace PyTorch report it pools
+ * (gpu_timeline, ops_summary, the perf-model families; query/pytorch_report.h),
+ * a scan of its columns and, when there is more than one rank, the reading
+ * of its collective events; the per-rank results are then pooled: op-group
+ * perf sheets across ranks, kernel launchers with per-rank averages,
+ * gpu_timelines with one column pair per rank, linked and short kernels per
+ * rank, the cuda runtime pivot, a grouped time breakdown, and the
+ * collective analysis (query/collective.h) with the per-rank imbalance
+ * sheets. Ranks are processed on worker threads, one trace per worker; only
+ * the pooled results stay in memory, and one rank at a time goes through
+ * the perf-model stage (a rank's memory peak). */
 #ifndef TL_CORPUS_REPORT_H
 #define TL_CORPUS_REPORT_H
 
