@@ -353,7 +353,13 @@ static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *er
     int rc = tl_reader_catalog(r, id, &t->catalog, err);
     if (!rc) rc = tl_reader_dict(r, id, &t->dict, err);
     if (rc) goto fail;
-    t->format = "kineto"; /* corpus configurations are PyTorch profiler traces */
+    {
+        tl_buf f = {0};
+        t->format = tl_args_get_str(t->catalog, strlen(t->catalog), "format", &f) == 0 && f.p
+                        ? tl_arena_strdup(&t->arena, f.p)
+                        : "kineto";
+        tl_buf_free(&f);
+    }
     int64_t nev = 0, nm = 0;
     tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
     tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
