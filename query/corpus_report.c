@@ -400,7 +400,29 @@ fail:
     return rc;
 }
 
-static pthread_mutex_t g_perf_gate = PTHREAD_MUTEX_INITIALIZER;
+/* Ranks in the perf-model stage at once: half the workers, rounded up
+ * (see rank_pytorch). */
+typedef struct perf_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int in, max;
+} perf_gate;
+
+static void gate_enter(perf_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    while (g->in >= g->max) pthread_cond_wait(&g->cv, &g->mu);
+    g->in++;
+    pthread_mutex_unlock(&g->mu);
+}
+
+static void gate_leave(perf_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->in--;
+    pthread_cond_signal(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
 
 static const char *coll_args(void *ctx, uint32_t row, size_t *len)
 {
@@ -419,7 +441,7 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
 static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
-                        rank_out *ro, int want_coll, tl_pyt_sheets *out, tl_err *err)
+                        rank_out *ro, int want_coll, perf_gate *gate, tl_pyt_sheets *out, tl_err *err)
 {
     const tl_trace *t = rt->t;
     memset(out, 0, sizeof *out);
@@ -442,10 +464,12 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         }
         t2 = tl_now();
         /* The perf-model stage (instances, family sheets) is a rank's
-         * memory peak; one rank at a time goes through it, so the other
-         * worker meanwhile loads and builds its context instead of peaking
-         * at the same moment (8 x 1 GB corpus, -j 2: ~0.1 GB of peak). */
-        pthread_mutex_lock(&g_perf_gate);
+         * memory peak; at most half the workers go through it at once, so
+         * the others meanwhile load and build their contexts instead of
+         * peaking at the same moment (8 x 1 GB corpus, -j 2: one at a time,
+         * ~0.1 GB of peak). The stage is under half a rank's time, so the
+         * workers stay busy. */
+        gate_enter(gate);
         pyt_perf_job *pj = pyt_perf_start(&c);
         t3 = tl_now();
         /* the family sheets are built from the instances alone (their
@@ -455,7 +479,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         rank_trace_drop_columns(rt);
         if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
         else pyt_perf_finish(&c, pj, NULL, NULL);
-        pthread_mutex_unlock(&g_perf_gate);
+        gate_leave(gate);
         t4 = tl_now();
     }
     if (rc) tl_pyt_sheets_free(out);
@@ -472,7 +496,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
 }
 
 static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
-                     const tl_catreg *cat, int want_coll)
+                     perf_gate *gate, const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
     rank_trace rt = {0};
@@ -500,7 +524,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.categories = cat;
     po.quiet = 1;
     tl_pyt_sheets sh;
-    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, &sh, &err);
+    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, gate, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {
@@ -540,6 +564,7 @@ typedef struct pool {
     const tl_corpus_opts *o;
     const tl_catreg *cat;
     int want_coll;
+    perf_gate gate;
     atomic_size_t next;
 } pool;
 
@@ -549,7 +574,7 @@ static void *worker(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n) break;
-        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->cat, p->want_coll);
+        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, &p->gate, p->cat, p->want_coll);
         malloc_trim(0);
     }
     return NULL;
@@ -1305,6 +1330,9 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         if (workers > 4) workers = 4;
     }
     if ((size_t)workers > n) workers = (int)n;
+    pthread_mutex_init(&p.gate.mu, NULL);
+    pthread_cond_init(&p.gate.cv, NULL);
+    p.gate.max = (workers + 1) / 2;
     pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
@@ -1314,6 +1342,8 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     worker(&p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
+    pthread_mutex_destroy(&p.gate.mu);
+    pthread_cond_destroy(&p.gate.cv);
     stats->seconds_ranks = tl_now() - t0;
     for (size_t i = 0; i < n; i++)
         if (!ro[i].ok) {
