@@ -176,17 +176,11 @@ void tl_coll_opts_default(tl_coll_opts *o)
 
 void tl_coll_sheets_free(tl_coll_sheets *s)
 {
-    for (size_t i = 0; i < s->n; i++) tl_table_free(s->v[i]);
-    free(s->v);
+    tl_tables_free(s->v, s->n);
     memset(s, 0, sizeof *s);
 }
 
-tl_table *tl_coll_sheet(const tl_coll_sheets *s, const char *name)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->v[i]->name, name)) return s->v[i];
-    return NULL;
-}
+tl_table *tl_coll_sheet(const tl_coll_sheets *s, const char *name) { return tl_tables_find(s->v, s->n, name); }
 
 void tl_coll_summary_free(tl_coll_summary *s)
 {

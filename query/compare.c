@@ -12,8 +12,7 @@
 
 void tl_cmp_sheets_free(tl_cmp_sheets *s)
 {
-    for (size_t i = 0; i < s->n; i++) tl_table_free(s->v[i]);
-    free(s->v);
+    tl_tables_free(s->v, s->n);
     s->v = NULL;
     s->n = s->cap = 0;
 }

@@ -1534,12 +1534,7 @@ static void timeline_rows(tl_table *t, const double m[8], int64_t pid, int with_
     }
 }
 
-void tl_jax_sheets_free(tl_table **sheets, size_t n)
-{
-    if (!sheets) return;
-    for (size_t i = 0; i < n; i++) tl_table_free(sheets[i]);
-    free(sheets);
-}
+void tl_jax_sheets_free(tl_table **sheets, size_t n) { tl_tables_free(sheets, n); }
 
 int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_out, size_t *nsheets_out,
                   tl_buf *warn, tl_err *err)

@@ -112,8 +112,7 @@ void pyt_sheets_pending(tl_pyt_sheets *s, const char *name)
 void tl_pyt_sheets_free(tl_pyt_sheets *s)
 {
     if (!s) return;
-    for (size_t i = 0; i < s->n; i++) tl_table_free(s->v[i]);
-    free(s->v);
+    tl_tables_free(s->v, s->n);
     for (size_t i = 0; i < s->npending; i++) free((void *)s->pending[i]);
     free((void *)s->pending);
     free(s->uid_pair_uid);
@@ -121,12 +120,7 @@ void tl_pyt_sheets_free(tl_pyt_sheets *s)
     memset(s, 0, sizeof *s);
 }
 
-tl_table *tl_pyt_sheet(const tl_pyt_sheets *s, const char *name)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->v[i]->name, name)) return s->v[i];
-    return NULL;
-}
+tl_table *tl_pyt_sheet(const tl_pyt_sheets *s, const char *name) { return tl_tables_find(s->v, s->n, name); }
 
 void pyt_add_percentages(tl_table *t, size_t vcol)
 {

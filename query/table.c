@@ -29,6 +29,20 @@ void tl_table_free(tl_table *t)
     free(t);
 }
 
+void tl_tables_free(tl_table **v, size_t n)
+{
+    if (!v) return;
+    for (size_t i = 0; i < n; i++) tl_table_free(v[i]);
+    free(v);
+}
+
+tl_table *tl_tables_find(tl_table *const *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i]->name, name) == 0) return v[i];
+    return NULL;
+}
+
 static size_t elem_size(tl_type ty)
 {
     switch (ty) {

@@ -43,6 +43,11 @@ typedef struct tl_table {
 
 tl_table *tl_table_new(const char *name);
 void tl_table_free(tl_table *t);
+/* Lists of tables (a workbook's sheets, {v, n}): frees every table and the
+ * array; finds a table by exact name (NULL if none). Every sheet-list type
+ * (tl_pyt_sheets, tl_coll_sheets, ...) is built on these two. */
+void tl_tables_free(tl_table **v, size_t n);
+tl_table *tl_tables_find(tl_table *const *v, size_t n, const char *name);
 
 /* Adds a column (all existing rows missing); returns its index. */
 size_t tl_table_add_col(tl_table *t, const char *name, tl_type type);

@@ -17,15 +17,14 @@
 /* ---- table lists */
 void tl_report_tables_free(tl_report_tables *l)
 {
-    for (size_t i = 0; i < l->n; i++) tl_table_free(l->v[i]);
-    tl_vec_free(l);
+    tl_tables_free(l->v, l->n);
+    l->v = NULL;
+    l->n = l->cap = 0;
 }
 
 tl_table *tl_report_tables_find(const tl_report_tables *l, const char *name)
 {
-    for (size_t i = 0; i < l->n; i++)
-        if (strcmp(l->v[i]->name, name) == 0) return l->v[i];
-    return NULL;
+    return tl_tables_find(l->v, l->n, name);
 }
 
 /* ---- pandas-style cell classification */
