@@ -265,26 +265,6 @@ static inline int is_delim(char c)
     return c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-/* SWAR digit tricks (as in simdjson): are the 8 bytes at s all ASCII
- * digits, and their value. */
-static inline int eight_digits(const char *s)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    return (((v & 0xF0F0F0F0F0F0F0F0ull) | (((v + 0x0606060606060606ull) & 0xF0F0F0F0F0F0F0F0ull) >> 4)) ==
-            0x3333333333333333ull);
-}
-static inline uint64_t parse_eight(const char *s)
-{
-    uint64_t v;
-    memcpy(&v, s, 8);
-    v -= 0x3030303030303030ull;
-    v = v * 10 + (v >> 8);
-    v = (((v & 0x000000FF000000FFull) * 0x000F424000000064ull) +
-         (((v >> 16) & 0x000000FF000000FFull) * 0x0000271000000001ull)) >> 32;
-    return v;
-}
-
 static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
     10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
     10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull,
@@ -298,8 +278,8 @@ static inline int digit_run16(const char *s)
     return __builtin_ctz((~(unsigned)_mm_movemask_epi8(isd) & 0xffffu) | 0x10000u);
 }
 
-/* Value of the n digits at s (1 <= n <= 8); reads the 8 bytes ending at
- * s + n, so s + n - 8 must be readable. */
+/* Value of the n digits at s (1 <= n <= 8) by SWAR (as in simdjson);
+ * reads the 8 bytes ending at s + n, so s + n - 8 must be readable. */
 static inline uint64_t parse_upto8(const char *s, int n)
 {
     uint64_t v;
@@ -473,7 +453,7 @@ int tl_json_us_to_ns(tl_json *j, int64_t *v)
         if (q < j->len && b[q] == '-') { neg = 1; q++; }
         uint64_t ip = 0;
         size_t d0 = q;
-        if (q + 32 <= j->len && eight_digits(b + q)) { ip = parse_eight(b + q); q += 8; }
+        if (q + 32 <= j->len && digit_run16(b + q) >= 8) { ip = parse_upto8(b + q, 8); q += 8; }
         while (q < j->len && (unsigned)(b[q] - '0') < 10 && q - d0 < 15) ip = ip * 10 + (uint64_t)(b[q++] - '0');
         if (q > d0 && q < j->len && (q - d0 == 1 || b[d0] != '0')) {
             uint64_t frac = 0;
@@ -483,7 +463,7 @@ int tl_json_us_to_ns(tl_json *j, int64_t *v)
                 while (q < j->len && (unsigned)(b[q] - '0') < 10 && fd < 3) { frac = frac * 10 + (uint64_t)(b[q++] - '0'); fd++; }
                 if (q == f0) goto slow;
             }
-            if (q < j->len && (b[q] == ',' || b[q] == '}' || b[q] == ']' || b[q] == ' ' || b[q] == '\n' || b[q] == '\r' || b[q] == '\t')) {
+            if (q < j->len && is_delim(b[q])) {
                 uint64_t ns = ip * 1000 + frac * POW10[3 - fd];
                 *v = neg ? -(int64_t)ns : (int64_t)ns;
                 j->pos = q;

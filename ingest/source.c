@@ -98,7 +98,9 @@ static void *inflate_thread(void *arg)
     st.next_in = s->map;
     uint64_t in_left = s->fsize;
     uint64_t in_pos = 0, in_released = 0;
-    uint64_t release_step = s->fsize / 4 < RELEASE_STEP ? (s->fsize / 4 > 65536 ? s->fsize / 4 : 65536) : RELEASE_STEP;
+    uint64_t release_step = s->fsize / 4; /* a quarter of the file, within [64 KiB, RELEASE_STEP] */
+    if (release_step > RELEASE_STEP) release_step = RELEASE_STEP;
+    if (release_step < 65536) release_step = 65536;
     int err = 0;
     const char *msg = NULL;
     for (;;) {
@@ -193,27 +195,12 @@ static void *inflate_thread(void *arg)
     return NULL;
 }
 
-/* XXH3-64 of the raw file bytes (the trace id), streamed in slices so
- * that, for plain files, the pages behind can be dropped from RSS. The
- * value does not depend on the slice size. */
-static uint64_t hash_file(tl_source *s)
-{
-    XXH3_state_t *st = XXH3_createState();
-    XXH3_64bits_reset(st);
-    const uint64_t slice = RELEASE_STEP;
-    for (uint64_t off = 0; off < s->fsize; off += slice) {
-        uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
-        XXH3_64bits_update(st, s->map + off, (size_t)n);
-        if (!s->gz && s->fsize > slice) madvise(s->map + off, (size_t)n, MADV_DONTNEED);
-    }
-    uint64_t h = XXH3_64bits_digest(st);
-    XXH3_freeState(st);
-    return h;
-}
-
-/* The hashing thread of tl_source_open_async. It leaves dropping pages
- * to the parser (plain) or inflater (gzip), which in turn never drop what
- * it has not hashed yet (it runs far ahead of both in practice). */
+/* XXH3-64 of the raw file bytes (the trace id); the value does not depend
+ * on the slice size. Run on its own thread by tl_source_open_async, or
+ * directly before any reading by tl_source_open. Pages behind the parser
+ * (plain) or inflater (gzip) are theirs to drop, and they never drop what
+ * has not been hashed yet; what is hashed far ahead of them is dropped
+ * here, so the file never becomes resident in full. */
 static void *hash_thread(void *arg)
 {
     tl_source *s = arg;
@@ -224,8 +211,8 @@ static void *hash_thread(void *arg)
         uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
         XXH3_64bits_update(st, s->map + off, (size_t)n);
         atomic_store(&s->hashed, off + n);
-        /* Far ahead of the reader: drop the slice again (as hash_file
-         * does), or the whole file would become resident. */
+        /* Far ahead of the reader: drop the slice again, or the whole
+         * file would become resident. */
         if (!s->borrowed && off > atomic_load(&s->consumed) + HASH_AHEAD)
             madvise(s->map + off, (size_t)n, MADV_DONTNEED);
     }
@@ -267,9 +254,9 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
     s->gz = is_gzip(s->map, s->fsize);
     if (async) {
         if (pthread_create(&s->hthr, NULL, hash_thread, s) == 0) s->hthr_started = 1;
-        else s->hash = hash_file(s);
+        else hash_thread(s);
     } else {
-        s->hash = hash_file(s);
+        hash_thread(s);
         if (id) *id = s->hash;
     }
     pthread_mutex_init(&s->mu, NULL);
