@@ -138,51 +138,73 @@ int tl_is_comm_kernel_name(const char *s, size_t n)
     return 0;
 }
 
-/* §4.2 host nesting into parent[]; python functions included iff with_py. */
-static void nest(tl_build *b, const double *tsd, const double *endd, int32_t *parent, int with_py)
+/* One (pid, tid) stack of open events for the §4.2 nesting. */
+typedef struct nest_stack {
+    TL_VEC(int32_t) st;
+} nest_stack;
+
+/* §4.2 for one event e against one thread's stack: pops what ended, the
+ * bleed (< 1 µs overlap) and drop rules. An event that joins the tree is
+ * pushed, and parent[e] set when the stack had an open event; a dropped
+ * one is left out. */
+static void nest_one(nest_stack *S, uint32_t e, const double *tsd, const double *endd, int32_t *parent)
+{
+    while (S->st.n && tsd[e] >= endd[S->st.v[S->st.n - 1]]) S->st.n--;
+    if (S->st.n && endd[e] > endd[S->st.v[S->st.n - 1]]) {
+        int32_t top = S->st.v[S->st.n - 1];
+        double overlap = endd[top] - tsd[e];
+        if (overlap < 1.0 && S->st.n >= 2) S->st.n--;
+        else return; /* dropped from the tree */
+    }
+    if (S->st.n) parent[e] = S->st.v[S->st.n - 1];
+    tl_vec_push(&S->st, (int32_t)e);
+}
+
+/* §4.2 host nesting, both trees in one pass: parent[] without python
+ * functions, parent_py[] with them. One stable ts sort of cpu_ops, runtime
+ * calls and python functions serves both: the non-python rows of a stable
+ * sort are in the order a stable sort of them alone gives. Each event's
+ * thread is looked up once for both stacks. */
+static void nest(tl_build *b, const double *tsd, const double *endd, int32_t *parent, int32_t *parent_py)
 {
     size_t n = b->n;
     uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t k = b->kind.v[i];
-        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || (with_py && k == TL_K_PYTHON)) rows[m++] = (uint32_t)i;
+        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || k == TL_K_PYTHON) rows[m++] = (uint32_t)i;
     }
     sort_by_ts(b->ts.v, rows, m);
 
     imap threads;
     imap_init(&threads, 64);
-    typedef struct { TL_VEC(int32_t) st; int cpu_ops; } stack;
-    TL_VEC(stack) stacks = {0};
+    TL_VEC(nest_stack) plain = {0}, py = {0}; /* per thread, by the map's index */
+    uint64_t last_key = 0;
+    int64_t last_slot = -1;
     for (size_t r = 0; r < m; r++) {
         uint32_t e = rows[r];
-        int64_t *slot = imap_slot(&threads, key3(b->pid.v[e], b->tid.v[e], b->idflags.v[e], 0), 1);
-        if (*slot < 0) {
-            stack s0 = {0};
-            tl_vec_push(&stacks, s0);
-            *slot = (int64_t)stacks.n - 1;
-        }
-        stack *S = &stacks.v[*slot];
-        while (S->st.n && tsd[e] >= endd[S->st.v[S->st.n - 1]]) {
-            int32_t top = S->st.v[--S->st.n];
-            if (b->kind.v[top] == TL_K_CPU_OP) S->cpu_ops--;
-        }
-        if (S->st.n && endd[e] > endd[S->st.v[S->st.n - 1]]) {
-            int32_t top = S->st.v[S->st.n - 1];
-            double overlap = endd[top] - tsd[e];
-            if (overlap < 1.0 && S->st.n >= 2) {
-                S->st.n--;
-                if (b->kind.v[top] == TL_K_CPU_OP) S->cpu_ops--;
-            } else {
-                continue; /* dropped from the tree */
+        uint64_t k = key3(b->pid.v[e], b->tid.v[e], b->idflags.v[e], 0);
+        int64_t t = last_slot;
+        if (t < 0 || k != last_key) { /* runs of one thread are common */
+            int64_t *slot = imap_slot(&threads, k, 1);
+            if (*slot < 0) {
+                nest_stack s0 = {0};
+                tl_vec_push(&plain, s0);
+                tl_vec_push(&py, s0);
+                *slot = (int64_t)plain.n - 1;
             }
+            t = last_slot = *slot;
+            last_key = k;
         }
-        if (S->st.n) parent[e] = S->st.v[S->st.n - 1];
-        tl_vec_push(&S->st, (int32_t)e);
-        if (b->kind.v[e] == TL_K_CPU_OP) S->cpu_ops++;
+        nest_one(&py.v[t], e, tsd, endd, parent_py);
+        if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain.v[t], e, tsd, endd, parent);
     }
-    for (size_t i = 0; i < stacks.n; i++) tl_vec_free(&stacks.v[i].st);
-    tl_vec_free(&stacks);
+    for (size_t i = 0; i < plain.n; i++) {
+        tl_vec_free(&plain.v[i].st);
+        tl_vec_free(&py.v[i].st);
+    }
+    tl_vec_free(&plain);
+    tl_vec_free(&py);
     imap_free(&threads);
     free(rows);
 }
@@ -204,8 +226,7 @@ int tl_build_tree(tl_build *b, tl_err *err)
     }
     int kineto = strcmp(b->format, "kineto") == 0;
     if (kineto) {
-        nest(b, tsd, endd, b->parent, 0);
-        nest(b, tsd, endd, b->parent_py, 1);
+        nest(b, tsd, endd, b->parent, b->parent_py);
     }
 
     /* §3.3 linking key */
