@@ -222,8 +222,9 @@ typedef struct wjob {
     size_t slot;
     tl_ctype type;
     uint32_t nrows;
-    char *payload;
+    const char *payload;
     size_t n;
+    int owned; /* payload is freed once encoded (else the caller's, see put_column) */
 } wjob;
 
 struct tl_wtrace {
@@ -378,37 +379,44 @@ static void *encode_worker(void *arg)
         w->bytes += vlen;
         w->queued_bytes -= j->n;
         pthread_cond_broadcast(&w->cv);
-        free(j->payload);
+        if (j->owned) free((char *)j->payload);
         free(j);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
 
-/* Hands a payload (ownership passes) to the encoder, or encodes inline. */
+/* Hands a payload to the encoder (owned: it frees it), or encodes it here:
+ * without a worker, and also when the worker is behind. The queue is kept
+ * to a few MiB, since more only adds to peak RSS when the encoder loses its
+ * core for a while; a full queue means there is more encoding than one
+ * thread keeps up with (the hot columns, all encoded at commit), and the
+ * submitting thread then encodes too instead of waiting. */
 static void submit(tl_wtrace *w, const char *table, const char *col, tl_ctype type, uint32_t nrows,
-                   char *payload, size_t n)
+                   const char *payload, size_t n, int owned)
 {
     size_t slot = reserve_chunk(w, table, col);
-    if (!w->worker) {
+    int inline_enc = !w->worker;
+    if (w->worker) {
+        pthread_mutex_lock(&w->mu);
+        if (w->queued_bytes > QUEUE_BYTES) {
+            inline_enc = 1;
+        } else {
+            wjob *j = tl_xmalloc(sizeof *j);
+            *j = (wjob){NULL, slot, type, nrows, payload, n, owned};
+            if (w->tail) w->tail->next = j; else w->head = j;
+            w->tail = j;
+            w->queued_bytes += n;
+            pthread_cond_broadcast(&w->cv);
+        }
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (inline_enc) {
         size_t vlen;
         unsigned char *v = encode_chunk(type, nrows, payload, n, &vlen);
-        free(payload);
+        if (owned) free((char *)payload);
         fill_chunk(w, slot, v, vlen);
-        return;
     }
-    wjob *j = tl_xmalloc(sizeof *j);
-    *j = (wjob){NULL, slot, type, nrows, payload, n};
-    pthread_mutex_lock(&w->mu);
-    /* Bound the memory waiting for the encoder. A few MiB keep it busy
-     * (LZ4 runs faster than the parser produces chunks); more only adds
-     * to peak RSS when the encoder loses its core for a while. */
-    while (w->queued_bytes > QUEUE_BYTES) pthread_cond_wait(&w->cv, &w->mu);
-    if (w->tail) w->tail->next = j; else w->head = j;
-    w->tail = j;
-    w->queued_bytes += n;
-    pthread_cond_broadcast(&w->cv);
-    pthread_mutex_unlock(&w->mu);
 }
 
 void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
@@ -417,7 +425,7 @@ void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ct
     size_t n = (size_t)nrows * tl_ctype_size(type);
     char *payload = tl_xmalloc(n ? n : 1);
     memcpy(payload, data, n);
-    submit(w, table, col, type, nrows, payload, n);
+    submit(w, table, col, type, nrows, payload, n, 1);
 }
 
 void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
@@ -430,7 +438,7 @@ void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
         memcpy(payload + (size_t)i * 8, &o, 8);
     }
     memcpy(payload + ob, bytes + offsets[0], nb);
-    submit(w, table, col, TL_CT_BLOB, nrows, payload, ob + nb);
+    submit(w, table, col, TL_CT_BLOB, nrows, payload, ob + nb, 1);
 }
 
 void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
@@ -438,9 +446,9 @@ void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_c
 {
     size_t es = tl_ctype_size(type);
     uint64_t done = 0;
-    do {
+    do { /* chunks encoded straight from the caller's column: no copy */
         uint32_t n = nrows - done > TL_CHUNK_ROWS ? TL_CHUNK_ROWS : (uint32_t)(nrows - done);
-        tl_wtrace_put_chunk(w, table, col, type, (const char *)data + done * es, n);
+        submit(w, table, col, type, n, (const char *)data + done * es, (size_t)n * es, 0);
         done += n;
     } while (done < nrows);
 }

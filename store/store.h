@@ -59,7 +59,9 @@ void tl_wtrace_put_chunk(tl_wtrace *w, const char *table, const char *col, tl_ct
  * (relative to bytes) and bytes. */
 void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
                               const uint64_t *offsets, const char *bytes, uint32_t nrows);
-/* Convenience: splits a whole fixed-width column into chunks. */
+/* Splits a whole fixed-width column into chunks, encoded from data in
+ * place: data must stay unchanged until tl_wtrace_set_id, tl_store_write or
+ * tl_wtrace_free (which wait for the encoder). */
 void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
                           const void *data, uint64_t nrows);
 /* Sets the trace id (it may be known only after parsing). */
