@@ -84,32 +84,17 @@ static uint64_t key3(int64_t pid, int64_t tid, uint8_t flags, int64_t link)
     return tl_mix64(h ^ (uint64_t)link);
 }
 
-/* ---- stable LSD radix sort of rows by ts ---- */
+/* Stable sort of rows by ts (already sorted: left as is). */
 static void sort_by_ts(const int64_t *ts, uint32_t *rows, size_t n)
 {
-    if (n < 2) return;
     int sorted = 1;
     for (size_t i = 1; i < n && sorted; i++)
         if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
     if (sorted) return;
-    int64_t mn = INT64_MAX, mx = INT64_MIN;
-    for (size_t i = 0; i < n; i++) {
-        int64_t t = ts[rows[i]];
-        if (t < mn) mn = t;
-        if (t > mx) mx = t;
-    }
-    uint64_t range = (uint64_t)mx - (uint64_t)mn;
-    uint32_t *tmp = tl_xmalloc(n * sizeof *tmp);
-    size_t count[2048];
-    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(((uint64_t)ts[rows[i]] - (uint64_t)mn) >> shift) & 2047]++;
-        size_t sum = 0;
-        for (int d = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
-        for (size_t i = 0; i < n; i++) tmp[count[(((uint64_t)ts[rows[i]] - (uint64_t)mn) >> shift) & 2047]++] = rows[i];
-        memcpy(rows, tmp, n * sizeof *rows);
-    }
-    free(tmp);
+    uint64_t *k = tl_xmalloc(n * sizeof *k);
+    for (size_t i = 0; i < n; i++) k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
+    tl_radix_sort_rows(rows, k, n);
+    free(k);
 }
 
 static int name_is(const tl_build *b, uint32_t id, const char *lit)

@@ -21,38 +21,6 @@ static uint64_t dkey(double d)
     return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
 }
 
-/* Stable LSD radix sort of rows[n] by the unsigned keys k[n] (k[i] is
- * rows[i]'s key; k is malloc'd and freed here). 11-bit digits, only the
- * passes the key range needs. */
-static void radix_sort_keyed(int32_t *rows, uint64_t *k, size_t n)
-{
-    uint64_t mn = UINT64_MAX, mx = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (k[i] < mn) mn = k[i];
-        if (k[i] > mx) mx = k[i];
-    }
-    for (size_t i = 0; i < n; i++) k[i] -= mn;
-    uint64_t range = mx - mn, *k2 = tl_xmalloc(n * sizeof *k2);
-    int32_t *r2 = tl_xmalloc(n * sizeof *r2);
-    size_t count[2048];
-    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(k[i] >> shift) & 2047]++;
-        size_t sum = 0;
-        for (int d = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
-        for (size_t i = 0; i < n; i++) {
-            size_t p = count[(k[i] >> shift) & 2047]++;
-            r2[p] = rows[i];
-            k2[p] = k[i];
-        }
-        memcpy(rows, r2, n * sizeof *rows);
-        uint64_t *t = k; k = k2; k2 = t;
-    }
-    free(k);
-    free(k2);
-    free(r2);
-}
-
 static void radix_sort_rows(int32_t *rows, size_t n, const double *key)
 {
     if (n < 2) return;
@@ -62,7 +30,8 @@ static void radix_sort_rows(int32_t *rows, size_t n, const double *key)
     if (sorted) return;
     uint64_t *k = tl_xmalloc(n * sizeof *k);
     for (size_t i = 0; i < n; i++) k[i] = dkey(key[rows[i]]);
-    radix_sort_keyed(rows, k, n);
+    tl_radix_sort_rows((uint32_t *)rows, k, n); /* rows are >= 0 */
+    free(k);
 }
 
 void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n)
@@ -578,7 +547,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
                 sk[ns] = (uint64_t)t->seq[i] ^ 0x8000000000000000ULL; /* order-preserving for int64 */
                 sr[ns++] = (int32_t)i;
             }
-        radix_sort_keyed(sr, sk, ns);
+        tl_radix_sort_rows((uint32_t *)sr, sk, ns);
+        free(sk);
         for (size_t a = 0; a < ns;) {
             size_t b = a;
             while (b < ns && t->seq[sr[b]] == t->seq[sr[a]]) b++;

@@ -512,3 +512,32 @@ int tl_mkdir_p(const char *path, tl_err *err)
     }
     return TL_OK;
 }
+
+void tl_radix_sort_rows(uint32_t *rows, uint64_t *k, size_t n)
+{
+    if (n < 2) return;
+    uint64_t mn = UINT64_MAX, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (k[i] < mn) mn = k[i];
+        if (k[i] > mx) mx = k[i];
+    }
+    for (size_t i = 0; i < n; i++) k[i] -= mn;
+    uint64_t range = mx - mn, *k2 = tl_xmalloc(n * sizeof *k2), *own = k2;
+    uint32_t *r2 = tl_xmalloc(n * sizeof *r2);
+    size_t count[2048];
+    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
+        memset(count, 0, sizeof count);
+        for (size_t i = 0; i < n; i++) count[(k[i] >> shift) & 2047]++;
+        size_t sum = 0;
+        for (int d = 0; d < 2048; d++) { size_t c = count[d]; count[d] = sum; sum += c; }
+        for (size_t i = 0; i < n; i++) {
+            size_t p = count[(k[i] >> shift) & 2047]++;
+            r2[p] = rows[i];
+            k2[p] = k[i];
+        }
+        memcpy(rows, r2, n * sizeof *rows);
+        uint64_t *t = k; k = k2; k2 = t;
+    }
+    free(own);
+    free(r2);
+}

@@ -114,6 +114,11 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
 
 /* ---- hashing (XXH3 64-bit). */
 uint64_t tl_hash64(const void *p, size_t n, uint64_t seed);
+
+/* Stable LSD radix sort of rows[n] by keys[n] (keys[i] is rows[i]'s key;
+ * keys is used as scratch and left in an unspecified state). 11-bit digits,
+ * only the passes the key range needs. */
+void tl_radix_sort_rows(uint32_t *rows, uint64_t *keys, size_t n);
 static inline uint64_t tl_mix64(uint64_t x)
 {
     x ^= x >> 33;

@@ -58,7 +58,7 @@ typedef struct opcache {
 static const tl_pm_op *find_op(opcache *c, const char *name)
 {
     size_t h = (size_t)(((uint64_t)(uintptr_t)name >> 3) * 0x9E3779B97F4A7C15ull >> 56);
-    if (!c->name[h] || c->name[h] != name) {
+    if (c->name[h] != name) { /* an empty slot holds NULL, whose op is NULL too */
         c->name[h] = name;
         c->op[h] = tl_pm_find(name);
     }
