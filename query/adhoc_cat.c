@@ -88,28 +88,46 @@ const char *aq_json_str(const char *p, const char *end, tl_buf *out)
     return p < end ? p + 1 : end;
 }
 
+/* Steps to the next member of a JSON object, *p being inside it (past the
+ * '{' or a previous value): returns the member's value start, with *p set
+ * there and its key in k, or NULL at the object's end or on text that is
+ * not a member. */
+static const char *obj_member(const char **pp, const char *end, tl_buf *k)
+{
+    const char *p = *pp;
+    for (;;) {
+        p = aq_json_ws(p, end);
+        if (p >= end || *p == '}') return NULL;
+        if (*p == ',') { p++; continue; }
+        if (*p != '"') return NULL;
+        k->n = 0;
+        p = aq_json_str(p, end, k);
+        p = aq_json_ws(p, end);
+        if (p >= end || *p != ':') return NULL;
+        return *pp = aq_json_ws(p + 1, end);
+    }
+}
+
+/* Enters the object starting at p (after white space): the position past
+ * its '{', or NULL when p is not at an object. */
+static const char *obj_enter(const char *p, const char *end)
+{
+    p = aq_json_ws(p, end);
+    return p < end && *p == '{' ? p + 1 : NULL;
+}
+
 /* Finds key in the object starting at p; returns the value start or NULL. */
 static const char *obj_get(const char *p, const char *end, const char *key, size_t klen)
 {
-    p = aq_json_ws(p, end);
-    if (p >= end || *p != '{') return NULL;
-    p++;
+    if (!(p = obj_enter(p, end))) return NULL;
     tl_buf k = {0};
-    for (;;) {
-        p = aq_json_ws(p, end);
-        if (p >= end || *p == '}') break;
-        if (*p == ',') { p++; continue; }
-        if (*p != '"') break;
-        k.n = 0;
-        p = aq_json_str(p, end, &k);
-        p = aq_json_ws(p, end);
-        if (p >= end || *p != ':') break;
-        p = aq_json_ws(p + 1, end);
-        if (k.n == klen && memcmp(k.p, key, klen) == 0) { tl_buf_free(&k); return p; }
-        p = aq_json_skip(p, end);
+    const char *v;
+    while ((v = obj_member(&p, end, &k))) {
+        if (k.n == klen && memcmp(k.p, key, klen) == 0) break;
+        p = aq_json_skip(v, end);
     }
     tl_buf_free(&k);
-    return NULL;
+    return v;
 }
 
 static char *json_text(tl_arena *a, const char *p, const char *end)
@@ -159,22 +177,12 @@ static int load_cb(void *ctx, uint64_t id, const char *json)
     int full = len < bound, seen_meta = 0;
 again:;
     const char *end = json + len;
-    const char *p = aq_json_ws(json, end);
-    if (p >= end || *p != '{') { tl_vec_push(&c->v, t); return 0; }
-    p++;
+    const char *p = obj_enter(json, end);
+    if (!p) { tl_vec_push(&c->v, t); return 0; }
     tl_buf k = {0};
-    for (;;) {
-        p = aq_json_ws(p, end);
-        if (p >= end || *p == '}') break;
-        if (*p == ',') { p++; continue; }
-        if (*p != '"') break;
-        k.n = 0;
-        p = aq_json_str(p, end, &k);
+    while (obj_member(&p, end, &k)) {
         tl_buf_putc(&k, 0);
         k.n--;
-        p = aq_json_ws(p, end);
-        if (p >= end || *p != ':') break;
-        p = aq_json_ws(p + 1, end);
         const char *key = k.p;
         if (!strcmp(key, "metadata")) { seen_meta = 1; break; }
         const char *v = p, *ve = aq_json_skip(p, end);
@@ -193,19 +201,9 @@ again:;
         else if (!strcmp(key, "gpu_ts_min_ns")) t.gpu_ts_min = json_i64(v, ve, 0);
         else if (!strcmp(key, "gpu_ts_max_ns")) t.gpu_ts_max = json_i64(v, ve, 0);
         else if (!strcmp(key, "kinds")) {
-            const char *q = aq_json_ws(v, ve);
+            const char *q = obj_enter(v, ve);
             tl_buf kk = {0};
-            if (q < ve && *q == '{') q++;
-            while (q < ve) {
-                q = aq_json_ws(q, ve);
-                if (q >= ve || *q == '}') break;
-                if (*q == ',') { q++; continue; }
-                if (*q != '"') break;
-                kk.n = 0;
-                q = aq_json_str(q, ve, &kk);
-                q = aq_json_ws(q, ve);
-                if (q >= ve || *q != ':') break;
-                q = aq_json_ws(q + 1, ve);
+            while (q && obj_member(&q, ve, &kk)) {
                 for (int i = 0; i < TL_K_COUNT; i++)
                     if (strlen(aq_kind_names[i]) == kk.n && !memcmp(aq_kind_names[i], kk.p, kk.n)) t.kinds[i] = json_i64(q, ve, 0);
                 q = aq_json_skip(q, ve);
@@ -214,28 +212,16 @@ again:;
         } else if (!strcmp(key, "labels")) {
             TL_VEC(char *) ks = {0};
             TL_VEC(char *) vs = {0};
-            const char *q = aq_json_ws(v, ve);
-            if (q < ve && *q == '{') {
-                q++;
-                tl_buf lk = {0};
-                for (;;) {
-                    q = aq_json_ws(q, ve);
-                    if (q >= ve || *q == '}') break;
-                    if (*q == ',') { q++; continue; }
-                    if (*q != '"') break;
-                    lk.n = 0;
-                    q = aq_json_str(q, ve, &lk);
-                    q = aq_json_ws(q, ve);
-                    if (q >= ve || *q != ':') break;
-                    q = aq_json_ws(q + 1, ve);
-                    const char *qe = aq_json_skip(q, ve);
-                    tl_vec_push(&ks, tl_arena_strndup(a, lk.p ? lk.p : "", lk.n));
-                    char *lv = json_text(a, q, qe);
-                    tl_vec_push(&vs, lv ? lv : tl_arena_strdup(a, ""));
-                    q = qe;
-                }
-                tl_buf_free(&lk);
+            const char *q = obj_enter(v, ve);
+            tl_buf lk = {0};
+            while (q && obj_member(&q, ve, &lk)) {
+                const char *qe = aq_json_skip(q, ve);
+                tl_vec_push(&ks, tl_arena_strndup(a, lk.p ? lk.p : "", lk.n));
+                char *lv = json_text(a, q, qe);
+                tl_vec_push(&vs, lv ? lv : tl_arena_strdup(a, ""));
+                q = qe;
             }
+            tl_buf_free(&lk);
             t.nlabels = ks.n;
             t.lkey = tl_arena_alloc(a, (ks.n + 1) * sizeof(char *));
             t.lval = tl_arena_alloc(a, (ks.n + 1) * sizeof(char *));
