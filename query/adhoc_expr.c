@@ -476,22 +476,28 @@ int aq_parse_where(aq_parse_ctx *pc, aq_expr **out, tl_err *err)
 }
 
 /* ---- lists ------------------------------------------------------------------ */
+
+/* After a list item: a ',' (consumed) or the end continue the list (0);
+ * anything else is reported as "expected ',' between <items>" (TL_EUSAGE). */
+static int list_sep(lexer *L, const char *items)
+{
+    if (L->cur.t == T_COMMA) return lex_next(L) ? TL_EUSAGE : 0;
+    if (L->cur.t == T_EOF) return 0;
+    char d[300], fmt[96];
+    snprintf(fmt, sizeof fmt, "expected ',' between %s, got %%s", items);
+    return aq_errtok(L->err, L->pc->what, L->pc->text, L->cur.pos, L->cur.len, fmt, tok_desc(&L->cur, d, sizeof d));
+}
+
 int aq_parse_cols(aq_parse_ctx *pc, aq_colref **out, size_t *n, tl_err *err)
 {
     lexer L;
     if (lex_init(&L, pc, err)) return TL_EUSAGE;
     TL_VEC(aq_colref) v = {0};
-    char d[300];
     while (L.cur.t != T_EOF) {
         aq_colref c;
         if (parse_colref(&L, &c)) { tl_vec_free(&v); return TL_EUSAGE; }
         tl_vec_push(&v, c);
-        if (L.cur.t == T_COMMA) { if (lex_next(&L)) { tl_vec_free(&v); return TL_EUSAGE; } continue; }
-        if (L.cur.t != T_EOF) {
-            tl_vec_free(&v);
-            return aq_errtok(err, pc->what, pc->text, L.cur.pos, L.cur.len, "expected ',' between columns, got %s",
-                             tok_desc(&L.cur, d, sizeof d));
-        }
+        if (list_sep(&L, "columns")) { tl_vec_free(&v); return TL_EUSAGE; }
     }
     if (!v.n) return aq_errtok(err, pc->what, pc->text, 0, 1, "no columns given");
     *out = tl_arena_alloc(pc->arena, v.n * sizeof(aq_colref));
@@ -575,11 +581,7 @@ int aq_parse_aggs(aq_parse_ctx *pc, aq_aggdef **out, size_t *n, tl_err *err)
             if (lex_next(&L)) { tl_vec_free(&v); return TL_EUSAGE; }
         }
         tl_vec_push(&v, g);
-        if (L.cur.t == T_COMMA) { if (lex_next(&L)) { tl_vec_free(&v); return TL_EUSAGE; } continue; }
-        if (L.cur.t != T_EOF) {
-            tl_vec_free(&v);
-            return aq_errtok(err, pc->what, pc->text, L.cur.pos, L.cur.len, "expected ',' between aggregates, got %s", tok_desc(&L.cur, d, sizeof d));
-        }
+        if (list_sep(&L, "aggregates")) { tl_vec_free(&v); return TL_EUSAGE; }
     }
     if (!v.n) return aq_errtok(err, pc->what, pc->text, 0, 1, "no aggregates given");
     *out = tl_arena_alloc(pc->arena, v.n * sizeof(aq_aggdef));
@@ -628,11 +630,7 @@ int aq_parse_sort(aq_parse_ctx *pc, aq_sortkey **out, size_t *n, tl_err *err)
         else if (kw(&L.cur, "asc")) { k.desc = 0; if (lex_next(&L)) { tl_vec_free(&v); return TL_EUSAGE; } }
         k.name = tl_arena_strdup(pc->arena, name);
         tl_vec_push(&v, k);
-        if (L.cur.t == T_COMMA) { if (lex_next(&L)) { tl_vec_free(&v); return TL_EUSAGE; } continue; }
-        if (L.cur.t != T_EOF) {
-            tl_vec_free(&v);
-            return aq_errtok(err, pc->what, pc->text, L.cur.pos, L.cur.len, "expected ',' between sort keys, got %s", tok_desc(&L.cur, d, sizeof d));
-        }
+        if (list_sep(&L, "sort keys")) { tl_vec_free(&v); return TL_EUSAGE; }
     }
     *out = tl_arena_alloc(pc->arena, (v.n ? v.n : 1) * sizeof(aq_sortkey));
     if (v.n) memcpy(*out, v.v, v.n * sizeof(aq_sortkey));
