@@ -394,30 +394,6 @@ fail:
     return rc;
 }
 
-/* Ranks in the perf-model stage at once: half the workers, rounded up
- * (see rank_pytorch). */
-typedef struct perf_gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int in, max;
-} perf_gate;
-
-static void gate_enter(perf_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    while (g->in >= g->max) pthread_cond_wait(&g->cv, &g->mu);
-    g->in++;
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void gate_leave(perf_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->in--;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 static const char *coll_args(void *ctx, uint32_t row, size_t *len)
 {
     return pyt_args(ctx, (int32_t)row, len);
@@ -435,7 +411,7 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
 static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
-                        rank_out *ro, int want_coll, perf_gate *gate, tl_pyt_sheets *out, tl_err *err)
+                        rank_out *ro, int want_coll, tl_gate *gate, tl_pyt_sheets *out, tl_err *err)
 {
     const tl_trace *t = rt->t;
     memset(out, 0, sizeof *out);
@@ -463,7 +439,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
          * peaking at the same moment (8 x 1 GB corpus, -j 2: one at a time,
          * ~0.1 GB of peak). The stage is under half a rank's time, so the
          * workers stay busy. */
-        gate_enter(gate);
+        tl_gate_enter(gate);
         pyt_perf_job *pj = pyt_perf_start(&c);
         t3 = tl_now();
         /* the family sheets are built from the instances alone (their
@@ -473,7 +449,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         rank_trace_drop_columns(rt);
         if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
         else pyt_perf_finish(&c, pj, NULL, NULL);
-        gate_leave(gate);
+        tl_gate_leave(gate);
         t4 = tl_now();
     }
     if (rc) tl_pyt_sheets_free(out);
@@ -490,7 +466,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
 }
 
 static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
-                     perf_gate *gate, const tl_catreg *cat, int want_coll)
+                     tl_gate *gate, const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
     rank_trace rt = {0};
@@ -558,7 +534,7 @@ typedef struct pool {
     const tl_corpus_opts *o;
     const tl_catreg *cat;
     int want_coll;
-    perf_gate gate;
+    tl_gate gate; /* ranks in the perf-model stage at once (see rank_pytorch) */
     atomic_size_t next;
 } pool;
 
@@ -1324,9 +1300,7 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         if (workers > 4) workers = 4;
     }
     if ((size_t)workers > n) workers = (int)n;
-    pthread_mutex_init(&p.gate.mu, NULL);
-    pthread_cond_init(&p.gate.cv, NULL);
-    p.gate.max = (workers + 1) / 2;
+    tl_gate_init(&p.gate, (workers + 1) / 2); /* half the workers, rounded up */
     pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
@@ -1336,8 +1310,7 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     worker(&p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
-    pthread_mutex_destroy(&p.gate.mu);
-    pthread_cond_destroy(&p.gate.cv);
+    tl_gate_destroy(&p.gate);
     stats->seconds_ranks = tl_now() - t0;
     for (size_t i = 0; i < n; i++)
         if (!ro[i].ok) {

@@ -7,6 +7,7 @@
 #ifndef TL_UTIL_H
 #define TL_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +115,18 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
 
 /* ---- hashing (XXH3 64-bit). */
 uint64_t tl_hash64(const void *p, size_t n, uint64_t seed);
+
+/* A counting gate: at most `max` threads between enter and leave (the
+ * memory-peak stages of parallel work, so they do not peak together). */
+typedef struct tl_gate {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int in, max;
+} tl_gate;
+void tl_gate_init(tl_gate *g, int max);
+void tl_gate_enter(tl_gate *g);
+void tl_gate_leave(tl_gate *g);
+void tl_gate_destroy(tl_gate *g);
 
 /* Stable LSD radix sort of rows[n] by keys[n] (keys[i] is rows[i]'s key;
  * keys is used as scratch and left in an unspecified state). 11-bit digits,
