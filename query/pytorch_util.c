@@ -21,12 +21,6 @@ double pyt_kahan_sum(const double *v, size_t n)
     return s;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 void pyt_stats_of(double *v, size_t n, pyt_stats *s)
 {
     size_t m = 0;
@@ -52,8 +46,7 @@ void pyt_stats_of(double *v, size_t n, pyt_stats *s)
         if (v[i] < s->min) s->min = v[i];
         if (v[i] > s->max) s->max = v[i];
     }
-    qsort(v, m, sizeof *v, cmp_dbl);
-    s->median = (m & 1) ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
+    s->median = tl_median_f64(v, m);
 }
 
 /* ---- stable sorts --------------------------------------------------------- */

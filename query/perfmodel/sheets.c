@@ -91,12 +91,6 @@ typedef struct prow {
     size_t np;
 } prow;
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Statistics over non-NaN values, pandas' arithmetic. */
 static void stats5(const double *v, size_t n, double *out /* mean, median, std, min, max */, double *tmp)
 {
@@ -121,8 +115,7 @@ static void stats5(const double *v, size_t n, double *out /* mean, median, std, 
         return;
     }
     out[0] = sum / (double)c;
-    qsort(tmp, c, sizeof *tmp, cmp_dbl);
-    out[1] = c % 2 ? tmp[c / 2] : (tmp[c / 2 - 1] + tmp[c / 2]) / 2;
+    out[1] = tl_median_f64(tmp, c);
     out[2] = c > 1 ? sqrt(m2 / (double)(c - 1)) : NAN;
     out[3] = mn;
     out[4] = mx;
