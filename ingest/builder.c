@@ -22,6 +22,8 @@ static const struct { const char *name; tl_ctype type; } COLD_DEFS[COLD_N] = {
  * as well as before and per-chunk costs stay negligible. */
 #define BLOB_CHUNK_BYTES (1u << 20)
 
+static void drop_rows(tl_build *b);
+
 tl_build *tl_build_new(void)
 {
     tl_build *b = tl_xcalloc(1, sizeof *b);
@@ -48,23 +50,7 @@ tl_build *tl_build_new(void)
 void tl_build_free(tl_build *b)
 {
     if (!b) return;
-    tl_buf_free(&b->sbytes);
-    tl_vec_free(&b->soff);
-    free(b->htab);
-    free(b->hhash);
-    tl_vec_free(&b->uid); tl_vec_free(&b->ts); tl_vec_free(&b->dur); tl_vec_free(&b->name);
-    tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
-    tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);
-    for (int i = 0; i < COLD_N; i++) free(b->cold[i].buf);
-    tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
-    free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
-    tl_vec_free(&b->f_uid); tl_vec_free(&b->f_cat); tl_vec_free(&b->f_name); tl_vec_free(&b->f_ph);
-    tl_vec_free(&b->f_idflags); tl_vec_free(&b->f_id); tl_vec_free(&b->f_pid); tl_vec_free(&b->f_tid);
-    tl_vec_free(&b->f_ts);
-    tl_vec_free(&b->m_uid); tl_vec_free(&b->m_name); tl_vec_free(&b->m_pid); tl_vec_free(&b->m_tid);
-    tl_vec_free(&b->m_idflags);
-    tl_buf_free(&b->m_args.bytes); tl_vec_free(&b->m_args.off);
-    tl_buf_free(&b->toplevel);
+    drop_rows(b);
     tl_wtrace_free(b->w);
     for (size_t i = 0; i < b->extra_names.n; i++) free(b->extra_names.v[i]);
     tl_vec_free(&b->extra_names);
@@ -242,6 +228,37 @@ size_t tl_build_nevents(const tl_build *b) { return b->n; }
 static const char *KIND_NAMES[TL_K_COUNT] = {"other", "cpu_op", "python_function", "cuda_runtime",
     "cuda_driver", "kernel", "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation"};
 
+/* Frees the row data of every table (the string dictionary included);
+ * the counts stay. */
+static void drop_rows(tl_build *b)
+{
+    tl_buf_free(&b->sbytes);
+    tl_vec_free(&b->soff);
+    free(b->htab);
+    free(b->hhash);
+    b->htab = NULL;
+    b->hhash = NULL;
+    b->hcap = b->hcount = 0;
+    tl_vec_free(&b->uid); tl_vec_free(&b->ts); tl_vec_free(&b->dur); tl_vec_free(&b->name);
+    tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
+    tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);
+    for (int i = 0; i < COLD_N; i++) {
+        free(b->cold[i].buf);
+        b->cold[i].buf = NULL;
+    }
+    tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
+    free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
+    b->parent = b->parent_py = b->launcher = NULL;
+    b->linked = NULL;
+    tl_vec_free(&b->f_uid); tl_vec_free(&b->f_cat); tl_vec_free(&b->f_name); tl_vec_free(&b->f_ph);
+    tl_vec_free(&b->f_idflags); tl_vec_free(&b->f_id); tl_vec_free(&b->f_pid); tl_vec_free(&b->f_tid);
+    tl_vec_free(&b->f_ts);
+    tl_vec_free(&b->m_uid); tl_vec_free(&b->m_name); tl_vec_free(&b->m_pid); tl_vec_free(&b->m_tid);
+    tl_vec_free(&b->m_idflags);
+    tl_buf_free(&b->m_args.bytes); tl_vec_free(&b->m_args.off);
+    tl_buf_free(&b->toplevel);
+}
+
 int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err)
 {
     tl_wtrace *w = b->w;
@@ -358,7 +375,12 @@ int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err 
     tl_buf_puts(&c, "}}");
     tl_wtrace_set_catalog(w, c.p);
     tl_buf_free(&c);
-    tl_wtrace_set_id(w, info->id);
+    tl_wtrace_set_id(w, info->id); /* waits for every chunk to be encoded */
+    /* The chunks hold everything now: free the rows before the write, so
+     * that at its end (LMDB's dirty pages, the size of the encoded trace)
+     * the decoded columns are not also in memory. Peak memory of a trace
+     * is at this write; in a corpus ingest two traces can reach it at once. */
+    drop_rows(b);
     int rc = tl_store_write(s, w, err);
     return rc;
 }

@@ -18,10 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small open-addressing map: 64-bit key -> int64 value ---- */
+/* ---- a small open-addressing map: 64-bit key -> row (int32) ----
+ * Sized from the number of keys it will hold (at most half full); rows fit
+ * 32 bits (the store's edge columns are int32 too). The maps are the
+ * largest part of a trace's peak memory at ingest, so slots are 13 bytes. */
 typedef struct imap {
     uint64_t *keys;
-    int64_t *vals;
+    int32_t *vals;
     uint8_t *used;
     size_t cap, n;
 } imap;
@@ -43,7 +46,7 @@ static void imap_free(imap *m)
     free(m->used);
 }
 
-static int64_t *imap_slot(imap *m, uint64_t key, int create);
+static int32_t *imap_slot(imap *m, uint64_t key, int create);
 
 static void imap_grow(imap *m)
 {
@@ -58,7 +61,7 @@ static void imap_grow(imap *m)
     imap_free(&o);
 }
 
-static int64_t *imap_slot(imap *m, uint64_t key, int create)
+static int32_t *imap_slot(imap *m, uint64_t key, int create)
 {
     size_t i = tl_mix64(key) & (m->cap - 1);
     while (m->used[i]) {
@@ -123,26 +126,32 @@ int tl_is_comm_kernel_name(const char *s, size_t n)
     return 0;
 }
 
-/* One (pid, tid) stack of open events for the §4.2 nesting. */
+/* One (pid, tid) stack of open events for the §4.2 nesting, each with
+ * its end time (so that no per-event time arrays are needed). */
+typedef struct open_ev {
+    int32_t row;
+    double end;
+} open_ev;
 typedef struct nest_stack {
-    TL_VEC(int32_t) st;
+    TL_VEC(open_ev) st;
 } nest_stack;
 
-/* §4.2 for one event e against one thread's stack: pops what ended, the
- * bleed (< 1 µs overlap) and drop rules. An event that joins the tree is
- * pushed, and parent[e] set when the stack had an open event; a dropped
- * one is left out. */
-static void nest_one(nest_stack *S, uint32_t e, const double *tsd, const double *endd, int32_t *parent)
+/* §4.2 for one event e (start ts, end te, in µs as the reference's
+ * doubles) against one thread's stack: pops what ended, the bleed (< 1 µs
+ * overlap) and drop rules. An event that joins the tree is pushed, and
+ * parent[e] set when the stack had an open event; a dropped one is left
+ * out. */
+static void nest_one(nest_stack *S, uint32_t e, double ts, double te, int32_t *parent)
 {
-    while (S->st.n && tsd[e] >= endd[S->st.v[S->st.n - 1]]) S->st.n--;
-    if (S->st.n && endd[e] > endd[S->st.v[S->st.n - 1]]) {
-        int32_t top = S->st.v[S->st.n - 1];
-        double overlap = endd[top] - tsd[e];
+    while (S->st.n && ts >= S->st.v[S->st.n - 1].end) S->st.n--;
+    if (S->st.n && te > S->st.v[S->st.n - 1].end) {
+        double overlap = S->st.v[S->st.n - 1].end - ts;
         if (overlap < 1.0 && S->st.n >= 2) S->st.n--;
         else return; /* dropped from the tree */
     }
-    if (S->st.n) parent[e] = S->st.v[S->st.n - 1];
-    tl_vec_push(&S->st, (int32_t)e);
+    if (S->st.n) parent[e] = S->st.v[S->st.n - 1].row;
+    open_ev o = {(int32_t)e, te};
+    tl_vec_push(&S->st, o);
 }
 
 /* §4.2 host nesting, both trees in one pass: parent[] without python
@@ -150,7 +159,7 @@ static void nest_one(nest_stack *S, uint32_t e, const double *tsd, const double 
  * calls and python functions serves both: the non-python rows of a stable
  * sort are in the order a stable sort of them alone gives. Each event's
  * thread is looked up once for both stacks. */
-static void nest(tl_build *b, const double *tsd, const double *endd, int32_t *parent, int32_t *parent_py)
+static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
 {
     size_t n = b->n;
     uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
@@ -171,18 +180,20 @@ static void nest(tl_build *b, const double *tsd, const double *endd, int32_t *pa
         uint64_t k = key3(b->pid.v[e], b->tid.v[e], b->idflags.v[e], 0);
         int64_t t = last_slot;
         if (t < 0 || k != last_key) { /* runs of one thread are common */
-            int64_t *slot = imap_slot(&threads, k, 1);
+            int32_t *slot = imap_slot(&threads, k, 1);
             if (*slot < 0) {
                 nest_stack s0 = {0};
                 tl_vec_push(&plain, s0);
                 tl_vec_push(&py, s0);
-                *slot = (int64_t)plain.n - 1;
+                *slot = (int32_t)plain.n - 1;
             }
             t = last_slot = *slot;
             last_key = k;
         }
-        nest_one(&py.v[t], e, tsd, endd, parent_py);
-        if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain.v[t], e, tsd, endd, parent);
+        /* t_end = ts + dur in µs doubles, computed once (§3.2) */
+        double ts = (double)b->ts.v[e] / 1000.0, te = ts + (double)b->dur.v[e] / 1000.0;
+        nest_one(&py.v[t], e, ts, te, parent_py);
+        if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain.v[t], e, ts, te, parent);
     }
     for (size_t i = 0; i < plain.n; i++) {
         tl_vec_free(&plain.v[i].st);
@@ -204,15 +215,7 @@ int tl_build_tree(tl_build *b, tl_err *err)
     for (size_t i = 0; i < n; i++) b->parent[i] = b->parent_py[i] = b->launcher[i] = -1;
     if (!n) return TL_OK;
 
-    double *tsd = tl_xmalloc(n * sizeof *tsd), *endd = tl_xmalloc(n * sizeof *endd);
-    for (size_t i = 0; i < n; i++) {
-        tsd[i] = (double)b->ts.v[i] / 1000.0;
-        endd[i] = tsd[i] + (double)b->dur.v[i] / 1000.0;
-    }
-    int kineto = strcmp(b->format, "kineto") == 0;
-    if (kineto) {
-        nest(b, tsd, endd, b->parent, b->parent_py);
-    }
+    if (strcmp(b->format, "kineto") == 0) nest(b, b->parent, b->parent_py);
 
     /* §3.3 linking key */
     int use_ext = 0;
@@ -224,29 +227,42 @@ int tl_build_tree(tl_build *b, tl_err *err)
     }
     const int64_t *key = use_ext ? b->ext_id.v : b->corr.v;
 
-    /* §3.4 indexes */
-    imap fstart, fend, by_ptl, gpu_first;
-    imap_init(&fstart, b->nflows / 2 + 16);
-    imap_init(&fend, b->nflows / 2 + 16);
-    imap_init(&by_ptl, n / 2 + 16);
-    imap_init(&gpu_first, n / 4 + 16);
-    size_t nflow_s = 0;
+    /* §3.4 indexes, each map sized by the keys it will hold */
     uint32_t ac2g = tl_build_str(b, "ac2g", 4);
+    size_t nflow_s = 0, nflow_f = 0, ngpu_keyed = 0;
     for (size_t f = 0; f < b->nflows; f++) {
         if (b->f_cat.v[f] != ac2g) continue;
-        if (b->f_ph.v[f] == 's') { *imap_slot(&fstart, (uint64_t)b->f_id.v[f], 1) = (int64_t)f; nflow_s++; }
-        else if (b->f_ph.v[f] == 'f') *imap_slot(&fend, (uint64_t)b->f_id.v[f], 1) = (int64_t)f;
+        nflow_s += b->f_ph.v[f] == 's';
+        nflow_f += b->f_ph.v[f] == 'f';
     }
+    for (size_t i = 0; i < n; i++) ngpu_keyed += key[i] != TL_NONE && tl_kind_is_gpu(b->kind.v[i]);
+    imap fstart, fend, by_ptl, gpu_first;
+    imap_init(&fstart, nflow_s);
+    imap_init(&fend, nflow_f);
+    imap_init(&by_ptl, ngpu_keyed);
+    imap_init(&gpu_first, ngpu_keyed);
+    for (size_t f = 0; f < b->nflows; f++) {
+        if (b->f_cat.v[f] != ac2g) continue;
+        if (b->f_ph.v[f] == 's') *imap_slot(&fstart, (uint64_t)b->f_id.v[f], 1) = (int32_t)f;
+        else if (b->f_ph.v[f] == 'f') *imap_slot(&fend, (uint64_t)b->f_id.v[f], 1) = (int32_t)f;
+    }
+    /* by_ptl: (pid, tid, link) -> the last event in UID order with that
+     * key, as the reference's dict; the lookup below wants a GPU event
+     * there. Only GPU events create entries (a key no GPU event has
+     * fails the lookup either way); any later event overwrites one, so a
+     * key whose last event is not a GPU event still fails as before. */
     /* GPU events by link value, UID order: first index + next chain. */
     int32_t *gpu_next = tl_xmalloc(n * sizeof *gpu_next);
     int32_t *gpu_last = tl_xmalloc(n * sizeof *gpu_last);
     for (size_t i = 0; i < n; i++) {
         gpu_next[i] = -1;
         if (key[i] == TL_NONE) continue;
-        *imap_slot(&by_ptl, key3(b->pid.v[i], b->tid.v[i], b->idflags.v[i], key[i]), 1) = (int64_t)i;
-        if (tl_kind_is_gpu(b->kind.v[i])) {
-            int64_t *s = imap_slot(&gpu_first, (uint64_t)key[i], 1);
-            if (*s < 0) *s = (int64_t)i;
+        int gpu = tl_kind_is_gpu(b->kind.v[i]);
+        int32_t *p = imap_slot(&by_ptl, key3(b->pid.v[i], b->tid.v[i], b->idflags.v[i], key[i]), gpu);
+        if (p) *p = (int32_t)i;
+        if (gpu) {
+            int32_t *s = imap_slot(&gpu_first, (uint64_t)key[i], 1);
+            if (*s < 0) *s = (int32_t)i;
             else gpu_next[gpu_last[*s]] = (int32_t)i;
             gpu_last[*s] = (int32_t)i;
         }
@@ -260,19 +276,19 @@ int tl_build_tree(tl_build *b, tl_err *err)
         if (!tl_kind_is_runtime(b->kind.v[r]) || key[r] == TL_NONE) continue;
         int graph = name_is(b, b->name.v[r], "cudaGraphLaunch") || name_is(b, b->name.v[r], "hipGraphLaunch");
         if (graph || by_corr) {
-            int64_t *s = imap_slot(&gpu_first, (uint64_t)key[r], 0);
-            for (int32_t g = s ? (int32_t)*s : -1; g >= 0; g = gpu_next[g]) {
+            int32_t *s = imap_slot(&gpu_first, (uint64_t)key[r], 0);
+            for (int32_t g = s ? *s : -1; g >= 0; g = gpu_next[g]) {
                 if (by_corr && !graph && b->linked[g]) continue;
                 b->parent[g] = b->parent_py[g] = (int32_t)r;
                 b->linked[g] = 1;
             }
             continue;
         }
-        int64_t *fs = imap_slot(&fstart, (uint64_t)key[r], 0);
-        int64_t *fe = imap_slot(&fend, (uint64_t)key[r], 0);
+        int32_t *fs = imap_slot(&fstart, (uint64_t)key[r], 0);
+        int32_t *fe = imap_slot(&fend, (uint64_t)key[r], 0);
         if (!fs || !fe) continue;
         size_t f = (size_t)*fe;
-        int64_t *g = imap_slot(&by_ptl, key3(b->f_pid.v[f], b->f_tid.v[f], b->f_idflags.v[f], key[r]), 0);
+        int32_t *g = imap_slot(&by_ptl, key3(b->f_pid.v[f], b->f_tid.v[f], b->f_idflags.v[f], key[r]), 0);
         if (!g || !tl_kind_is_gpu(b->kind.v[*g])) continue;
         b->parent[*g] = b->parent_py[*g] = (int32_t)r;
         b->linked[*g] = 1;
@@ -314,8 +330,6 @@ int tl_build_tree(tl_build *b, tl_err *err)
     imap_free(&fend);
     imap_free(&by_ptl);
     imap_free(&gpu_first);
-    free(tsd);
-    free(endd);
     (void)err;
     return TL_OK;
 }
