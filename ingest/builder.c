@@ -259,8 +259,10 @@ static void drop_rows(tl_build *b)
     tl_buf_free(&b->toplevel);
 }
 
-int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err)
+void tl_build_seal(tl_build *b, const tl_build_info *info)
 {
+    if (b->sealed) return;
+    b->sealed = 1;
     tl_wtrace *w = b->w;
     flush_cold(b);
     flush_args(b);
@@ -376,11 +378,14 @@ int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err 
     tl_wtrace_set_catalog(w, c.p);
     tl_buf_free(&c);
     tl_wtrace_set_id(w, info->id); /* waits for every chunk to be encoded */
-    /* The chunks hold everything now: free the rows before the write, so
-     * that at its end (LMDB's dirty pages, the size of the encoded trace)
-     * the decoded columns are not also in memory. Peak memory of a trace
-     * is at this write; in a corpus ingest two traces can reach it at once. */
+    /* The chunks hold everything now: the rows go. A sealed trace waiting
+     * for the writer (corpus ingest) holds only its encoded form, and the
+     * write does not have the decoded columns beside LMDB's dirty pages. */
     drop_rows(b);
-    int rc = tl_store_write(s, w, err);
-    return rc;
+}
+
+int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err)
+{
+    tl_build_seal(b, info);
+    return tl_store_write(s, b->w, err);
 }

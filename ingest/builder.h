@@ -86,7 +86,14 @@ typedef struct tl_build_info {
     const char *labels_json; /* {"k":"v",...} or NULL */
 } tl_build_info;
 
-/* Writes the trace in one write transaction (growing the map when full). */
+/* Encodes every table and the catalog record into the pending write and
+ * frees the rows: afterwards only tl_build_nevents and tl_build_commit
+ * may be used. Done on the parsing thread, so that the single writer only
+ * writes and a trace waiting for it holds its compact encoded form. */
+void tl_build_seal(tl_build *b, const tl_build_info *info);
+
+/* Seals (unless sealed) and writes the trace in one write transaction
+ * (growing the map when full). */
 int tl_build_commit(tl_build *b, tl_store *s, const tl_build_info *info, tl_err *err);
 
 #endif

@@ -65,6 +65,7 @@ struct tl_build {
     uint64_t n_other, n_instant;
     tl_buf toplevel;       /* ,"key":value pairs */
     tl_wtrace *w;          /* encoded chunks pending commit */
+    int sealed;            /* rows encoded into w and freed (tl_build_seal) */
     TL_VEC(char *) extra_names;
 };
 

@@ -1,19 +1,19 @@
 /* corpus.c — parallel ingest of many files: worker threads parse (hash,
- * sniff, read, tree) while the calling thread is the single LMDB writer.
- * Memory stays bounded by the traces in flight: a worker does not start a
- * new file while `jobs` traces are started and not yet committed. Starts
- * are also spaced by the estimated parse time over `jobs`, so that the
- * traces in flight are at different stages: a trace's memory grows while
- * it is parsed and peaks at its end (tree, last chunks, commit), and
- * traces started together reach that peak together. */
+ * sniff, read, tree) and seal (encode) traces while the calling thread is
+ * the single LMDB writer. Memory stays bounded by the traces in flight: a
+ * worker does not start a new file while `jobs` traces are started and not
+ * yet committed. A trace's memory peaks in its tree build (about a third
+ * of its JSON size) and drops to its encoded size once sealed, which is
+ * what a trace waiting for the writer holds; workers start at once (an
+ * earlier version staggered the starts to keep the peaks apart, which
+ * left a core idle for half a parse at each end of the run and is not
+ * needed since the seal moved to the workers). */
 #include "ingest.h"
 
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
 typedef struct slot {
     int rc;
@@ -31,36 +31,9 @@ typedef struct pool {
     size_t *done_order; /* indexes in completion order */
     size_t ndone, ncommitted;
     int jobs;
-    /* start spacing: source bytes and seconds of the parses done so far
-     * (the rate), the time the next start is allowed */
-    double parsed_bytes, parsed_s, next_start;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } pool;
-
-/* Parse rate assumed until one file is parsed (source bytes per second
- * and thread; a 1 GB Kineto file parses at ~400 MB/s here). Too low only
- * delays the first starts; too high only staggers them less. */
-#define GUESS_RATE 300e6
-
-static double file_bytes(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISREG(st.st_mode) ? (double)st.st_size : 0;
-}
-
-/* Waits on the pool's condition until `until` (tl_now seconds). */
-static void wait_until(pool *p, double until)
-{
-    double dt = until - tl_now();
-    if (dt <= 0) return;
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    double ns = (double)ts.tv_nsec + dt * 1e9;
-    ts.tv_sec += (time_t)(ns / 1e9);
-    ts.tv_nsec = (long)(ns - (double)(time_t)(ns / 1e9) * 1e9);
-    pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-}
 
 static void *worker(void *arg)
 {
@@ -69,36 +42,16 @@ static void *worker(void *arg)
         pthread_mutex_lock(&p->mu);
         /* back-pressure: every started but uncommitted trace holds its
          * columns in memory, so at most `jobs` of them exist at once */
-        for (;;) {
-            if (p->next >= p->n) break;
-            if (p->next - p->ncommitted >= (size_t)p->jobs) {
-                pthread_cond_wait(&p->cv, &p->mu);
-                continue;
-            }
-            /* spacing: while other traces are in flight, the next one
-             * starts a parse time / jobs after the previous start */
-            if (p->next > p->ncommitted && tl_now() < p->next_start) {
-                wait_until(p, p->next_start);
-                continue;
-            }
-            break;
-        }
+        while (p->next < p->n && p->next - p->ncommitted >= (size_t)p->jobs) pthread_cond_wait(&p->cv, &p->mu);
         if (p->next >= p->n) {
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }
         size_t i = p->next++;
-        double rate = p->parsed_s > 0 ? p->parsed_bytes / p->parsed_s : GUESS_RATE;
-        double bytes = file_bytes(p->paths[i]), t0 = tl_now();
-        p->next_start = t0 + bytes / rate / p->jobs;
         pthread_mutex_unlock(&p->mu);
         slot *sl = &p->slots[i];
         sl->rc = tl_ingest_prepare(p->s, p->paths[i], &p->opts[i], &sl->pp, &sl->err);
         pthread_mutex_lock(&p->mu);
-        if (sl->rc == 0 && sl->pp.build && bytes > 0) { /* parsed (not already stored) */
-            p->parsed_bytes += bytes;
-            p->parsed_s += tl_now() - t0;
-        }
         sl->ready = 1;
         p->done_order[p->ndone++] = i;
         pthread_cond_broadcast(&p->cv);
@@ -120,7 +73,12 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
     int started = 0;
     for (int k = 0; k < jobs; k++)
         if (pthread_create(&th[k], NULL, worker, &p) == 0) started++;
-    if (!started) worker(&p); /* no threads: do it inline */
+    if (!started) { /* no threads: parse everything inline first (the
+                     * back-pressure would wait for commits that this
+                     * thread has yet to make) */
+        p.jobs = (int)(n ? n : 1);
+        worker(&p);
+    }
     int failures = 0;
     for (size_t c = 0; c < n; c++) {
         pthread_mutex_lock(&p.mu);
