@@ -38,6 +38,7 @@ tl_build *tl_build_new(void)
     }
     tl_vec_push(&b->args.off, 0);
     tl_vec_push(&b->m_args.off, 0);
+    tl_vec_push(&b->sel_args.off, 0);
     b->w = tl_wtrace_new(0);
     tl_wtrace_start_worker(b->w);
     /* id 0: absent; id 1: "" */
@@ -142,8 +143,43 @@ static void flush_args(tl_build *b)
     tl_vec_push(&b->args.off, 0);
 }
 
+void tl_build_select_args(tl_build *b) { b->sel_on = 1; }
+
+static void flush_sel(tl_build *b)
+{
+    uint32_t rows = (uint32_t)b->sel_row.n;
+    if (!rows) return;
+    tl_wtrace_put_chunk(b->w, TL_T_ARGS_SEL, TL_C_ROW, TL_CT_U32, b->sel_row.v, rows);
+    tl_wtrace_put_blob_chunk(b->w, TL_T_ARGS_SEL, TL_C_ARGS, b->sel_args.off.v,
+                             b->sel_args.bytes.p ? b->sel_args.bytes.p : "", rows);
+    b->sel_row.n = 0;
+    b->sel_args.bytes.n = 0;
+    b->sel_args.off.n = 0;
+    tl_vec_push(&b->sel_args.off, 0);
+}
+
+/* Is row e one of the args_sel table's (schema.h)? */
+static int args_selected(tl_build *b, const tl_ev_in *e)
+{
+    if (e->args_sel) return 1;
+    if (e->kind != TL_K_KERNEL) return 0;
+    uint32_t id = e->name;
+    while (b->name_comm.n <= id) tl_vec_push(&b->name_comm, 0);
+    if (!b->name_comm.v[id]) {
+        size_t n;
+        const char *s = tl_build_strget(b, id, &n);
+        b->name_comm.v[id] = tl_is_comm_kernel_name(s, n) ? 2 : 1;
+    }
+    return b->name_comm.v[id] == 2;
+}
+
 void tl_build_event(tl_build *b, const tl_ev_in *e)
 {
+    if (b->sel_on && e->args && args_selected(b, e)) {
+        tl_vec_push(&b->sel_row, (uint32_t)b->n);
+        blob_add(&b->sel_args, e->args, e->args_len);
+        if (b->sel_row.n == TL_CHUNK_ROWS || b->sel_args.bytes.n >= BLOB_CHUNK_BYTES) flush_sel(b);
+    }
     tl_vec_push(&b->uid, e->uid);
     tl_vec_push(&b->ts, e->ts);
     tl_vec_push(&b->dur, e->dur);
@@ -247,6 +283,8 @@ static void drop_rows(tl_build *b)
         b->cold[i].buf = NULL;
     }
     tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
+    tl_vec_free(&b->name_comm); tl_vec_free(&b->sel_row);
+    tl_buf_free(&b->sel_args.bytes); tl_vec_free(&b->sel_args.off);
     free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
     b->parent = b->parent_py = b->launcher = NULL;
     b->linked = NULL;
@@ -266,6 +304,7 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
     tl_wtrace *w = b->w;
     flush_cold(b);
     flush_args(b);
+    flush_sel(b);
     size_t n = b->n;
     if (n) {
         tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_UID, TL_CT_U32, b->uid.v, n);
@@ -358,6 +397,7 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
     tl_buf_puts(&c, ",\"run\":");
     if (info->run) tl_buf_json_str(&c, info->run, strlen(info->run)); else tl_buf_puts(&c, "null");
     tl_buf_printf(&c, ",\"labels\":%s", info->labels_json ? info->labels_json : "{}");
+    if (b->sel_on) tl_buf_puts(&c, ",\"args_sel\":true");
     tl_buf_printf(&c, ",\"events\":%zu,\"flows\":%zu,\"meta_events\":%zu,\"instant_events\":%llu,"
                   "\"other_events\":%llu,\"strings\":%zu,\"gpu_events\":%llu",
                   n, b->nflows, b->nmeta, (unsigned long long)b->n_instant,

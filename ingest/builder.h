@@ -35,6 +35,7 @@ typedef struct tl_ev_in {
     int64_t corr, ext_id, stream, device, seq, fwd_tid; /* promoted args */
     uint32_t in_dims, in_type, in_strides, concrete, grid, block; /* raw JSON text ids */
     const char *args; size_t args_len; /* raw JSON of the args object, or NULL */
+    uint8_t args_sel;    /* args has a key the reports read from args ("Output type") */
 } tl_ev_in;
 
 tl_build *tl_build_new(void);
@@ -45,6 +46,12 @@ uint32_t tl_build_str(tl_build *b, const char *s, size_t n);
 const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len);
 
 void tl_build_event(tl_build *b, const tl_ev_in *e);
+/* The reader sets tl_ev_in.args_sel on every event whose args the reports
+ * read by key: the builder then also stores the args_sel table (schema.h)
+ * and marks the catalog ("args_sel":true). */
+void tl_build_select_args(tl_build *b);
+/* §5.1 communication kernel name (nccl, rccl, cross_device_reduce; any case). */
+int tl_is_comm_kernel_name(const char *s, size_t n);
 /* A flow event (ph 's' or 'f'), e.g. Kineto's ac2g. */
 void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
                    int64_t pid, int64_t tid, uint8_t pid_is_str, uint8_t tid_is_str, int64_t ts);

@@ -45,6 +45,12 @@ struct tl_build {
     blob_acc args;        /* current args chunk */
     uint64_t args_rows;   /* rows sealed so far */
 
+    /* the args_sel table (tl_build_select_args) */
+    int sel_on;
+    TL_VEC(uint8_t) name_comm; /* per name id: 0 not tested, 1 no, 2 comm kernel name */
+    TL_VEC(uint32_t) sel_row;  /* current chunk */
+    blob_acc sel_args;
+
     /* edges (tree.c) */
     int32_t *parent, *parent_py, *launcher;
     uint8_t *linked;

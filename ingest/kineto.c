@@ -169,6 +169,7 @@ static int parse_args(kreader *k, tl_ev_in *e)
         case 11:
             if (KEYIS("correlation")) { rc = int_arg(k, &e->corr, "correlation", at); break; }
             if (KEYIS("External id")) { rc = int_arg(k, &e->ext_id, "External id", at); break; }
+            if (KEYIS("Output type")) e->args_sel = 1; /* the Reduce model reads it */
             goto skip;
         case 13:
             if (KEYIS("Input Strides")) { rc = promoted_text(k, &e->in_strides); break; }
@@ -334,6 +335,7 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     if (rc) return rc;
     kreader k = {.j = j, .b = b, .scache = tl_xcalloc(SCACHE_SLOTS, sizeof(scache_slot))};
     tl_build_set_format(b, "kineto");
+    tl_build_select_args(b); /* parse_args flags "Output type" */
     int p;
     for (;;) {
         p = tl_json_peek(j);

@@ -36,6 +36,14 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
 #define TL_T_FLOWS "flows"
 #define TL_T_META "meta"
 #define TL_T_EXTRA "extra"
+/* The args the reports read, apart from the whole args column: the rows
+ * (ascending) of communication kernels (kind kernel, name containing
+ * nccl/rccl/cross_device_reduce, any case) and of events whose args have
+ * an "Output type" key, with their args text. Written when the catalog
+ * says "args_sel":true (Kineto ingest); the collective analysis and the
+ * Reduce perf model then read these instead of decoding the args column. */
+#define TL_T_ARGS_SEL "args_sel"
+#define TL_C_ROW "row"             /* args_sel: u32 event row */
 
 /* events columns */
 #define TL_C_UID "uid"             /* u32: position in traceEvents (reference UID) */
@@ -70,6 +78,8 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
 #define TL_C_F_PH "ph"             /* u8 's' or 'f' */
 #define TL_C_F_ID "id"             /* i64 */
 /* (plus uid, cat, name, pid, tid, idflags, ts as for events) */
+
+/* args_sel columns: row (u32), args (blob) */
 
 /* meta columns: uid, name (str), pid, tid, idflags (bit2: has tid), args (blob) */
 

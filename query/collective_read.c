@@ -404,12 +404,24 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
 /* Raw args JSON of event row `row` of the trace being read (len set). */
 typedef const char *(*coll_args_fn)(void *ctx, uint32_t row, size_t *len);
 
+/* The args_sel table (ingest/schema.h) holds every collective kernel's
+ * args: merged with the collectives, both in row order. */
+static int sel_coll(void *ctx, uint32_t row, const char *a, size_t len)
+{
+    args_pass *p = ctx;
+    coll_rank *cr = p->cr;
+    while (p->next < cr->n && cr->ev[p->next].row < row) p->next++; /* (not there: no args) */
+    if (p->next < cr->n && cr->ev[p->next].row == row) parse_args(cr, p->tc, &cr->ev[p->next++], a, len, &p->tmp);
+    return p->next >= cr->n;
+}
+
 /* After the scan: the args of the collective events (from `args` when
- * given, else one pass over the args chunks up to the last collective,
+ * given, else from the args_sel table when the trace has it (sel), else one pass
+ * over the args chunks up to the last collective,
  * each chunk decoded into one scratch buffer, so memory holds one chunk of
  * the largest column) and the §5.3 figures from the interval lists. */
 static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, coll_args_fn args, void *actx,
-                       tl_err *err)
+                       int sel, tl_err *err)
 {
     coll_rank *cr = sc->cr;
     txt_cache tc;
@@ -424,7 +436,8 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
         tl_buf_free(&tmp);
     } else if (cr->n) {
         args_pass p = {.cr = cr, .tc = &tc};
-        int rc = tl_reader_column_scan(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
+        int rc = sel ? tl_args_sel_walk(r, id, sel_coll, &p, err)
+                     : tl_reader_column_scan(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
         tl_buf_free(&p.tmp);
         if (rc) {
             cache_free(&tc);
@@ -529,7 +542,7 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
         base += n;
     }
     free(sc.ncls);
-    rc = finish_rank(r, id, hex, &sc, NULL, NULL, err);
+    rc = finish_rank(r, id, hex, &sc, NULL, NULL, tl_catalog_has_args_sel(catalog), err);
 out:
     for (int c = 0; c < 4; c++) tl_vec_free(&sc.cls[c]);
     for (int c = 0; c < C_N; c++) tl_vec_free(&v[c]);
@@ -629,7 +642,7 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
     free(sc.ncls);
     free(own_corr), own_corr = NULL;
     free(own_linked), own_linked = NULL;
-    rc = finish_rank(t->reader, t->id, hex, &sc, args, actx, err);
+    rc = finish_rank(t->reader, t->id, hex, &sc, args, actx, tl_catalog_has_args_sel(t->catalog), err);
 out:
     free(own_corr);
     free(own_linked);

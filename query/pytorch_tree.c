@@ -98,7 +98,9 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row)
 
 /* ---- args of the rows the report reads (pyt_args) -----------------------------
  * The report needs args only of Reduce-model ops ("Output type") and of
- * communication kernels (coll_analysis). Those rows are copied out in one
+ * communication kernels (coll_analysis). Those rows are copied out of the
+ * args_sel table when the trace has it (ingest/schema.h: a few % of the
+ * args column, which for a 1 GB rank is ~500 MB to decompress), else in one
  * pass over the args column's chunks -- no decoding of the whole column
  * into one block -- on a worker thread started before the context is
  * built, so that the decoding (most of it LZ4 and first-touch page faults:
@@ -120,6 +122,8 @@ struct pyt_args_job {
     uint64_t base;          /* first row of the current chunk */
     const char **txt;       /* per event: the copied args text, NULL if not copied */
     tl_arena arena;         /* the worker's own: the context's arena is not shared */
+    int sel;                /* read from the args_sel table (holds every needed row
+                             * that has args the report reads; the others get "") */
     pthread_t thr;
     int running;
     double wait_s;          /* time the report spent waiting for it */
@@ -139,9 +143,23 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
     return j->next == j->n; /* stop after the last needed row */
 }
 
+static int sel_row(void *ctx, uint32_t row, const char *args, size_t len)
+{
+    pyt_args_job *j = ctx;
+    while (j->next < j->n && (uint32_t)j->rows[j->next] < row) j->txt[j->rows[j->next++]] = "";
+    if (j->next < j->n && (uint32_t)j->rows[j->next] == row)
+        j->txt[j->rows[j->next++]] = tl_arena_strndup(&j->arena, args, len);
+    return j->next == j->n;
+}
+
 static void *args_worker(void *arg)
 {
     pyt_args_job *j = arg;
+    if (j->sel) {
+        if (tl_args_sel_walk(j->t->reader, j->t->id, sel_row, j, NULL) == 0)
+            while (j->next < j->n) j->txt[j->rows[j->next++]] = "";
+        return NULL; /* (on a store error the rows left fall back to tl_trace_args) */
+    }
     /* a trace without an args column: the rows stay NULL (tl_trace_args
      * then answers "") */
     /* args_chunk copies the rows it needs: one chunk decoded at a time */
@@ -186,6 +204,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     j->n = rows.n;
     j->txt = tl_xcalloc(t->n, sizeof *j->txt);
     tl_arena_init(&j->arena, 1 << 16);
+    j->sel = tl_catalog_has_args_sel(t->catalog);
     /* plugins may read args (tl_trace_args) at any point of the report:
      * with plugins, or without a thread, the same pass runs now */
     if (!o->plugins && pyt_threads() && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;

@@ -206,3 +206,46 @@ int tl_args_get_f64(const char *args, size_t len, const char *key, double *v)
     *v = x;
     return 0;
 }
+
+int tl_catalog_has_args_sel(const char *catalog)
+{
+    const char *e = getenv("TRACELENS_ARGS_PASS");
+    if (e && !strcmp(e, "full")) return 0;
+    size_t vl;
+    const char *v = catalog ? tl_args_get(catalog, strlen(catalog), "args_sel", &vl) : NULL;
+    return v && vl == 4 && !memcmp(v, "true", 4);
+}
+
+typedef struct sel_walk {
+    const uint32_t *row;
+    uint64_t nrows, next;
+    int (*fn)(void *ctx, uint32_t row, const char *args, size_t len);
+    void *ctx;
+    int bad;
+} sel_walk;
+
+static int sel_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    (void)chunk;
+    sel_walk *w = ctx;
+    if (w->next + v->n > w->nrows) return w->bad = 1;
+    for (uint64_t i = 0; i < v->n; i++) {
+        size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
+        if (w->fn(w->ctx, w->row[w->next++], v->bytes + v->offsets[i], len)) return 1;
+    }
+    return 0;
+}
+
+int tl_args_sel_walk(tl_reader *r, uint64_t id,
+                     int (*fn)(void *ctx, uint32_t row, const char *args, size_t len), void *ctx,
+                     tl_err *err)
+{
+    tl_colview rows;
+    int rc = tl_reader_column(r, id, TL_T_ARGS_SEL, TL_C_ROW, &rows, err);
+    if (rc == TL_ENOTFOUND) return TL_OK; /* no event was selected */
+    if (rc) return rc;
+    sel_walk w = {(const uint32_t *)rows.data, rows.n, 0, fn, ctx, 0};
+    rc = tl_reader_column_scan(r, id, TL_T_ARGS_SEL, TL_C_ARGS, sel_chunk, &w, err);
+    if (!rc && w.bad) rc = tl_errf(err, TL_ESTORE, "args_sel: more args than rows");
+    return rc;
+}

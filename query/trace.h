@@ -53,6 +53,16 @@ void tl_trace_free(tl_trace *t);
 static inline const char *tl_trace_str(const tl_trace *t, uint32_t sid) { return tl_dict_get(&t->dict, sid, NULL); }
 /* Raw args JSON of event row i ("" when the event had none). */
 const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len);
+
+/* The args_sel table (ingest/schema.h): does the trace have it (its
+ * catalog record says so; TRACELENS_ARGS_PASS=full answers no, to check
+ * the two paths agree), and a walk over it in row order: fn gets each
+ * selected event row and its args text (valid during the call) and
+ * returns nonzero to stop. */
+int tl_catalog_has_args_sel(const char *catalog);
+int tl_args_sel_walk(tl_reader *r, uint64_t id,
+                     int (*fn)(void *ctx, uint32_t row, const char *args, size_t len), void *ctx,
+                     tl_err *err);
 /* Extra blob stored by a reader with tl_build_extra (NULL if absent). */
 const char *tl_trace_extra(const tl_trace *t, const char *name, size_t *len);
 /* pid/tid as text (numbers in decimal, strings verbatim) into buf. */

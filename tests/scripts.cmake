@@ -20,6 +20,7 @@ tl_script_test(ingest.counts ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_ingest_c
 tl_script_test(ingest.bad_inputs ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_inputs.py ${CMAKE_BINARY_DIR})
 if(TARGET tracegen)
   tl_script_test(ingest.crash_kill9 bash ${CMAKE_CURRENT_SOURCE_DIR}/test_crash.sh ${CMAKE_BINARY_DIR})
+  tl_script_test(ingest.args_sel ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_args_sel.py ${CMAKE_BINARY_DIR})
 endif()
 tl_script_test(golden.jax ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_jax.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.tracediff ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_tracediff.py --build ${CMAKE_BINARY_DIR} --data ${TL_DATA})
