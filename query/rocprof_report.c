@@ -133,31 +133,6 @@ static void parse_xyz(const char *s, int64_t v[3])
     }
 }
 
-/* k-th smallest of v[0..n) (v is reordered): Hoare's selection, as the
- * quickselect pandas uses for medians; linear on average. */
-static int64_t kth(int64_t *v, size_t n, size_t k)
-{
-    ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;
-    while (lo < hi) {
-        int64_t x = v[kk];
-        ptrdiff_t i = lo, j = hi;
-        do {
-            while (v[i] < x) i++;
-            while (x < v[j]) j--;
-            if (i <= j) {
-                int64_t tmp = v[i];
-                v[i] = v[j];
-                v[j] = tmp;
-                i++;
-                j--;
-            }
-        } while (i <= j);
-        if (j < kk) lo = i;
-        if (kk < i) hi = j;
-    }
-    return v[kk];
-}
-
 /* ---- per-name groups ---------------------------------------------------- */
 
 typedef struct group {
@@ -251,14 +226,7 @@ static int build_groups(ctx *c)
     for (size_t i = 0; i < gs.n; i++) {
         int64_t *v = buf + start[i];
         size_t n = (size_t)gs.v[i].count;
-        /* the mean of the two middle values when n is even; values are exact
-         * in double, so the order of selection does not matter */
-        if (n % 2) {
-            gs.v[i].median = (double)kth(v, n, n / 2);
-        } else {
-            double hi = (double)kth(v, n, n / 2), lo = (double)kth(v, n, n / 2 - 1);
-            gs.v[i].median = (lo + hi) / 2;
-        }
+        gs.v[i].median = tl_median_i64(v, n); /* the two middle values averaged when n is even */
     }
     free(fill);
     free(buf);

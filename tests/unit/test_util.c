@@ -1,5 +1,5 @@
 /* test_util.c — store/util's shared algorithms against naive versions:
- * the quickselect median against sorting, the stable radix sort of rows
+ * the quickselect medians against sorting, the stable radix sort of rows
  * against a stable insertion sort. Random inputs with many ties. */
 #include "tl_test.h"
 #include "store/util.h"
@@ -39,6 +39,9 @@ static void test_median(void)
             return;
         }
     }
+    int64_t iv[] = {9, 2, 4, 2}, iv1[] = {5, 1, 3};
+    CHECK(tl_median_i64(iv, 4) == 3);
+    CHECK(tl_median_i64(iv1, 3) == 3);
     double one = 7;
     CHECK(tl_median_f64(&one, 1) == 7);
     double two[] = {5, 1};
