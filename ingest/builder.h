@@ -50,8 +50,7 @@ void tl_build_event(tl_build *b, const tl_ev_in *e);
  * read by key: the builder then also stores the args_sel table (schema.h)
  * and marks the catalog ("args_sel":true). */
 void tl_build_select_args(tl_build *b);
-/* §5.1 communication kernel name (nccl, rccl, cross_device_reduce; any case). */
-int tl_is_comm_kernel_name(const char *s, size_t n);
+
 /* A flow event (ph 's' or 'f'), e.g. Kineto's ac2g. */
 void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
                    int64_t pid, int64_t tid, uint8_t pid_is_str, uint8_t tid_is_str, int64_t ts);

@@ -6,6 +6,7 @@
 #ifndef TL_SCHEMA_H
 #define TL_SCHEMA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Absent integer value in a promoted-arg column. */
@@ -43,6 +44,9 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * says "args_sel":true (Kineto ingest); the collective analysis and the
  * Reduce perf model then read these instead of decoding the args column. */
 #define TL_T_ARGS_SEL "args_sel"
+/* §5.1 communication kernel name: contains nccl, rccl or
+ * cross_device_reduce, any case (ingest/tree.c; the reports use it too). */
+int tl_is_comm_kernel_name(const char *s, size_t n);
 #define TL_C_ROW "row"             /* args_sel: u32 event row */
 
 /* events columns */

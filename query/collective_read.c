@@ -43,8 +43,7 @@ static int is_copy_kernel(const char *s)
 
 int tl_coll_is_comm_kernel(const char *name)
 {
-    return name && (strcasestr(name, "nccl") || strcasestr(name, "rccl") ||
-                    strcasestr(name, "cross_device_reduce"));
+    return name && tl_is_comm_kernel_name(name, strlen(name)); /* ingest/schema.h */
 }
 
 /* ---- interval arithmetic in exact ns ----------------------------------- */

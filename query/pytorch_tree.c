@@ -52,18 +52,8 @@ void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n)
 
 /* ---- GPU classes (§5.1) ------------------------------------------------------ */
 
-static int ci_contains(const char *s, const char *lit)
-{
-    size_t m = strlen(lit);
-    for (; *s; s++)
-        if (strncasecmp(s, lit, m) == 0) return 1;
-    return 0;
-}
-
-int pyt_is_comm_name(const char *s)
-{
-    return ci_contains(s, "nccl") || ci_contains(s, "rccl") || ci_contains(s, "cross_device_reduce");
-}
+/* the one definition ingest also uses (launchers, the args_sel table) */
+int pyt_is_comm_name(const char *s) { return tl_is_comm_kernel_name(s, strlen(s)); }
 
 /* Full match of MEMORY_COPY_(HOST_TO_DEVICE|DEVICE_TO_HOST|DEVICE_TO_DEVICE)
  * or __amd_rocclr_copyBuffer(Rect)?(Aligned)?, each optionally ".kd". */
