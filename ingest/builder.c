@@ -36,6 +36,7 @@ tl_build *tl_build_new(void)
         b->cold[i].type = COLD_DEFS[i].type;
         b->cold[i].buf = tl_xmalloc((size_t)TL_CHUNK_ROWS * tl_ctype_size(COLD_DEFS[i].type));
     }
+    b->cold_cap = TL_CHUNK_ROWS;
     tl_vec_push(&b->args.off, 0);
     tl_vec_push(&b->m_args.off, 0);
     tl_vec_push(&b->sel_args.off, 0);
@@ -114,7 +115,7 @@ const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len)
     return b->sbytes.p + off;
 }
 
-static void blob_add(blob_acc *a, const char *s, size_t n)
+void tl_blob_add(blob_acc *a, const char *s, size_t n)
 {
     tl_buf_append(&a->bytes, s, n);
     tl_buf_putc(&a->bytes, 0);
@@ -125,7 +126,7 @@ static void flush_cold(tl_build *b)
 {
     for (int i = 0; i < COLD_N; i++) {
         cold_col *c = &b->cold[i];
-        if (!c->n) continue;
+        if (!c->n || (b->shard && c->type == TL_CT_U32)) continue; /* see grow_cold_ids */
         tl_wtrace_put_chunk(b->w, TL_T_EVENTS, c->name, c->type, c->buf, c->n);
         c->n = 0;
     }
@@ -144,6 +145,7 @@ static void flush_args(tl_build *b)
 }
 
 void tl_build_select_args(tl_build *b) { b->sel_on = 1; }
+int tl_build_selects_args(const tl_build *b) { return b->sel_on; }
 
 static void flush_sel(tl_build *b)
 {
@@ -173,13 +175,34 @@ static int args_selected(tl_build *b, const tl_ev_in *e)
     return b->name_comm.v[id] == 2;
 }
 
+void tl_build_sel_add(tl_build *b, uint32_t row, const char *args, size_t n)
+{
+    tl_vec_push(&b->sel_row, row);
+    tl_blob_add(&b->sel_args, args, n);
+    if (!b->shard && (b->sel_row.n == TL_CHUNK_ROWS || b->sel_args.bytes.n >= BLOB_CHUNK_BYTES)) flush_sel(b);
+}
+
+void tl_build_flush_chunks(tl_build *b)
+{
+    flush_cold(b);
+    flush_args(b);
+    if (!b->shard) flush_sel(b); /* a shard's rows are renumbered by tl_build_append */
+}
+
+/* A shard's string-id cold columns (U32) grow instead of being flushed:
+ * tl_build_append maps their ids. Its other cold columns are flushed as
+ * in any builder. */
+static void grow_cold_ids(tl_build *b)
+{
+    b->cold_cap *= 2;
+    for (int i = 0; i < COLD_N; i++)
+        if (b->cold[i].type == TL_CT_U32)
+            b->cold[i].buf = tl_xrealloc(b->cold[i].buf, (size_t)b->cold_cap * tl_ctype_size(b->cold[i].type));
+}
+
 void tl_build_event(tl_build *b, const tl_ev_in *e)
 {
-    if (b->sel_on && e->args && args_selected(b, e)) {
-        tl_vec_push(&b->sel_row, (uint32_t)b->n);
-        blob_add(&b->sel_args, e->args, e->args_len);
-        if (b->sel_row.n == TL_CHUNK_ROWS || b->sel_args.bytes.n >= BLOB_CHUNK_BYTES) flush_sel(b);
-    }
+    if (b->sel_on && e->args && args_selected(b, e)) tl_build_sel_add(b, (uint32_t)b->n, e->args, e->args_len);
     tl_vec_push(&b->uid, e->uid);
     tl_vec_push(&b->ts, e->ts);
     tl_vec_push(&b->dur, e->dur);
@@ -195,13 +218,20 @@ void tl_build_event(tl_build *b, const tl_ev_in *e)
 
     int64_t i64s[4] = {e->stream, e->device, e->seq, e->fwd_tid};
     uint32_t u32s[6] = {e->in_dims, e->in_type, e->in_strides, e->concrete, e->grid, e->block};
-    uint32_t row = b->cold[0].n;
+    uint32_t row = b->cold[COLD_STREAM].n;
     for (int i = 0; i < 4; i++) ((int64_t *)b->cold[COLD_STREAM + i].buf)[row] = i64s[i];
+    for (int i = 0; i < 4; i++) b->cold[COLD_STREAM + i].n++;
+    row = b->cold[COLD_INDIMS].n;
     for (int i = 0; i < 6; i++) ((uint32_t *)b->cold[COLD_INDIMS + i].buf)[row] = u32s[i];
-    for (int i = 0; i < COLD_N; i++) b->cold[i].n++;
-    if (b->cold[0].n == TL_CHUNK_ROWS) flush_cold(b);
+    for (int i = 0; i < 6; i++) b->cold[COLD_INDIMS + i].n++;
+    if (b->shard) {
+        if (b->cold[COLD_INDIMS].n == b->cold_cap) grow_cold_ids(b);
+        if (b->cold[COLD_STREAM].n == TL_CHUNK_ROWS) flush_cold(b); /* the U32 ones are never full here */
+    } else if (b->cold[COLD_STREAM].n == TL_CHUNK_ROWS) {
+        flush_cold(b);
+    }
 
-    blob_add(&b->args, e->args ? e->args : "", e->args ? e->args_len : 0);
+    tl_blob_add(&b->args, e->args ? e->args : "", e->args ? e->args_len : 0);
     if (b->args.off.n - 1 == TL_CHUNK_ROWS || b->args.bytes.n >= BLOB_CHUNK_BYTES) flush_args(b);
 }
 
@@ -229,7 +259,7 @@ void tl_build_meta(tl_build *b, uint32_t uid, uint32_t name, int64_t pid, int64_
     tl_vec_push(&b->m_pid, pid);
     tl_vec_push(&b->m_tid, tid);
     tl_vec_push(&b->m_idflags, (uint8_t)((pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0) | (has_tid ? 4 : 0)));
-    blob_add(&b->m_args, args ? args : "", args ? args_len : 0);
+    tl_blob_add(&b->m_args, args ? args : "", args ? args_len : 0);
     b->nmeta++;
 }
 

@@ -50,6 +50,7 @@ void tl_build_event(tl_build *b, const tl_ev_in *e);
  * read by key: the builder then also stores the args_sel table (schema.h)
  * and marks the catalog ("args_sel":true). */
 void tl_build_select_args(tl_build *b);
+int tl_build_selects_args(const tl_build *b);
 
 /* A flow event (ph 's' or 'f'), e.g. Kineto's ac2g. */
 void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
@@ -66,6 +67,15 @@ void tl_build_toplevel(tl_build *b, const char *key, size_t klen, const char *js
 /* Extra format-specific table (e.g. rocprof agents, XPlane HLO modules):
  * a named blob stored as table "extra", column <name>. */
 void tl_build_extra(tl_build *b, const char *name, const void *data, size_t n);
+
+/* Parallel parse of one document (kineto_split.c): a later part is read
+ * into a shard builder, then appended, in document order, to the main
+ * builder with tl_build_append — its string ids mapped, its event
+ * positions (uid) shifted by uid_base (the main parser's element count at
+ * the join), as if the main parser had read it. The shard can be freed
+ * afterwards. */
+tl_build *tl_build_new_shard(void);
+void tl_build_append(tl_build *b, tl_build *shard, uint32_t uid_base);
 
 /* Which reader produced this build ("kineto", "rocprof", "xplane"); the tree
  * builder applies the Kineto rules only to "kineto". */

@@ -10,7 +10,7 @@
 typedef struct cold_col {
     const char *name;
     tl_ctype type;
-    unsigned char *buf; /* TL_CHUNK_ROWS values */
+    unsigned char *buf; /* cold_cap values */
     uint32_t n;
 } cold_col;
 
@@ -42,6 +42,11 @@ struct tl_build {
     TL_VEC(int64_t) corr, ext_id;
 
     cold_col cold[COLD_N];
+    uint32_t cold_cap;    /* TL_CHUNK_ROWS, or growing in a shard */
+    /* A shard (tl_build_new_shard) keeps its cold columns and args_sel
+     * rows in memory, since they hold its own string ids and row numbers,
+     * which tl_build_append maps; only its args chunks are encoded early. */
+    int shard;
     blob_acc args;        /* current args chunk */
     uint64_t args_rows;   /* rows sealed so far */
 
@@ -74,5 +79,12 @@ struct tl_build {
     int sealed;            /* rows encoded into w and freed (tl_build_seal) */
     TL_VEC(char *) extra_names;
 };
+
+/* Encodes the partly filled cold, args and args_sel chunks. */
+void tl_build_flush_chunks(tl_build *b);
+/* Appends a value to a blob accumulator. */
+void tl_blob_add(blob_acc *a, const char *s, size_t n);
+/* Adds args_sel row `row` (flushing full chunks unless a shard). */
+void tl_build_sel_add(tl_build *b, uint32_t row, const char *args, size_t n);
 
 #endif

@@ -50,7 +50,9 @@ static void *worker(void *arg)
         size_t i = p->next++;
         pthread_mutex_unlock(&p->mu);
         slot *sl = &p->slots[i];
-        sl->rc = tl_ingest_prepare(p->s, p->paths[i], &p->opts[i], &sl->pp, &sl->err);
+        tl_ingest_opts o = p->opts[i];
+        if (p->jobs > 1) o.parse_threads = 1; /* the files already use the cores */
+        sl->rc = tl_ingest_prepare(p->s, p->paths[i], &o, &sl->pp, &sl->err);
         pthread_mutex_lock(&p->mu);
         sl->ready = 1;
         p->done_order[p->ndone++] = i;

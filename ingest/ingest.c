@@ -75,6 +75,7 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     int rc;
     progress pr = {path, t0, 0};
     if (o && o->progress && isatty(2)) tl_source_set_progress(src, progress_cb, &pr);
+    if (o) tl_source_set_parts(src, o->parse_threads);
     tl_err sniff_err = {0};
     tl_format f = tl_sniff(src, &sniff_err);
     if (sniff_err.code) { /* e.g. corrupt gzip in the first block */

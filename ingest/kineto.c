@@ -5,34 +5,27 @@
  * events keep their raw args text; the args the reports need are promoted
  * into typed columns (ints) or interned minified JSON text (Input Dims …).
  * See spec/pytorch-report.md §2 for the event kinds. */
-#include "ingest.h"
-#include "json.h"
+#include "kineto_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* A direct-mapped cache of recently interned short strings (names and
- * categories repeat constantly): a hit costs a cheap hash and a compare
- * instead of the builder's full hash and table probe. Holds copies of the
- * text, since the builder's string storage moves as it grows. */
-#define SCACHE_SLOTS 512
-#define SCACHE_TEXT 48
-typedef struct scache_slot {
-    uint32_t id;
-    uint8_t len; /* 0: empty (empty strings are not cached) */
-    char text[SCACHE_TEXT];
-} scache_slot;
+void tl_kreader_init(kreader *k, tl_json *j, tl_build *b, tl_source *src)
+{
+    memset(k, 0, sizeof *k);
+    k->j = j;
+    k->b = b;
+    k->src = src;
+    k->scache = tl_xcalloc(SCACHE_SLOTS, sizeof(scache_slot));
+}
 
-typedef struct kreader {
-    tl_json *j;
-    tl_build *b;
-    scache_slot *scache;
-    tl_buf tmp;          /* unescaped strings */
-    tl_buf mini;         /* minified promoted values */
-    uint8_t *kind_of;    /* cat string id -> kind+1 (0 = not yet known) */
-    size_t kind_cap;
-    uint32_t uid;
-} kreader;
+void tl_kreader_free(kreader *k)
+{
+    tl_buf_free(&k->tmp);
+    tl_buf_free(&k->mini);
+    free(k->kind_of);
+    free(k->scache);
+}
 
 static uint8_t kind_from_cat(const char *c, size_t n)
 {
@@ -191,7 +184,7 @@ enum { F_PH = 1, F_CAT = 2, F_NAME = 4, F_PID = 8, F_TID = 16, F_TS = 32, F_DUR 
 
 /* One element of traceEvents. No side effects on the builder until the
  * whole object parsed (apart from interning, which is idempotent). */
-static int parse_event(kreader *k)
+int tl_kineto_event(kreader *k)
 {
     tl_json *j = k->j;
     size_t start = j->pos;
@@ -309,12 +302,13 @@ static int events_array(kreader *k)
 {
     tl_json *j = k->j;
     int rc, first = 1, more = 1;
+    if (tl_kineto_split_wanted(k)) return tl_kineto_split_events(k);
     for (;;) {
         size_t mark = j->pos;
         int fsave = first;
         for (;;) {
             rc = tl_json_arr_next(j, &first, &more);
-            if (rc == 0 && more) rc = parse_event(k);
+            if (rc == 0 && more) rc = tl_kineto_event(k);
             if (rc != TL_JNEED) break;
             /* the unit restarts from the element's separator */
             first = fsave;
@@ -333,7 +327,8 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     tl_json jj, *j = &jj;
     int rc = tl_json_init_src(j, src, path, err);
     if (rc) return rc;
-    kreader k = {.j = j, .b = b, .scache = tl_xcalloc(SCACHE_SLOTS, sizeof(scache_slot))};
+    kreader k;
+    tl_kreader_init(&k, j, b, src);
     tl_build_set_format(b, "kineto");
     tl_build_select_args(b); /* parse_args flags "Output type" */
     int p;
@@ -395,9 +390,6 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     }
     rc = 0;
 out:
-    tl_buf_free(&k.tmp);
-    tl_buf_free(&k.mini);
-    free(k.kind_of);
-    free(k.scache);
+    tl_kreader_free(&k);
     return rc;
 }

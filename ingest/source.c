@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,8 @@
  * (or inflater); beyond it drops what it hashed, and the parser maps
  * those pages again. Bounds RSS whatever the file size. */
 #define HASH_AHEAD (8u << 20)
+/* Parts of one mapped document parsed on other threads (kineto_split.c). */
+#define MAX_PARTS 16
 
 typedef struct block {
     char *data;
@@ -85,6 +88,16 @@ struct tl_source {
     tl_source_known_fn known;  /* "is this id stored already?" */
     void *known_ctx;
     int known_checked, known_abort;
+
+    /* parallel parse (tl_source_part_open): part k (>= 1) starts at
+     * part_start[k] and its parser has passed part_pos[k]; the hasher keeps
+     * what lies just ahead of any part, and each part drops the pages
+     * behind it (part_released[k], touched only by that part's thread) */
+    atomic_int nparts;
+    uint64_t part_start[MAX_PARTS];
+    _Atomic uint64_t part_pos[MAX_PARTS];
+    uint64_t part_released[MAX_PARTS];
+    int max_parts; /* tl_source_set_parts; 0: automatic */
 };
 
 static int is_gzip(const unsigned char *p, uint64_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
@@ -195,6 +208,17 @@ static void *inflate_thread(void *arg)
     return NULL;
 }
 
+/* Does [off, off+n) lie just ahead of a part's parser (so it reads it soon)? */
+static int near_a_part(tl_source *s, uint64_t off, uint64_t n)
+{
+    int np = atomic_load(&s->nparts);
+    for (int k = 1; k < np; k++) {
+        uint64_t p = atomic_load(&s->part_pos[k]);
+        if (off + n > p && off <= p + HASH_AHEAD) return 1;
+    }
+    return 0;
+}
+
 /* XXH3-64 of the raw file bytes (the trace id); the value does not depend
  * on the slice size. Run on its own thread by tl_source_open_async, or
  * directly before any reading by tl_source_open. Pages behind the parser
@@ -213,7 +237,7 @@ static void *hash_thread(void *arg)
         atomic_store(&s->hashed, off + n);
         /* Far ahead of the reader: drop the slice again, or the whole
          * file would become resident. */
-        if (!s->borrowed && off > atomic_load(&s->consumed) + HASH_AHEAD)
+        if (!s->borrowed && off > atomic_load(&s->consumed) + HASH_AHEAD && !near_a_part(s, off, n))
             madvise(s->map + off, (size_t)n, MADV_DONTNEED);
     }
     s->hash = XXH3_64bits_digest(st);
@@ -436,7 +460,9 @@ int tl_source_release(tl_source *s, uint64_t upto)
     if (s->gz || !s->map || s->borrowed) return 0;
     atomic_store(&s->consumed, upto);
     if (s->progress && upto >= s->progress_next) {
-        s->progress(s->progress_ctx, upto, s->fsize);
+        uint64_t done = upto; /* plus what the other parts have parsed */
+        for (int k = 1; k < atomic_load(&s->nparts); k++) done += atomic_load(&s->part_pos[k]) - s->part_start[k];
+        s->progress(s->progress_ctx, done, s->fsize);
         s->progress_next = upto + (32u << 20);
     }
     if (s->hthr_started && !atomic_load(&s->hash_done)) {
@@ -448,6 +474,53 @@ int tl_source_release(tl_source *s, uint64_t upto)
     if (end > start) madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
     s->released = end;
     return 0;
+}
+
+void tl_source_set_parts(tl_source *s, int n) { s->max_parts = n; }
+
+int tl_source_parts_allowed(const tl_source *s)
+{
+    if (s->gz) return 1;
+    int n = s->max_parts;
+    if (n <= 0) {
+        const char *e = getenv("TRACELENS_PARSE_THREADS");
+        if (e && *e) n = atoi(e);
+    }
+    if (n <= 0) {
+        cpu_set_t set;
+        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    }
+    if (n > MAX_PARTS) n = MAX_PARTS;
+    return n < 1 ? 1 : n;
+}
+
+int tl_source_part_open(tl_source *s, uint64_t start)
+{
+    int k = atomic_load(&s->nparts);
+    if (k == 0) k = 1; /* part 0 is the main parser */
+    if (s->gz || k >= MAX_PARTS || start > s->fsize) return -1;
+    s->part_start[k] = start;
+    atomic_store(&s->part_pos[k], start);
+    /* never drop the page holding the part's first byte: the part before
+     * it may still have to read the bytes before start on that page */
+    s->part_released[k] = (start + 4095) & ~(uint64_t)4095;
+    atomic_store(&s->nparts, k + 1);
+    return k;
+}
+
+void tl_source_part_release(tl_source *s, int k, uint64_t upto)
+{
+    if (k <= 0 || k >= atomic_load(&s->nparts)) return;
+    atomic_store(&s->part_pos[k], upto);
+    if (s->gz || !s->map || s->borrowed) return;
+    if (s->hthr_started && !atomic_load(&s->hash_done)) {
+        uint64_t h = atomic_load(&s->hashed); /* never drop what the hasher still needs */
+        if (h < upto) upto = h;
+    }
+    uint64_t start = s->part_released[k], end = upto & ~(uint64_t)4095;
+    if (end < start + RELEASE_STEP) return;
+    madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
+    s->part_released[k] = end;
 }
 
 size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)

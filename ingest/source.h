@@ -46,6 +46,22 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
  * Returns 0, or TL_EEXIST when the parse should stop (see set_known). */
 int tl_source_release(tl_source *s, uint64_t upto);
 
+/* Parallel parse of a plain (mapped) input, whose window is the whole
+ * file: part k >= 1 of the document, from byte `start`, is parsed by
+ * another thread. Returns the part's number, or -1 when the input cannot
+ * be parsed in parts (gzip) or there are too many. Call before the part's
+ * thread starts. */
+int tl_source_part_open(tl_source *s, uint64_t start);
+/* How many threads may parse this input at once: 1 for gzip (the inflater
+ * is sequential), else tl_source_set_parts' value, or with 0 (the default)
+ * $TRACELENS_PARSE_THREADS, else the CPUs this process may run on. */
+int tl_source_parts_allowed(const tl_source *s);
+void tl_source_set_parts(tl_source *s, int n);
+/* The part's parser has passed `upto`: drops the pages behind it (as
+ * tl_source_release does for the main parser). Called from the part's
+ * thread, concurrently with the main parser. */
+void tl_source_part_release(tl_source *s, int part, uint64_t upto);
+
 /* Whole decompressed content in memory (small inputs: protobuf). The
  * returned buffer is owned by the source. */
 int tl_source_read_all(tl_source *s, const char **buf, size_t *len, tl_err *err);

@@ -293,14 +293,19 @@ void tl_wtrace_free(tl_wtrace *w)
     free(w);
 }
 
-static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
+/* The (table, column) chunk sequence, created empty on first use. */
+static wcolseq *find_seq(tl_wtrace *w, const char *table, const char *col)
 {
     for (size_t i = 0; i < w->seqs.n; i++)
-        if (!strcmp(w->seqs.v[i].table, table) && !strcmp(w->seqs.v[i].col, col))
-            return w->seqs.v[i].next++;
-    wcolseq s = {tl_xstrdup(table), tl_xstrdup(col), 1};
+        if (!strcmp(w->seqs.v[i].table, table) && !strcmp(w->seqs.v[i].col, col)) return &w->seqs.v[i];
+    wcolseq s = {tl_xstrdup(table), tl_xstrdup(col), 0};
     tl_vec_push(&w->seqs, s);
-    return 0;
+    return &w->seqs.v[w->seqs.n - 1];
+}
+
+static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
+{
+    return find_seq(w, table, col)->next++;
 }
 
 /* Encodes payload (raw bytes of length n) into a chunk value. LZ4 gets a
@@ -451,6 +456,27 @@ void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_c
         submit(w, table, col, type, n, (const char *)data + done * es, (size_t)n * es, 0);
         done += n;
     } while (done < nrows);
+}
+
+void tl_wtrace_append(tl_wtrace *w, tl_wtrace *src)
+{
+    wtrace_drain(src);
+    for (size_t c = 0; c < src->chunks.n; c++) {
+        wchunk ch = src->chunks.v[c];
+        /* the key is id, table NUL, column NUL, chunk number (col_key) */
+        const char *table = (const char *)ch.key + 8;
+        const char *col = table + strlen(table) + 1;
+        /* src's chunks of a sequence are in order (numbered as reserved):
+         * each takes the next number of that sequence in w */
+        put_be32(ch.key + ch.klen - 4, next_chunk_no(w, table, col));
+        put_be64(ch.key, w->id);
+        if (w->worker) pthread_mutex_lock(&w->mu);
+        tl_vec_push(&w->chunks, ch);
+        w->bytes += ch.vlen;
+        if (w->worker) pthread_mutex_unlock(&w->mu);
+    }
+    src->chunks.n = 0;
+    src->bytes = 0;
 }
 
 void tl_wtrace_set_id(tl_wtrace *w, uint64_t id)

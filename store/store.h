@@ -64,6 +64,10 @@ void tl_wtrace_put_blob_chunk(tl_wtrace *w, const char *table, const char *col,
  * tl_wtrace_free (which wait for the encoder). */
 void tl_wtrace_put_column(tl_wtrace *w, const char *table, const char *col, tl_ctype type,
                           const void *data, uint64_t nrows);
+/* Moves every chunk of src after w's chunks of the same (table, column),
+ * renumbered, leaving src empty (parallel parse: a later part of the
+ * document encoded on its own). Waits for src's encoder. */
+void tl_wtrace_append(tl_wtrace *w, tl_wtrace *src);
 /* Sets the trace id (it may be known only after parsing). */
 void tl_wtrace_set_id(tl_wtrace *w, uint64_t id);
 /* Sets the catalog record (a JSON object text); "tables" is added by the store. */

@@ -1,0 +1,242 @@
+/* kineto_split.c — parsing one large Kineto event array on several
+ * threads (a single trace otherwise parses on one core).
+ *
+ * The array is cut into parts at guessed element boundaries: from each cut
+ * point the text is scanned forward for "}" "," "{" followed by a known
+ * event key, and a thread parses from that '{' into a shard builder of its
+ * own. A guess can be wrong (the same text can occur inside args or a
+ * string), so none is trusted: the main parser, which reads from the true
+ * start of the array, joins the next part only when one of its own
+ * elements starts exactly at that part's first byte, and each joined part
+ * joins the next one the same way. A part nobody joins is discarded (the
+ * parser that went past its start reads that text itself). The result —
+ * events, their order, errors and the byte offsets in them — is therefore
+ * the serial parse's, whatever the guesses were; only the time differs. */
+#include "kineto_internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A part is worth a thread from this many bytes of JSON on (about 40 ms
+ * of parsing); TRACELENS_SPLIT_MIN overrides it (tests split small files). */
+#define MIN_PART_BYTES (32u << 20)
+#define MAX_SPLIT 16
+
+typedef struct part {
+    uint64_t start;      /* offset of its first element's '{' */
+    int src_part;        /* its tl_source_part_open number */
+    tl_json j;
+    tl_err err;
+    kreader k;
+    pthread_t thr;
+    int started;
+    atomic_int cancel;   /* nobody will join it: stop early */
+    int rc;
+    int link;            /* the part it reached the start of, or -1 (it reached ']') */
+    const uint64_t *starts;
+    int nstarts, self;
+} part;
+
+static size_t min_part_bytes(void)
+{
+    const char *e = getenv("TRACELENS_SPLIT_MIN");
+    if (e && *e) {
+        long long v = atoll(e);
+        if (v > 0) return (size_t)v;
+    }
+    return MIN_PART_BYTES;
+}
+
+static int parts_for(kreader *k)
+{
+    tl_json *j = k->j;
+    /* the whole document must be in one window that never moves */
+    if (!k->src || !j->eof || j->base != 0) return 1;
+    int n = tl_source_parts_allowed(k->src);
+    if (n > MAX_SPLIT) n = MAX_SPLIT;
+    size_t by_size = (j->len - j->pos) / min_part_bytes();
+    if ((size_t)n > by_size) n = (int)by_size;
+    return n < 1 ? 1 : n;
+}
+
+int tl_kineto_split_wanted(kreader *k) { return parts_for(k) >= 2; }
+
+static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+/* Does b[p..] start with a quoted key that Kineto events have? */
+static int event_key_at(const char *b, size_t p, size_t len)
+{
+    static const char *const keys[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", "args", "id", "s", "bp"};
+    if (p >= len || b[p] != '"') return 0;
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        size_t n = strlen(keys[i]);
+        if (p + n + 2 <= len && memcmp(b + p + 1, keys[i], n) == 0 && b[p + 1 + n] == '"') return 1;
+    }
+    return 0;
+}
+
+/* The first '{' in [from, limit) that looks like the start of an array
+ * element: after "}" ws "," ws, and followed by ws and an event key.
+ * Returns its offset, or 0 when there is none. */
+static size_t guess_start(const char *b, size_t len, size_t from, size_t limit)
+{
+    if (limit > len) limit = len;
+    for (size_t p = from; p < limit;) {
+        const char *c = memchr(b + p, '}', limit - p);
+        if (!c) return 0;
+        size_t q = (size_t)(c - b) + 1;
+        p = q;
+        while (q < len && is_ws(b[q])) q++;
+        if (q >= len || b[q] != ',') continue;
+        q++;
+        while (q < len && is_ws(b[q])) q++;
+        if (q >= len || b[q] != '{') continue;
+        size_t open = q++;
+        while (q < len && is_ws(b[q])) q++;
+        if (event_key_at(b, q, len)) return open;
+    }
+    return 0;
+}
+
+/* Parses elements from j->pos (first: right after '[' or at a part's
+ * first '{') until ']' (*link = -1) or until an element starts exactly at
+ * starts[m] for some m >= from (*link = m). The main parser releases its
+ * pages through the source (which may stop it: trace stored already);
+ * a part through its own cursor, and it stops when cancelled. */
+static int run_elements(kreader *k, int first, const uint64_t *starts, int nstarts, int from, int *link,
+                        atomic_int *cancel, int src_part, part *parts)
+{
+    tl_json *j = k->j;
+    int rc, more = 1, m = from;
+    for (;;) {
+        size_t mark = j->pos;
+        int fsave = first;
+        for (;;) {
+            rc = tl_json_arr_next(j, &first, &more);
+            if (rc == 0 && more) {
+                while (m < nstarts && starts[m] < j->pos) {
+                    /* the main parser went past part m's start: nobody
+                     * can join that part any more */
+                    if (parts) atomic_store(&parts[m].cancel, 1);
+                    m++;
+                }
+                if (m < nstarts && starts[m] == j->pos) {
+                    *link = m;
+                    return 0;
+                }
+                rc = tl_kineto_event(k);
+            }
+            if (rc != TL_JNEED) break;
+            first = fsave;
+            if ((rc = tl_json_refill(j, mark))) return rc;
+            mark = j->pos;
+        }
+        if (rc) return rc;
+        if (!more) {
+            *link = -1;
+            return 0;
+        }
+        if ((k->uid & 0xfff) == 0) {
+            if (!cancel) {
+                if ((rc = tl_json_release(j))) return rc;
+            } else {
+                tl_source_part_release(k->src, src_part, j->base + j->pos);
+                if (atomic_load(cancel)) return TL_EEXIST; /* discarded */
+            }
+        }
+    }
+}
+
+static void *part_thread(void *arg)
+{
+    part *p = arg;
+    p->rc = run_elements(&p->k, 1, p->starts, p->nstarts, p->self + 1, &p->link, &p->cancel, p->src_part, NULL);
+    return NULL;
+}
+
+static void part_stop(part *p)
+{
+    if (!p->started) return;
+    atomic_store(&p->cancel, 1);
+    pthread_join(p->thr, NULL);
+    p->started = 0;
+}
+
+static void part_free(part *p)
+{
+    part_stop(p);
+    if (p->k.b) tl_build_free(p->k.b);
+    tl_kreader_free(&p->k);
+    p->k.b = NULL;
+}
+
+int tl_kineto_split_events(kreader *k)
+{
+    tl_json *j = k->j;
+    int n = parts_for(k);
+    /* part 0 is this thread's, from right after '['; the others start at
+     * guessed elements near i/n of the rest */
+    uint64_t starts[MAX_SPLIT];
+    int nstarts = 1;
+    starts[0] = j->pos;
+    size_t rest = j->len - j->pos;
+    for (int i = 1; i < n; i++) {
+        size_t at = j->pos + rest / (size_t)n * (size_t)i;
+        if (at <= starts[nstarts - 1]) continue;
+        size_t g = guess_start(j->buf, j->len, at, at + rest / (size_t)n / 2);
+        if (g > starts[nstarts - 1]) starts[nstarts++] = g;
+    }
+    part *parts = tl_xcalloc((size_t)nstarts, sizeof *parts);
+    for (int i = 1; i < nstarts; i++) {
+        part *p = &parts[i];
+        p->start = starts[i];
+        p->self = i;
+        p->starts = starts;
+        p->nstarts = nstarts;
+        p->link = -1;
+        p->src_part = tl_source_part_open(k->src, starts[i]);
+        tl_json_init_buf(&p->j, j->buf, j->len, j->file, &p->err);
+        p->j.pos = (size_t)starts[i];
+        tl_build *b = tl_build_new_shard();
+        if (tl_build_selects_args(k->b)) tl_build_select_args(b);
+        tl_kreader_init(&p->k, &p->j, b, k->src);
+    }
+    for (int i = 1; i < nstarts; i++) { /* without a thread, a part is parsed here, first */
+        if (pthread_create(&parts[i].thr, NULL, part_thread, &parts[i]) == 0) parts[i].started = 1;
+        else part_thread(&parts[i]);
+    }
+    int link = -1;
+    double t0 = tl_now();
+    int rc = run_elements(k, 1, starts, nstarts, 1, &link, NULL, 0, parts);
+    double t1 = tl_now();
+    /* Follow the chain of parts that joined: each is appended as if this
+     * parser had read it; parts skipped over are discarded. */
+    int cur = rc ? -1 : link, joined = 1;
+    for (int i = 1; i < nstarts; i++) {
+        if (i == cur) {
+            part *p = &parts[i];
+            if (p->started) pthread_join(p->thr, NULL);
+            p->started = 0;
+            if (p->rc) {
+                *j->err = p->err;
+                rc = p->rc;
+                cur = -1;
+            } else {
+                tl_build_append(k->b, p->k.b, k->uid);
+                joined++;
+                k->uid += p->k.uid;
+                j->pos = p->j.pos;
+                cur = p->link;
+            }
+        }
+        part_free(&parts[i]); /* joined and appended, or skipped */
+    }
+    free(parts);
+    if (getenv("TRACELENS_TIMING"))
+        fprintf(stderr, "timing: split into %d parts, %d joined; first part %.3f s, the rest joined after %.3f s\n",
+                nstarts, joined, t1 - t0, tl_now() - t1);
+    return rc;
+}
