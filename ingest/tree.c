@@ -15,6 +15,7 @@
 #include "builder_internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,8 +206,18 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
     free(rows);
 }
 
+static void *nest_thread(void *arg)
+{
+    tl_build *b = arg;
+    nest(b, b->parent, b->parent_py);
+    return NULL;
+}
+
+static void link_gpu(tl_build *b, uint32_t ac2g);
+
 int tl_build_tree(tl_build *b, tl_err *err)
 {
+    (void)err;
     size_t n = b->n;
     b->parent = tl_xmalloc((n ? n : 1) * sizeof *b->parent);
     b->parent_py = tl_xmalloc((n ? n : 1) * sizeof *b->parent_py);
@@ -215,8 +226,57 @@ int tl_build_tree(tl_build *b, tl_err *err)
     for (size_t i = 0; i < n; i++) b->parent[i] = b->parent_py[i] = b->launcher[i] = -1;
     if (!n) return TL_OK;
 
-    if (strcmp(b->format, "kineto") == 0) nest(b, b->parent, b->parent_py);
+    /* The host nesting (§4.2) and the GPU linking (§4.3) write different
+     * rows of parent/parent_py (host events; GPU events) and otherwise only
+     * read the columns, so they run side by side; the names they intern
+     * are interned first (the dictionary is not shared safely). */
+    uint32_t ac2g = tl_build_str(b, "ac2g", 4);
+    uint32_t exec_id = tl_build_str(b, "execute", 7);
+    pthread_t th;
+    int threaded = 0;
+    if (strcmp(b->format, "kineto") == 0) {
+        threaded = n >= 16384 && pthread_create(&th, NULL, nest_thread, b) == 0;
+        if (!threaded) nest(b, b->parent, b->parent_py);
+    }
+    link_gpu(b, ac2g);
+    if (threaded) pthread_join(th, NULL);
 
+    /* §4.4 launcher attribution (default tree: python functions excluded) */
+    /* comm classification once per distinct name: 0 unknown, 1 no, 2 yes */
+    uint8_t *comm = tl_xcalloc(b->soff.n + 1, 1);
+    for (size_t k = 0; k < n; k++) {
+        if (!tl_kind_is_gpu(b->kind.v[k]) || !b->linked[k]) continue;
+        uint32_t nm_id = b->name.v[k];
+        if (!comm[nm_id]) {
+            size_t nl;
+            const char *nm = tl_build_strget(b, nm_id, &nl);
+            comm[nm_id] = tl_is_comm_kernel_name(nm, nl) ? 2 : 1;
+        }
+        if (comm[nm_id] == 2) continue;
+        int32_t r = b->parent[k];
+        if (r < 0) continue;
+        int32_t l = r;
+        for (int32_t a = b->parent[r]; a >= 0; a = b->parent[a]) {
+            uint8_t ak = b->kind.v[a];
+            if (ak == TL_K_CPU_OP) {
+                if (b->name.v[a] == exec_id) continue;
+                l = a;
+                break;
+            }
+            if (ak == TL_K_PYTHON) continue;
+            break;
+        }
+        b->launcher[k] = l;
+    }
+    free(comm);
+    return TL_OK;
+}
+
+/* §3.3-§4.3: GPU events linked to their runtime calls (parent, parent_py
+ * and linked of GPU rows only). */
+static void link_gpu(tl_build *b, uint32_t ac2g)
+{
+    size_t n = b->n;
     /* §3.3 linking key */
     int use_ext = 0;
     for (size_t i = 0; i < n; i++) {
@@ -228,7 +288,6 @@ int tl_build_tree(tl_build *b, tl_err *err)
     const int64_t *key = use_ext ? b->ext_id.v : b->corr.v;
 
     /* §3.4 indexes, each map sized by the keys it will hold */
-    uint32_t ac2g = tl_build_str(b, "ac2g", 4);
     size_t nflow_s = 0, nflow_f = 0, ngpu_keyed = 0;
     for (size_t f = 0; f < b->nflows; f++) {
         if (b->f_cat.v[f] != ac2g) continue;
@@ -294,42 +353,10 @@ int tl_build_tree(tl_build *b, tl_err *err)
         b->linked[*g] = 1;
     }
 
-    /* §4.4 launcher attribution (default tree: python functions excluded) */
-    uint32_t exec_id = tl_build_str(b, "execute", 7);
-    /* comm classification once per distinct name: 0 unknown, 1 no, 2 yes */
-    uint8_t *comm = tl_xcalloc(b->soff.n + 1, 1);
-    for (size_t k = 0; k < n; k++) {
-        if (!tl_kind_is_gpu(b->kind.v[k]) || !b->linked[k]) continue;
-        uint32_t nm_id = b->name.v[k];
-        if (!comm[nm_id]) {
-            size_t nl;
-            const char *nm = tl_build_strget(b, nm_id, &nl);
-            comm[nm_id] = tl_is_comm_kernel_name(nm, nl) ? 2 : 1;
-        }
-        if (comm[nm_id] == 2) continue;
-        int32_t r = b->parent[k];
-        if (r < 0) continue;
-        int32_t l = r;
-        for (int32_t a = b->parent[r]; a >= 0; a = b->parent[a]) {
-            uint8_t ak = b->kind.v[a];
-            if (ak == TL_K_CPU_OP) {
-                if (b->name.v[a] == exec_id) continue;
-                l = a;
-                break;
-            }
-            if (ak == TL_K_PYTHON) continue;
-            break;
-        }
-        b->launcher[k] = l;
-    }
-
-    free(comm);
     free(gpu_next);
     free(gpu_last);
     imap_free(&fstart);
     imap_free(&fend);
     imap_free(&by_ptl);
     imap_free(&gpu_first);
-    (void)err;
-    return TL_OK;
 }
