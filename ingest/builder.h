@@ -88,6 +88,10 @@ size_t tl_build_nevents(const tl_build *b);
  * spec/pytorch-report.md §3-§4 (Kineto), or by correlation id alone for
  * formats without flows. Fills the edge columns. */
 int tl_build_tree(tl_build *b, tl_err *err);
+/* Threads the tree build may use: 0 (the default) two for large traces,
+ * 1 only the calling one (corpus ingest, whose files already use the
+ * cores: a second thread would only add the memory of both halves). */
+void tl_build_set_threads(tl_build *b, int n);
 
 /* Catalog fields a reader or the CLI knows. */
 typedef struct tl_build_info {

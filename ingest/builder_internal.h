@@ -47,6 +47,7 @@ struct tl_build {
      * rows in memory, since they hold its own string ids and row numbers,
      * which tl_build_append maps; only its args chunks are encoded early. */
     int shard;
+    int threads;          /* tl_build_set_threads */
     blob_acc args;        /* current args chunk */
     uint64_t args_rows;   /* rows sealed so far */
 

@@ -27,8 +27,9 @@ typedef struct tl_ingest_opts {
     int progress;            /* draw a progress bar on stderr (TTY) */
     int64_t rank;            /* -1: unknown (the reader may find distributedInfo) */
     const char *config, *run, *labels_json;
-    int parse_threads;       /* threads parsing one plain file; 0: one per CPU
-                              * (corpus ingest uses 1: its files run in parallel) */
+    int parse_threads;       /* threads for one trace (parse of a plain file,
+                              * tree build); 0: one per CPU. Corpus ingest
+                              * uses 1: its files already run in parallel */
 } tl_ingest_opts;
 
 typedef struct tl_ingest_result {

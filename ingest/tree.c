@@ -206,6 +206,8 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
     free(rows);
 }
 
+void tl_build_set_threads(tl_build *b, int n) { b->threads = n; }
+
 static void *nest_thread(void *arg)
 {
     tl_build *b = arg;
@@ -235,7 +237,7 @@ int tl_build_tree(tl_build *b, tl_err *err)
     pthread_t th;
     int threaded = 0;
     if (strcmp(b->format, "kineto") == 0) {
-        threaded = n >= 16384 && pthread_create(&th, NULL, nest_thread, b) == 0;
+        threaded = n >= 16384 && b->threads != 1 && pthread_create(&th, NULL, nest_thread, b) == 0;
         if (!threaded) nest(b, b->parent, b->parent_py);
     }
     link_gpu(b, ac2g);

@@ -1,6 +1,6 @@
 /* test_store.c — the store on its own: chunk encodings round-trip, blobs,
- * catalog, id prefixes, delete, map growth from a tiny map, and the schema
- * version check. */
+ * catalog, id prefixes, delete, map growth from a tiny map, appending one
+ * writer's chunks to another's, and the schema version check. */
 #include "tl_test.h"
 #include "store/store.h"
 
@@ -34,6 +34,49 @@ static void write_trace(tl_store *s, uint64_t id, uint64_t n)
     free(k);
 }
 
+/* tl_wtrace_append: a second writer's chunks follow the first's, per
+ * column, numbered on; columns only the second has start at chunk 0. */
+static void test_append(tl_store *s)
+{
+    const uint64_t id = 0x5555000000000007ULL;
+    tl_wtrace *a = tl_wtrace_new(0), *b = tl_wtrace_new(0);
+    tl_wtrace_start_worker(b); /* encoded on its thread, as a parse part's */
+    int64_t *v = malloc(200000 * sizeof *v);
+    for (int i = 0; i < 200000; i++) v[i] = (int64_t)i * 7 - 3;
+    tl_wtrace_put_column(a, "events", "ts", TL_CT_I64, v, 70000);          /* 2 chunks */
+    tl_wtrace_put_column(b, "events", "ts", TL_CT_I64, v + 70000, 130000); /* 2 more */
+    uint32_t u[3] = {5, 6, 7};
+    tl_wtrace_put_chunk(b, "events", "only_b", TL_CT_U32, u, 3);
+    const char *bytes = "x\0yy\0";
+    uint64_t off[3] = {0, 2, 5};
+    tl_wtrace_put_blob_chunk(a, "events", "args", off, bytes, 1);
+    tl_wtrace_put_blob_chunk(b, "events", "args", off + 1, bytes, 1);
+    tl_wtrace_append(a, b);
+    tl_wtrace_free(b);
+    free(v); /* put_column encodes from the caller's array: drained by append and set_id below */
+    tl_wtrace_set_catalog(a, "{\"format\":\"test\"}");
+    tl_wtrace_set_id(a, id);
+    tl_err err = {0};
+    CHECK_EQ_I(tl_store_write(s, a, &err), 0);
+    tl_wtrace_free(a);
+    tl_reader *r;
+    CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
+    tl_colview c;
+    CHECK_EQ_I(tl_reader_column(r, id, "events", "ts", &c, &err), 0);
+    CHECK_EQ_I(c.n, 200000);
+    int ok = c.n == 200000;
+    for (uint64_t i = 0; ok && i < c.n; i++) ok = ((const int64_t *)c.data)[i] == (int64_t)i * 7 - 3;
+    CHECK(ok);
+    CHECK_EQ_I(tl_reader_column(r, id, "events", "only_b", &c, &err), 0);
+    CHECK_EQ_I(c.n, 3);
+    CHECK_EQ_I(((const uint32_t *)c.data)[2], 7);
+    CHECK_EQ_I(tl_reader_column(r, id, "events", "args", &c, &err), 0);
+    CHECK_EQ_I(c.n, 2);
+    CHECK_EQ_S(c.bytes + c.offsets[0], "x");
+    CHECK_EQ_S(c.bytes + c.offsets[1], "yy");
+    tl_reader_close(r);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/tl_test_store_%d", (int)getpid());
@@ -47,6 +90,7 @@ int main(void)
     CHECK_EQ_I(tl_store_open(dir, &s, &err), 0);
     write_trace(s, 0x1234567890abcdefULL, 300000); /* 5 chunks of ts, > map size */
     write_trace(s, 0x1234000000000001ULL, 10);
+    test_append(s);
     /* same id again: refused, nothing written */
     tl_wtrace *w = tl_wtrace_new(0x1234567890abcdefULL);
     tl_wtrace_set_catalog(w, "{}");
