@@ -23,20 +23,14 @@ import subprocess
 import sys
 import tempfile
 
+from tlcheck import Checks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 
-passed = 0
-failed = 0
+check = Checks()
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def parse_cell(text):
@@ -124,7 +118,7 @@ def main():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         check(r.returncode == 0, "report exit status %d: %s" % (r.returncode, r.stderr.strip()))
         if r.returncode != 0:
-            print("%d passed, %d failed" % (passed, failed))
+            print("%d passed, %d failed" % (check.passed, check.failed))
             return 1
 
         # --- reference CSVs, column by column
@@ -197,8 +191,8 @@ def main():
         check(oc and close(oc[0]["Data Moved (MB)_first"], 551.6211013793945), "conv Data Moved")
         check(oc and close(oc[0]["FLOPS/Byte_first"], 3.955812004913109), "conv FLOPS/Byte")
 
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    print("%d passed, %d failed" % (check.passed, check.failed))
+    return 1 if check.failed else 0
 
 
 if __name__ == "__main__":

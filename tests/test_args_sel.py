@@ -22,19 +22,14 @@ import subprocess
 import sys
 import tempfile
 
+from tlcheck import Checks
+
 BUILD = sys.argv[1]
 TL = os.path.join(BUILD, "tracelens")
 COLL = os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch")
-passed = failed = 0
+check = Checks()
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args, full):
@@ -131,8 +126,8 @@ def main():
         print("compared %d files" % len(outs["sel"]))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    print("%d passed, %d failed" % (check.passed, check.failed))
+    return 1 if check.failed else 0
 
 
 if __name__ == "__main__":

@@ -5,8 +5,10 @@ expected, a non-zero exit, and an unchanged store — while the good files of
 the same command are still ingested. Usage: test_bad_inputs.py BUILD_DIR"""
 import gzip, os, subprocess, sys, tempfile
 
+from tlcheck import Checks
+
 tl = os.path.join(sys.argv[1], "tracelens")
-passed = failed = 0
+check = Checks()
 
 GOOD = (b'{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"tid":1,'
         b'"ts":100.5,"dur":10,"args":{"External id":1}}]}')
@@ -44,13 +46,6 @@ cases = {
 def run(db, *paths):
     return subprocess.run([tl, "--db", db, "ingest", "-q", *paths], capture_output=True, text=True)
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL", what)
 
 with tempfile.TemporaryDirectory() as tmp:
     db = os.path.join(tmp, "db")
@@ -83,5 +78,5 @@ with tempfile.TemporaryDirectory() as tmp:
     # same file again: no change, prints the existing id
     r1 = run(db, good)
     check(r1.returncode == 0 and "already stored" in r1.stdout, "re-ingest is a no-op that prints the id")
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+print("%d passed, %d failed" % (check.passed, check.failed))
+sys.exit(1 if check.failed else 0)

@@ -17,6 +17,8 @@ import sys
 import shutil
 import tempfile
 
+from tlcheck import Checks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("TL_BUILD", "build")
 DATA = os.path.realpath(os.environ.get("TL_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data")))
@@ -28,16 +30,9 @@ KSUM = "Kernel Time (µs)_sum"
 LCA_COLS = ["speedup (trace2/trace1)", "delta_us (trace2 - trace1)", "lca_count_trace2", "lca_id",
             "lca_name", "lca_total_kernel_time_trace1_us", "lca_total_kernel_time_trace2_us"]
 
-passed = failed = 0
+check = Checks()
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def run(cmd, db):
@@ -72,8 +67,8 @@ def main():
     check(rc == 0, f"report with --comparison_json_path: rc {rc} {err[-300:]}")
     rc, _, err = run([TL, "diff", T1, T2, "--out", diff_dir], db)
     check(rc == 0, f"tracelens diff: rc {rc} {err[-300:]}")
-    if failed:
-        print(f"{passed} passed, {failed} failed")
+    if check.failed:
+        print(f"{check.passed} passed, {check.failed} failed")
         return 1
 
     # diff_stats: the sheet is the file tracelens diff writes
@@ -164,8 +159,8 @@ def main():
           "--help documents --comparison_json_path")
 
     shutil.rmtree(tmp, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    print(f"{check.passed} passed, {check.failed} failed")
+    return 0 if check.failed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ import subprocess
 import sys
 import tempfile
 
+from tlcheck import Checks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = sys.argv[1] if len(sys.argv) > 1 else os.environ.get("TL_BUILD", "build")
 DATA = os.environ.get("TL_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
@@ -20,16 +22,9 @@ INF = os.path.join(DATA, "inference")
 BIN = os.path.join(BUILD, "tracelens")
 GRAPH_LAUNCH_MAX_PCT = 5.0
 
-passed = failed = 0
+check = Checks()
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what)
 
 
 def run(*args):
@@ -158,8 +153,8 @@ def main():
         check(rc == 0, "split --help")
         rc, _, _ = run("split")
         check(rc == 2, "split without a trace is a usage error")
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    print(f"{check.passed} passed, {check.failed} failed")
+    return 0 if check.failed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -30,21 +30,16 @@ import subprocess
 import sys
 import tempfile
 
+from tlcheck import Checks
+
 BUILD = sys.argv[1]
 DATA = sys.argv[2] if len(sys.argv) > 2 else None
 TL = os.path.join(BUILD, "tracelens")
 TRACEGEN = os.path.join(BUILD, "tracegen")
-passed = failed = 0
+check = Checks()
 joined_total = discarded_total = 0
 
 
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args, env_extra):
@@ -183,8 +178,8 @@ def main():
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("split parse: %d checks passed, %d failed; %d parts joined, %d discarded" %
-          (passed, failed, joined_total, discarded_total))
-    return 1 if failed else 0
+          (check.passed, check.failed, joined_total, discarded_total))
+    return 1 if check.failed else 0
 
 
 sys.exit(main())

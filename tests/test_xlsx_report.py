@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from tlcheck import Checks
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.environ.get("TL_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
 
@@ -27,16 +29,9 @@ except ImportError:
     print("openpyxl is not installed for %s: skipped" % sys.executable)
     sys.exit(77)
 
-passed = failed = 0
+check = Checks()
 
 
-def check(cond, msg):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL: " + msg)
 
 
 def close(a, b):
@@ -139,8 +134,8 @@ def main():
         for trace, flags in cases:
             print(f"# {os.path.basename(trace)} {' '.join(flags)}")
             run_case(build, trace, flags, tmp)
-    print(f"{passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
+    print(f"{check.passed} passed, {check.failed} failed")
+    return 0 if check.failed == 0 else 1
 
 
 if __name__ == "__main__":
