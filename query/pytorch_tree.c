@@ -558,12 +558,19 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
             }
         tl_radix_sort_rows((uint32_t *)sr, sk, ns);
         free(sk);
+        /* per name: 0 not tested, 1 no, 2 an autograd evaluate_function */
+        uint8_t *is_eval = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
         for (size_t a = 0; a < ns;) {
             size_t b = a;
             while (b < ns && t->seq[sr[b]] == t->seq[sr[a]]) b++;
             int32_t bwd = -1;
-            for (size_t k = a; k < b && bwd < 0; k++)
-                if (starts(pyt_name(c, sr[k]), "autograd::engine::evaluate_function:")) bwd = sr[k];
+            for (size_t k = a; k < b && bwd < 0; k++) {
+                uint32_t nm = t->name[sr[k]];
+                if (nm >= t->dict.n) continue;
+                if (!is_eval[nm])
+                    is_eval[nm] = starts(pyt_name(c, sr[k]), "autograd::engine::evaluate_function:") ? 2 : 1;
+                if (is_eval[nm] == 2) bwd = sr[k];
+            }
             if (bwd >= 0) {
                 int32_t fwd = -1;
                 for (size_t k = a; k < b; k++) {
@@ -578,6 +585,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
             }
             a = b;
         }
+        free(is_eval);
         free(sr);
     }
 

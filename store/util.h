@@ -128,9 +128,10 @@ void tl_gate_enter(tl_gate *g);
 void tl_gate_leave(tl_gate *g);
 void tl_gate_destroy(tl_gate *g);
 
+
 /* Stable LSD radix sort of rows[n] by keys[n] (keys[i] is rows[i]'s key;
- * keys is used as scratch and left in an unspecified state). 11-bit digits,
- * only the passes the key range needs. */
+ * keys is used as scratch and left in an unspecified state). Digits of up
+ * to 12 bits, only the passes the key range needs. */
 void tl_radix_sort_rows(uint32_t *rows, uint64_t *keys, size_t n);
 
 /* Median of v[0..n) (no NaNs; n > 0), the two middle values averaged when
