@@ -11,19 +11,12 @@
 #include "query/corpus_report.h"
 #include "tl_test.h"
 
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static char g_dir[256];
 static tl_store *g_store;
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-    (void)sb, (void)flag, (void)f;
-    return remove(p);
-}
 
 /* ---- formulas ---------------------------------------------------------- */
 
@@ -414,21 +407,9 @@ int main(void)
 {
     test_formulas();
     test_groups();
-    snprintf(g_dir, sizeof g_dir, "/tmp/tl_coll_XXXXXX");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char db[300];
-    snprintf(db, sizeof db, "%s/db", g_dir);
-    tl_err err = {0};
-    if (tl_store_open(db, &g_store, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
+    g_store = tl_test_store_open("tl_coll_", g_dir, sizeof g_dir);
     test_regular();
     test_mismatch_and_simplified();
-    tl_store_close(g_store);
-    nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tl_test_store_close(g_store, g_dir);
     return tl_test_done("test_collective");
 }

@@ -12,19 +12,12 @@
 #include "query/corpus_report.h"
 #include "tl_test.h"
 
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 static char g_dir[256];
 static tl_store *g_store;
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-    (void)sb, (void)flag, (void)f;
-    return remove(p);
-}
 
 static uint64_t ingest_text(const char *text, int rank)
 {
@@ -192,20 +185,8 @@ static void test_merge(void)
 
 int main(void)
 {
-    snprintf(g_dir, sizeof g_dir, "/tmp/tl_corpus_XXXXXX");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char db[300];
-    snprintf(db, sizeof db, "%s/db", g_dir);
-    tl_err err = {0};
-    if (tl_store_open(db, &g_store, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
+    g_store = tl_test_store_open("tl_corpus_", g_dir, sizeof g_dir);
     test_merge();
-    tl_store_close(g_store);
-    nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tl_test_store_close(g_store, g_dir);
     return tl_test_done("test_corpus_merge");
 }

@@ -13,7 +13,6 @@
 #include "query/trace.h"
 #include "tl_test.h"
 
-#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,12 +21,6 @@
 static char g_dir[256];
 static tl_store *g_store;
 static int g_nfile;
-
-static int rm_cb(const char *p, const struct stat *sb, int flag, struct FTW *f)
-{
-    (void)sb, (void)flag, (void)f;
-    return remove(p);
-}
 
 /* Writes text to a temp file (gzip'ed when gz); returns its path. */
 static const char *write_file(const char *text, size_t n, int gz)
@@ -532,18 +525,7 @@ static void test_sample(const char *path)
 
 int main(void)
 {
-    snprintf(g_dir, sizeof g_dir, "/tmp/tl_test_rocprof_XXXXXX");
-    if (!mkdtemp(g_dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    char db[300];
-    snprintf(db, sizeof db, "%s/db", g_dir);
-    tl_err err = {0};
-    if (tl_store_open(db, &g_store, &err)) {
-        fprintf(stderr, "%s\n", err.msg);
-        return 1;
-    }
+    g_store = tl_test_store_open("tl_test_rocprof_", g_dir, sizeof g_dir);
     test_categories();
     test_sniff();
     test_bad_inputs();
@@ -553,8 +535,7 @@ int main(void)
     test_truncated();
     const char *sample = tl_test_data("rocprof/908_results.json.gz");
     if (sample) test_sample(sample);
-    tl_store_close(g_store);
-    nftw(g_dir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+    tl_test_store_close(g_store, g_dir);
     int rc = tl_test_done("test_rocprof");
     if (!sample && !rc) {
         printf("test_rocprof: shared sample absent; skipped\n");
