@@ -841,6 +841,41 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
     return TL_OK;
 }
 
+/* The chunks of one column, in order: its keys are the column key plus a
+ * 4-byte chunk number (col_key), so they sit together in the B-tree. */
+typedef struct chunk_cursor {
+    MDB_cursor *c;
+    unsigned char kb[600];
+    size_t kl;
+    int started;
+} chunk_cursor;
+
+static int chunks_open(tl_reader *r, uint64_t id, const char *table, const char *col, chunk_cursor *cc,
+                       tl_err *err)
+{
+    cc->kl = col_key(cc->kb, sizeof cc->kb, id, table, col, 0, 0);
+    cc->started = 0;
+    if (!cc->kl) return tl_errf(err, TL_EUSAGE, "column name too long");
+    int rc = mdb_cursor_open(r->txn, r->s->columns, &cc->c);
+    return rc ? lmdb_err(err, rc, "column scan", r->s->dir) : TL_OK;
+}
+
+/* The next chunk's value into *v: 1, or 0 after the last. */
+static int chunks_next(chunk_cursor *cc, MDB_val *v)
+{
+    MDB_val k = {cc->kl, cc->kb};
+    int rc = mdb_cursor_get(cc->c, &k, v, cc->started ? MDB_NEXT : MDB_SET_RANGE);
+    cc->started = 1;
+    return rc == 0 && k.mv_size == cc->kl + 4 && memcmp(k.mv_data, cc->kb, cc->kl) == 0;
+}
+
+static int no_column(tl_err *err, uint64_t id, const char *table, const char *col)
+{
+    char hex[17];
+    tl_id_format(id, hex);
+    return tl_errf(err, TL_ENOTFOUND, "trace %s has no column %s.%s", hex, table, col);
+}
+
 /* Walks the chunks of one column in order: mode 0 decodes into the arena
  * (views live as long as the reader), mode 1 into one scratch buffer reused
  * for every chunk (views live until the callback returns). */
@@ -848,24 +883,20 @@ static int column_walk(tl_reader *r, uint64_t id, const char *table, const char 
                        int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                        tl_err *err)
 {
-    unsigned char kb[600];
-    size_t kl = col_key(kb, sizeof kb, id, table, col, 0, 0);
-    if (!kl) return tl_errf(err, TL_EUSAGE, "column name too long");
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
-    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
-    MDB_val k = {kl, kb}, v;
+    chunk_cursor cc;
+    int rc = chunks_open(r, id, table, col, &cc, err);
+    if (rc) return rc;
+    MDB_val v;
     int found = 0;
     uint32_t no = 0;
     char *buf = NULL;
     size_t bufcap = 0;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+    while (chunks_next(&cc, &v)) {
         char *dst = NULL;
         if (scratch) {
             uint32_t f[3];
             int e = chunk_hdr(r, &v, f, err);
-            if (e) { mdb_cursor_close(c); free(buf); return e; }
+            if (e) { mdb_cursor_close(cc.c); free(buf); return e; }
             if ((size_t)f[1] + 8 > bufcap) {
                 free(buf);
                 bufcap = (size_t)f[1] + 8;
@@ -875,18 +906,13 @@ static int column_walk(tl_reader *r, uint64_t id, const char *table, const char 
         }
         tl_colview cv;
         int e = decode_chunk(r, &v, dst, &cv, err);
-        if (e) { mdb_cursor_close(c); free(buf); return e; }
+        if (e) { mdb_cursor_close(cc.c); free(buf); return e; }
         found = 1;
         if (cb(ctx, no++, &cv)) break;
     }
-    mdb_cursor_close(c);
+    mdb_cursor_close(cc.c);
     free(buf);
-    if (!found) {
-        char hex[17];
-        tl_id_format(id, hex);
-        return tl_errf(err, TL_ENOTFOUND, "trace %s has no column %s.%s", hex, table, col);
-    }
-    return TL_OK;
+    return found ? TL_OK : no_column(err, id, table, col);
 }
 
 int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
@@ -917,17 +943,14 @@ typedef struct gather {
 int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
                      tl_err *err)
 {
-    unsigned char kb[600];
-    size_t kl = col_key(kb, sizeof kb, id, table, col, 0, 0);
-    if (!kl) return tl_errf(err, TL_EUSAGE, "column name too long");
-    MDB_cursor *c;
-    int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
-    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
-    MDB_val k = {kl, kb}, v;
+    chunk_cursor cc;
+    int rc = chunks_open(r, id, table, col, &cc, err);
+    if (rc) return rc;
+    MDB_cursor *c = cc.c;
+    MDB_val v;
     gather g = {0};
     MDB_val first = {0, NULL};
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+    while (chunks_next(&cc, &v)) {
         uint32_t f[3];
         int e = chunk_hdr(r, &v, f, err);
         if (e) { mdb_cursor_close(c); return e; }
@@ -948,9 +971,7 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     }
     if (!g.nchunks) {
         mdb_cursor_close(c);
-        char hex[17];
-        tl_id_format(id, hex);
-        return tl_errf(err, TL_ENOTFOUND, "trace %s has no column %s.%s", hex, table, col);
+        return no_column(err, id, table, col);
     }
     if (g.nchunks == 1) {
         mdb_cursor_close(c);
@@ -971,11 +992,8 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     }
     uint64_t row = 0, base = 0;
     int e = TL_OK;
-    k.mv_size = kl;
-    k.mv_data = kb;
-    for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE); rc == 0 && row <= g.rows;
-         rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
-        if (k.mv_size != kl + 4 || memcmp(k.mv_data, kb, kl) != 0) break;
+    cc.started = 0; /* second pass: from the first chunk again */
+    while (row <= g.rows && chunks_next(&cc, &v)) {
         tl_colview p;
         if (g.type == TL_CT_BLOB) {
             if ((e = decode_chunk(r, &v, tmp, &p, err))) break;
