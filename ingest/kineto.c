@@ -298,30 +298,6 @@ int tl_kineto_event(kreader *k)
     return 0;
 }
 
-static int events_array(kreader *k)
-{
-    tl_json *j = k->j;
-    int rc, first = 1, more = 1;
-    if (tl_kineto_split_wanted(k)) return tl_kineto_split_events(k);
-    for (;;) {
-        size_t mark = j->pos;
-        int fsave = first;
-        for (;;) {
-            rc = tl_json_arr_next(j, &first, &more);
-            if (rc == 0 && more) rc = tl_kineto_event(k);
-            if (rc != TL_JNEED) break;
-            /* the unit restarts from the element's separator */
-            first = fsave;
-            rc = tl_json_refill(j, mark);
-            if (rc) return rc;
-            mark = j->pos;
-        }
-        if (rc) return rc;
-        if (!more) return 0;
-        if ((k->uid & 0xfff) == 0 && (rc = tl_json_release(j))) return rc;
-    }
-}
-
 int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
 {
     tl_json jj, *j = &jj;
@@ -374,7 +350,7 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
                 if ((rc = tl_json_refill(j, j->pos))) goto out;
             }
             if (rc) goto out;
-            if ((rc = events_array(&k))) goto out;
+            if ((rc = tl_kineto_events(&k))) goto out;
         }
     }
     for (;;) {

@@ -1,6 +1,6 @@
 /* kineto_internal.h — the Kineto reader's per-thread state, shared by
- * kineto.c (the document and its events) and kineto_split.c (parsing the
- * event array in parts on several threads). */
+ * kineto.c (the document and one event) and kineto_split.c (the event
+ * array, serially or in parts on several threads). */
 #ifndef TL_KINETO_INTERNAL_H
 #define TL_KINETO_INTERNAL_H
 
@@ -38,12 +38,10 @@ void tl_kreader_free(kreader *k);
 /* Parses one element of traceEvents at j->pos into the builder. */
 int tl_kineto_event(kreader *k);
 
-/* Whether the event array (j->pos just after its '[') is worth parsing
- * in parts: the whole document is in memory (a mapped plain file), it is
- * large, and more than one core is available. */
-int tl_kineto_split_wanted(kreader *k);
-/* Parses the rest of the event array in parts on several threads, leaving
- * j->pos just after its ']' and the builder as a serial parse would. */
-int tl_kineto_split_events(kreader *k);
+/* Parses the elements of the event array (j->pos just after its '['),
+ * leaving j->pos just after its ']'. A large document that is whole in
+ * memory (a mapped plain file) is parsed in parts on several threads
+ * (kineto_split.c), with the builder left as the serial parse leaves it. */
+int tl_kineto_events(kreader *k);
 
 #endif

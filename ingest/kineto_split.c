@@ -1,5 +1,6 @@
-/* kineto_split.c — parsing one large Kineto event array on several
- * threads (a single trace otherwise parses on one core).
+/* kineto_split.c — the elements of a Kineto traceEvents array, parsed on
+ * this thread or, for a large mapped document, on several (a single trace
+ * otherwise parses on one core).
  *
  * The array is cut into parts at guessed element boundaries: from each cut
  * point the text is scanned forward for "}" "," "{" followed by a known
@@ -26,7 +27,6 @@
 #define MAX_SPLIT 16
 
 typedef struct part {
-    uint64_t start;      /* offset of its first element's '{' */
     int src_part;        /* its tl_source_part_open number */
     tl_json j;
     tl_err err;
@@ -61,8 +61,6 @@ static int parts_for(kreader *k)
     if ((size_t)n > by_size) n = (int)by_size;
     return n < 1 ? 1 : n;
 }
-
-int tl_kineto_split_wanted(kreader *k) { return parts_for(k) >= 2; }
 
 static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -173,10 +171,9 @@ static void part_free(part *p)
     p->k.b = NULL;
 }
 
-int tl_kineto_split_events(kreader *k)
+static int split_events(kreader *k, int n)
 {
     tl_json *j = k->j;
-    int n = parts_for(k);
     /* part 0 is this thread's, from right after '['; the others start at
      * guessed elements near i/n of the rest */
     uint64_t starts[MAX_SPLIT];
@@ -192,7 +189,6 @@ int tl_kineto_split_events(kreader *k)
     part *parts = tl_xcalloc((size_t)nstarts, sizeof *parts);
     for (int i = 1; i < nstarts; i++) {
         part *p = &parts[i];
-        p->start = starts[i];
         p->self = i;
         p->starts = starts;
         p->nstarts = nstarts;
@@ -239,4 +235,12 @@ int tl_kineto_split_events(kreader *k)
         fprintf(stderr, "timing: split into %d parts, %d joined; first part %.3f s, the rest joined after %.3f s\n",
                 nstarts, joined, t1 - t0, tl_now() - t1);
     return rc;
+}
+
+int tl_kineto_events(kreader *k)
+{
+    int n = parts_for(k);
+    if (n >= 2) return split_events(k, n);
+    int link;
+    return run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
 }
