@@ -102,6 +102,21 @@ struct tl_source {
 
 static int is_gzip(const unsigned char *p, uint64_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
 
+/* A reader (parser, part, inflater) has passed `upto`: drops the mapped
+ * pages from *released up to there, page-aligned, once a step's worth has
+ * gathered, but never what the hasher has still to read. */
+static void drop_behind(tl_source *s, uint64_t *released, uint64_t upto, uint64_t step)
+{
+    if (s->hthr_started && !atomic_load(&s->hash_done)) {
+        uint64_t h = atomic_load(&s->hashed);
+        if (h < upto) upto = h;
+    }
+    uint64_t end = upto & ~(uint64_t)4095;
+    if (end < *released + step) return;
+    madvise(s->map + *released, (size_t)(end - *released), MADV_DONTNEED);
+    *released = end;
+}
+
 static void *inflate_thread(void *arg)
 {
     tl_source *s = arg;
@@ -140,18 +155,7 @@ static void *inflate_thread(void *arg)
             /* Drop compressed pages already inflated: a large .gz would
              * otherwise stay resident in full (steps of a quarter of the
              * file at most, so small files are dropped too). */
-            if (!s->borrowed && in_pos >= in_released + release_step) {
-                uint64_t end = in_pos;
-                if (s->hthr_started && !atomic_load(&s->hash_done)) {
-                    uint64_t h = atomic_load(&s->hashed); /* the hasher still needs the rest */
-                    if (h < end) end = h;
-                }
-                end &= ~(uint64_t)4095;
-                if (end > in_released) {
-                    madvise(s->map + in_released, (size_t)(end - in_released), MADV_DONTNEED);
-                    in_released = end;
-                }
-            }
+            if (!s->borrowed) drop_behind(s, &in_released, in_pos, release_step);
             if (rc < 0) {
                 err = 1;
                 msg = rc == ISAL_INCORRECT_CHECKSUM ? "gzip CRC mismatch (corrupt data)"
@@ -465,14 +469,7 @@ int tl_source_release(tl_source *s, uint64_t upto)
         s->progress(s->progress_ctx, done, s->fsize);
         s->progress_next = upto + (32u << 20);
     }
-    if (s->hthr_started && !atomic_load(&s->hash_done)) {
-        uint64_t h = atomic_load(&s->hashed); /* never drop what the hasher still needs */
-        if (h < upto) upto = h;
-    }
-    if (upto < s->released + RELEASE_STEP) return 0;
-    uint64_t start = s->released & ~(uint64_t)4095, end = upto & ~(uint64_t)4095;
-    if (end > start) madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
-    s->released = end;
+    drop_behind(s, &s->released, upto, RELEASE_STEP);
     return 0;
 }
 
@@ -513,14 +510,7 @@ void tl_source_part_release(tl_source *s, int k, uint64_t upto)
     if (k <= 0 || k >= atomic_load(&s->nparts)) return;
     atomic_store(&s->part_pos[k], upto);
     if (s->gz || !s->map || s->borrowed) return;
-    if (s->hthr_started && !atomic_load(&s->hash_done)) {
-        uint64_t h = atomic_load(&s->hashed); /* never drop what the hasher still needs */
-        if (h < upto) upto = h;
-    }
-    uint64_t start = s->part_released[k], end = upto & ~(uint64_t)4095;
-    if (end < start + RELEASE_STEP) return;
-    madvise(s->map + start, (size_t)(end - start), MADV_DONTNEED);
-    s->part_released[k] = end;
+    drop_behind(s, &s->part_released[k], upto, RELEASE_STEP);
 }
 
 size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)
