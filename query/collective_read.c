@@ -558,30 +558,14 @@ void coll_rank_free(coll_rank *cr)
 
 /* ---- one rank from an already loaded trace ------------------------------- */
 
-/* A fixed-width column copied out chunk by chunk (scratch decoding), for
- * the columns a caller's trace did not load. */
-typedef struct copy_col {
-    char *dst;
-    size_t width, rows, cap;
-} copy_col;
-static int copy_cb(void *ctx, uint32_t chunk, const tl_colview *v)
-{
-    (void)chunk;
-    copy_col *c = ctx;
-    size_t n = (size_t)v->n;
-    if (c->rows + n > c->cap) return 1; /* more rows than the catalog says: stop */
-    memcpy(c->dst + c->rows * c->width, v->data, n * c->width);
-    c->rows += n;
-    return 0;
-}
+/* A fixed-width column copied out for the columns a caller's trace did
+ * not load (freed by the caller). */
 static int copy_column(const tl_trace *t, const char *col, size_t width, void **out, tl_err *err)
 {
-    copy_col c = {.width = width, .cap = t->n};
-    c.dst = tl_xmalloc((t->n ? t->n : 1) * width);
-    int rc = tl_reader_column_scan(t->reader, t->id, TL_T_EVENTS, col, copy_cb, &c, err);
-    if (!rc && c.rows != t->n) rc = tl_errf(err, TL_ESTORE, "column %s has %zu rows, the trace %zu", col, c.rows, t->n);
-    if (rc) { free(c.dst); c.dst = NULL; }
-    *out = c.dst;
+    void *dst = tl_xmalloc((t->n ? t->n : 1) * width);
+    int rc = tl_reader_column_into(t->reader, t->id, TL_T_EVENTS, col, dst, width, t->n, err);
+    if (rc) { free(dst); dst = NULL; }
+    *out = dst;
     return rc;
 }
 

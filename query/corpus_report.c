@@ -264,56 +264,39 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * NULL; the sheet functions used here never read them. */
 static const struct {
     const char *col;
-    size_t off;
+    size_t off, width;
     int optional;
 } RANK_COLS[] = {
-#define E(c, f) {c, offsetof(tl_trace, f), 0}
-    E(TL_C_UID, uid), E(TL_C_TS, ts), E(TL_C_DUR, dur), E(TL_C_NAME, name), E(TL_C_CAT, cat),
-    E(TL_C_KIND, kind), E(TL_C_PID, pid), E(TL_C_TID, tid), E(TL_C_IDFLAGS, idflags),
-    E(TL_C_EXTID, ext_id), E(TL_C_STREAM, stream), E(TL_C_SEQ, seq), E(TL_C_INDIMS, in_dims),
-    E(TL_C_INTYPE, in_type), E(TL_C_INSTRIDES, in_strides), E(TL_C_CONCRETE, concrete),
-    {TL_C_PARENT, offsetof(tl_trace, parent), 1},
+#define E(c, f, opt) {c, offsetof(tl_trace, f), sizeof *((tl_trace *)0)->f, opt}
+    E(TL_C_UID, uid, 0), E(TL_C_TS, ts, 0), E(TL_C_DUR, dur, 0), E(TL_C_NAME, name, 0), E(TL_C_CAT, cat, 0),
+    E(TL_C_KIND, kind, 0), E(TL_C_PID, pid, 0), E(TL_C_TID, tid, 0), E(TL_C_IDFLAGS, idflags, 0),
+    E(TL_C_EXTID, ext_id, 0), E(TL_C_STREAM, stream, 0), E(TL_C_SEQ, seq, 0), E(TL_C_INDIMS, in_dims, 0),
+    E(TL_C_INTYPE, in_type, 0), E(TL_C_INSTRIDES, in_strides, 0), E(TL_C_CONCRETE, concrete, 0),
+    E(TL_C_PARENT, parent, 1),
 #undef E
 };
 #define NRANK_COLS (sizeof RANK_COLS / sizeof *RANK_COLS)
 
-/* One column copied chunk by chunk (each decoded into the store's scratch
- * buffer) into a mapping of its own, unmapped here: the reader's arena
- * (tl_reader_column) would keep every column until the reader closes, and
- * the perf-model stage outlives the columns' last use. mmap rather than
- * malloc: freed malloc memory of this size stays in the thread's arena
- * (the CLI raises the trim and mmap thresholds), where the other worker
- * cannot use it. */
-typedef struct colcopy {
-    char *dst;
-    size_t width, rows, cap, bytes;
-} colcopy;
+/* Each column is decoded straight into a mapping of its own, unmapped
+ * here: the reader's arena (tl_reader_column) would keep every column
+ * until the reader closes, and the perf-model stage outlives the columns'
+ * last use. mmap rather than malloc: freed malloc memory of this size
+ * stays in the thread's arena (the CLI raises the trim and mmap
+ * thresholds), where the other worker cannot use it. Populated at once:
+ * the whole block is written right away, and one call faults it in
+ * cheaper than page by page. */
+static void *col_map(size_t bytes)
+{
+    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "tracelens: out of memory (%zu bytes)\n", bytes);
+        abort();
+    }
+    return m;
+}
 static void col_unmap(void *p, size_t bytes)
 {
     if (p) munmap(p, bytes);
-}
-static int colcopy_cb(void *ctx, uint32_t chunk, const tl_colview *v)
-{
-    (void)chunk;
-    colcopy *c = ctx;
-    size_t w = tl_ctype_size(v->type), n = (size_t)v->n;
-    if (!c->dst) {
-        if (!w) return 1;
-        c->width = w;
-        c->bytes = (c->cap ? c->cap : 1) * w;
-        /* populated now: the whole block is written right away, and one
-         * call faults it in cheaper than page by page */
-        void *m = mmap(NULL, c->bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-        if (m == MAP_FAILED) {
-            fprintf(stderr, "tracelens: out of memory (%zu bytes)\n", c->bytes);
-            abort();
-        }
-        c->dst = m;
-    }
-    if (w != c->width || c->rows + n > c->cap) return 1; /* caught by the row count below */
-    memcpy(c->dst + c->rows * w, v->data, n * w);
-    c->rows += n;
-    return 0;
 }
 
 typedef struct rank_trace {
@@ -362,16 +345,15 @@ static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *er
     t->n = nev > 0 ? (size_t)nev : 0;
     t->nmeta = nm > 0 ? (size_t)nm : 0;
     for (size_t i = 0; t->n && i < NRANK_COLS; i++) {
-        colcopy c = {.cap = t->n};
-        rc = tl_reader_column_scan(r, id, TL_T_EVENTS, RANK_COLS[i].col, colcopy_cb, &c, err);
+        size_t bytes = t->n * RANK_COLS[i].width;
+        void *dst = col_map(bytes);
+        rc = tl_reader_column_into(r, id, TL_T_EVENTS, RANK_COLS[i].col, dst, RANK_COLS[i].width, t->n, err);
+        if (rc) col_unmap(dst, bytes);
         if (rc == TL_ENOTFOUND && RANK_COLS[i].optional) { rc = 0; continue; }
-        if (!rc && c.rows != t->n)
-            rc = tl_errf(err, TL_ESTORE, "column %s.%s has %zu rows, the catalog %zu", TL_T_EVENTS,
-                         RANK_COLS[i].col, c.rows, t->n);
-        if (rc) { col_unmap(c.dst, c.bytes); goto fail; }
-        rt->own[i] = c.dst;
-        rt->bytes[i] = c.bytes;
-        *(const void **)((char *)t + RANK_COLS[i].off) = c.dst;
+        if (rc) goto fail;
+        rt->own[i] = dst;
+        rt->bytes[i] = bytes;
+        *(const void **)((char *)t + RANK_COLS[i].off) = dst;
     }
     if (t->nmeta) {
         static const struct {

@@ -929,6 +929,49 @@ int tl_reader_column_scan(tl_reader *r, uint64_t id, const char *table, const ch
     return column_walk(r, id, table, col, 1, cb, ctx, err);
 }
 
+/* The fixed-width chunks from the cursor's position decoded into
+ * dst[row..] (LZ4 straight into place, raw chunks copied), up to `rows`
+ * values of `es` bytes; *got counts them. */
+static int decode_fixed_into(tl_reader *r, chunk_cursor *cc, char *dst, size_t es, uint64_t rows, uint64_t *got,
+                             tl_err *err)
+{
+    MDB_val v;
+    uint64_t row = 0;
+    while (chunks_next(cc, &v)) {
+        uint32_t f[3];
+        int e = chunk_hdr(r, &v, f, err);
+        if (e) return e;
+        if (((const unsigned char *)v.mv_data)[2] == TL_CT_BLOB || row + f[0] > rows || f[1] != f[0] * es)
+            return tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir);
+        tl_colview p;
+        if ((e = decode_chunk(r, &v, dst + row * es, &p, err))) return e;
+        if (p.data != dst + row * es) {
+            memcpy(dst + row * es, p.data, p.n * es);
+            drop_pages(v.mv_data, v.mv_size);
+        }
+        row += p.n;
+    }
+    *got = row;
+    return TL_OK;
+}
+
+int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
+                          uint64_t rows, tl_err *err)
+{
+    chunk_cursor cc;
+    int rc = chunks_open(r, id, table, col, &cc, err);
+    if (rc) return rc;
+    uint64_t got = 0;
+    rc = decode_fixed_into(r, &cc, dst, width, rows, &got, err);
+    mdb_cursor_close(cc.c);
+    if (rc) return rc;
+    if (!got) return no_column(err, id, table, col);
+    if (got != rows)
+        return tl_errf(err, TL_ESTORE, "store %s: column %s.%s has %llu rows, expected %llu", r->s->dir, table, col,
+                       (unsigned long long)got, (unsigned long long)rows);
+    return TL_OK;
+}
+
 /* tl_reader_column over several chunks: the chunk headers give the total
  * size, then every chunk is decoded straight into its place in the one
  * result block (decoding chunk by chunk into the arena and then copying
@@ -993,26 +1036,17 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     uint64_t row = 0, base = 0;
     int e = TL_OK;
     cc.started = 0; /* second pass: from the first chunk again */
-    while (row <= g.rows && chunks_next(&cc, &v)) {
-        tl_colview p;
-        if (g.type == TL_CT_BLOB) {
+    if (g.type != TL_CT_BLOB) {
+        e = decode_fixed_into(r, &cc, data, es, g.rows, &row, err);
+    } else {
+        while (row <= g.rows && chunks_next(&cc, &v)) {
+            tl_colview p;
             if ((e = decode_chunk(r, &v, tmp, &p, err))) break;
             uint64_t nb = p.offsets[p.n];
             if (row + p.n > g.rows || base + nb > g.bytes) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt blob chunk", r->s->dir); break; }
             for (uint64_t j = 0; j < p.n; j++) off[row++] = base + p.offsets[j];
             memcpy(bytes + base, p.bytes, nb);
             base += nb;
-        } else {
-            uint32_t f[3];
-            chunk_hdr(r, &v, f, err);
-            if (row + f[0] > g.rows || f[1] != f[0] * es) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir); break; }
-            /* LZ4 decodes straight into place; raw chunks are copied */
-            if ((e = decode_chunk(r, &v, data + row * es, &p, err))) break;
-            if (p.data != data + row * es) {
-                memcpy(data + row * es, p.data, p.n * es);
-                drop_pages(v.mv_data, v.mv_size);
-            }
-            row += p.n;
         }
     }
     mdb_cursor_close(c);

@@ -112,6 +112,13 @@ typedef struct tl_colview {
 } tl_colview;
 int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col,
                      tl_colview *out, tl_err *err);
+/* A fixed-width column decoded straight into caller memory: dst holds
+ * `rows` values of `width` bytes (the column's type size). TL_ENOTFOUND
+ * when the trace has no such column, TL_ESTORE when its row count or
+ * width differ. For columns that must outlive the reader's arena or be
+ * freed on their own. */
+int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
+                          uint64_t rows, tl_err *err);
 /* Column chunk by chunk (for scans over many traces without copying). */
 int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
                             int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
