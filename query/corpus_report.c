@@ -325,25 +325,9 @@ static void rank_trace_free(rank_trace *rt)
 static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *err)
 {
     memset(rt, 0, sizeof *rt);
-    tl_trace *t = rt->t = tl_xcalloc(1, sizeof *t);
-    t->id = id;
-    t->reader = r;
-    tl_arena_init(&t->arena, 1 << 12);
-    int rc = tl_reader_catalog(r, id, &t->catalog, err);
-    if (!rc) rc = tl_reader_dict(r, id, &t->dict, err);
-    if (rc) goto fail;
-    {
-        tl_buf f = {0};
-        t->format = tl_args_get_str(t->catalog, strlen(t->catalog), "format", &f) == 0 && f.p
-                        ? tl_arena_strdup(&t->arena, f.p)
-                        : "kineto";
-        tl_buf_free(&f);
-    }
-    int64_t nev = 0, nm = 0;
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
-    t->n = nev > 0 ? (size_t)nev : 0;
-    t->nmeta = nm > 0 ? (size_t)nm : 0;
+    int rc = tl_trace_load_head(r, id, &rt->t, err);
+    if (rc) return rc;
+    tl_trace *t = rt->t;
     for (size_t i = 0; t->n && i < NRANK_COLS; i++) {
         size_t bytes = t->n * RANK_COLS[i].width;
         void *dst = col_map(bytes);
@@ -354,20 +338,6 @@ static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *er
         rt->own[i] = dst;
         rt->bytes[i] = bytes;
         *(const void **)((char *)t + RANK_COLS[i].off) = dst;
-    }
-    if (t->nmeta) {
-        static const struct {
-            const char *col;
-            size_t off;
-        } META[] = {{TL_C_UID, offsetof(tl_trace, m_uid)}, {TL_C_NAME, offsetof(tl_trace, m_name)},
-                    {TL_C_PID, offsetof(tl_trace, m_pid)}, {TL_C_TID, offsetof(tl_trace, m_tid)},
-                    {TL_C_IDFLAGS, offsetof(tl_trace, m_idflags)}};
-        for (size_t i = 0; i < sizeof META / sizeof *META; i++) {
-            tl_colview v;
-            if ((rc = tl_reader_column(r, id, TL_T_META, META[i].col, &v, err))) goto fail;
-            *(const void **)((char *)t + META[i].off) = v.data;
-        }
-        if ((rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err))) goto fail;
     }
     tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
     return TL_OK;

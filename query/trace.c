@@ -28,7 +28,7 @@ static const char *json_str_field(tl_arena *a, const char *json, const char *key
     return s;
 }
 
-int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+int tl_trace_load_head(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
 {
     *out = NULL;
     tl_trace *t = tl_xcalloc(1, sizeof *t);
@@ -41,9 +41,31 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
     if (!t->format) t->format = "kineto";
     rc = tl_reader_dict(r, id, &t->dict, err);
     if (rc) goto fail;
-    int64_t nev = 0;
+    int64_t nev = 0, nm = 0;
     tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
-    t->n = (size_t)nev;
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
+    t->n = nev > 0 ? (size_t)nev : 0;
+    t->nmeta = nm > 0 ? (size_t)nm : 0;
+    if (t->nmeta) {
+#define M(col, field) if ((rc = load(t, TL_T_META, col, (const void **)&t->field, 0, err))) goto fail
+        M(TL_C_UID, m_uid); M(TL_C_NAME, m_name); M(TL_C_PID, m_pid); M(TL_C_TID, m_tid);
+        M(TL_C_IDFLAGS, m_idflags);
+#undef M
+        rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err);
+        if (rc) goto fail;
+    }
+    *out = t;
+    return TL_OK;
+fail:
+    tl_trace_free(t);
+    return rc;
+}
+
+int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+{
+    tl_trace *t;
+    int rc = tl_trace_load_head(r, id, &t, err);
+    if (rc) return rc;
     if (t->n) {
 #define L(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 0, err))) goto fail
 #define LO(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 1, err))) goto fail
@@ -59,25 +81,15 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
         /* args (the largest column) is decoded on first use: most
          * reports never read it. */
     }
-    int64_t nf = 0, nm = 0;
+    int64_t nf = 0;
     tl_args_get_i64(t->catalog, strlen(t->catalog), "flows", &nf);
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
-    t->nflows = (size_t)nf;
+    t->nflows = nf > 0 ? (size_t)nf : 0;
     if (t->nflows) {
 #define F(col, field) if ((rc = load(t, TL_T_FLOWS, col, (const void **)&t->field, 0, err))) goto fail
         F(TL_C_UID, f_uid); F(TL_C_CAT, f_cat); F(TL_C_NAME, f_name); F(TL_C_F_PH, f_ph);
         F(TL_C_IDFLAGS, f_idflags); F(TL_C_F_ID, f_id); F(TL_C_PID, f_pid); F(TL_C_TID, f_tid);
         F(TL_C_TS, f_ts);
 #undef F
-    }
-    t->nmeta = (size_t)nm;
-    if (t->nmeta) {
-#define M(col, field) if ((rc = load(t, TL_T_META, col, (const void **)&t->field, 0, err))) goto fail
-        M(TL_C_UID, m_uid); M(TL_C_NAME, m_name); M(TL_C_PID, m_pid); M(TL_C_TID, m_tid);
-        M(TL_C_IDFLAGS, m_idflags);
-#undef M
-        rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err);
-        if (rc) goto fail;
     }
     /* the columns are decoded (or used in place, faulting back in when
      * read): the compressed pages need not stay resident */

@@ -48,6 +48,11 @@ typedef struct tl_trace {
 
 /* Loads the trace `id` through reader r (which must outlive the trace). */
 int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
+/* Only the catalog (and format), the dictionary, the event count and the
+ * metadata table: for callers that load the event columns they need in
+ * their own way (the corpus workbook). The event and flow columns stay
+ * NULL, nflows 0. */
+int tl_trace_load_head(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
 void tl_trace_free(tl_trace *t);
 
 static inline const char *tl_trace_str(const tl_trace *t, uint32_t sid) { return tl_dict_get(&t->dict, sid, NULL); }
