@@ -101,9 +101,11 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
      * allocates its indexes (that is where ingest memory peaks). */
     uint64_t id = tl_source_id(src);
     uint64_t src_bytes = tl_source_file_size(src), json_bytes = tl_source_bytes_out(src);
+    tl_mem_mark("parsed");
     tl_source_close(src);
     double t_parse = tl_now();
     if (rc == 0) rc = tl_build_tree(b, err);
+    tl_mem_mark("tree");
     if (getenv("TRACELENS_TIMING"))
         fprintf(stderr, "timing: parse %.3f s, tree %.3f s\n", t_parse - t0, tl_now() - t_parse);
     if (rc) {
@@ -206,6 +208,7 @@ int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl
     pp->info.path = pp->path;
     double t_seal = tl_now();
     tl_build_seal(pp->build, &pp->info);
+    tl_mem_mark("sealed");
     if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: seal %.3f s\n", tl_now() - t_seal);
     pp->res.seconds += tl_now() - t_seal;
     return TL_OK;
@@ -217,6 +220,7 @@ int tl_ingest_commit(tl_store *s, tl_ingest_prep *pp, tl_err *err)
     if (pp->build) {
         double t0 = tl_now();
         rc = tl_build_commit(pp->build, s, &pp->info, err);
+        tl_mem_mark("committed");
         if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t0);
         if (rc == TL_EEXIST) { pp->res.existed = 1; rc = TL_OK; }
         pp->res.seconds += tl_now() - t0;

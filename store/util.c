@@ -481,6 +481,26 @@ double tl_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+void tl_mem_mark(const char *stage)
+{
+    static int on = -1;
+    if (on < 0) on = getenv("TRACELENS_MEM") != NULL;
+    if (!on) return;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return;
+    char line[256];
+    long hwm = 0, rss = 0, anon = 0, file = 0;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "VmHWM: %ld", &hwm);
+        sscanf(line, "VmRSS: %ld", &rss);
+        sscanf(line, "RssAnon: %ld", &anon);
+        sscanf(line, "RssFile: %ld", &file);
+    }
+    fclose(f);
+    fprintf(stderr, "mem: %-14s hwm=%.1f rss=%.1f anon=%.1f file=%.1f\n", stage,
+            hwm / 1024.0, rss / 1024.0, anon / 1024.0, file / 1024.0);
+}
+
 int64_t tl_wall_ns(void)
 {
     struct timespec ts;

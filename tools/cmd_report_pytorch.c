@@ -511,6 +511,7 @@ static int run(pyt_cli *c)
      * heap back before the report allocates its own, so the peak is the
      * larger of the two, not their sum. */
     malloc_trim(0);
+    tl_mem_mark("ingested");
     tl_table *graph_launches = NULL;
     if (c->capture_folder) {
         /* The merged trace (replayed kernels attributed to the capturing
@@ -533,6 +534,7 @@ static int run(pyt_cli *c)
         code = TL_EXIT_FAIL;
         goto out;
     }
+    tl_mem_mark("loaded");
     if (strcmp(t->format, "kineto") != 0) {
         fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->input, t->format);
         code = TL_EXIT_USAGE;
@@ -700,6 +702,7 @@ static int run(pyt_cli *c)
         sheets.v[sheets.n++] = graph_launches;
     }
     double t2 = tl_now();
+    tl_mem_mark("computed");
     for (size_t i = 0; i < sheets.npending; i++)
         fprintf(stderr, "tracelens: note: sheet %s is not available in this build\n", sheets.pending[i]);
 
@@ -723,6 +726,7 @@ static int run(pyt_cli *c)
         if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", xlsx, sheets.n);
     }
     if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(&sheets);
+    tl_mem_mark("written");
     /* TRACELENS_TIMING=1: phase times on stderr (bench/report reads them) */
     if (getenv("TRACELENS_TIMING"))
         fprintf(stderr, "timing: load_ms=%.2f report_ms=%.2f write_ms=%.2f\n", (t1 - t0) * 1e3,
