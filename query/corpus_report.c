@@ -285,18 +285,36 @@ static const struct {
  * thresholds), where the other worker cannot use it. Populated at once:
  * the whole block is written right away, and one call faults it in
  * cheaper than page by page. */
+/* A column's block: 2 MiB aligned, its whole 2 MiB pieces backed by
+ * transparent huge pages where the system allows them (THP "madvise"
+ * mode). A rank's columns are ~0.2 GB written once; in 4 KiB pages their
+ * faults (memcg charge, clearing, unmapping) were a fifth of the analysis
+ * time. The partial last piece stays in small pages: no memory beyond the
+ * column is touched. */
+#define COL_HUGE ((size_t)2 << 20)
+static size_t col_len(size_t bytes)
+{
+    return (bytes + 4095) & ~(size_t)4095;
+}
 static void *col_map(size_t bytes)
 {
-    void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (m == MAP_FAILED) {
+    size_t len = col_len(bytes);
+    char *raw = mmap(NULL, len + COL_HUGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
         fprintf(stderr, "tracelens: out of memory (%zu bytes)\n", bytes);
         abort();
     }
-    return m;
+    char *p = (char *)(((uintptr_t)raw + COL_HUGE - 1) & ~(uintptr_t)(COL_HUGE - 1));
+    if (p > raw) munmap(raw, (size_t)(p - raw));
+    munmap(p + len, (size_t)(raw + len + COL_HUGE - (p + len)));
+#ifdef MADV_HUGEPAGE
+    if (len >= COL_HUGE) madvise(p, len & ~(COL_HUGE - 1), MADV_HUGEPAGE);
+#endif
+    return p;
 }
 static void col_unmap(void *p, size_t bytes)
 {
-    if (p) munmap(p, bytes);
+    if (p) munmap(p, col_len(bytes));
 }
 
 typedef struct rank_trace {
