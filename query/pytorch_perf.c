@@ -131,8 +131,9 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
  * (the instances are built first, on the caller's thread, since that fills
  * the context's caches). */
 struct pyt_perf_job {
-    tl_pm_instance *inst;
+    tl_pm_instance *inst; /* grouped by family, UID order within one */
     size_t n;
+    size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
     tl_pm_sheet_opts so;
     size_t nfam;
     tl_table **fw, **bw;    /* per family */
@@ -146,7 +147,8 @@ static void *perf_worker(void *arg)
 {
     pyt_perf_job *j = arg;
     for (size_t f = 0; f < j->nfam && !j->rc; f++)
-        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst, j->n, &j->so, &j->fw[f], &j->bw[f], &j->err);
+        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst + j->fam_off[f], j->fam_off[f + 1] - j->fam_off[f],
+                                    &j->so, &j->fw[f], &j->bw[f], &j->err);
     return NULL;
 }
 
@@ -154,11 +156,16 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
 {
     const tl_trace *t = c->t;
     pyt_perf_job *j = tl_xcalloc(1, sizeof *j);
-    /* candidates: every event (any category) whose name has a model */
-    const tl_pm_op **opof = tl_xcalloc(t->dict.n ? t->dict.n : 1, sizeof *opof);
+    size_t nfam = tl_pm_nfamilies();
+    /* candidates: every event (any category) whose name has a model, with
+     * its family's index (-1: no model), found once per name. Each family
+     * gets its own slice of the instances, so that a family's sheets read
+     * its instances alone, not every candidate's. */
+    int *famof = tl_xmalloc((t->dict.n ? t->dict.n : 1) * sizeof *famof);
     uint8_t *seen = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
     int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
     size_t n = 0;
+    j->fam_off = tl_xcalloc(nfam + 2, sizeof *j->fam_off);
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
@@ -166,26 +173,36 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             seen[id] = 1;
             const char *nm = tl_trace_str(t, id);
             /* a plugin model for the same name replaces the built-in one */
-            opof[id] = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
+            const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
+            famof[id] = -1;
+            for (size_t f = 0; op && f < nfam; f++)
+                if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
         }
-        if (opof[id]) rows[n++] = (int32_t)i;
+        if (famof[id] >= 0) {
+            rows[n++] = (int32_t)i;
+            j->fam_off[famof[id] + 2]++;
+        }
     }
     free(seen);
-    free(opof);
     if (n) {
+        /* instances are built in row order (that fills the context's caches
+         * in the order unified_perf_summary uses) and placed by family */
+        for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
-        for (size_t i = 0; i < n; i++) j->inst[i] = *pyt_pm_instance(c, rows[i]);
+        for (size_t i = 0; i < n; i++)
+            j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++] = *pyt_pm_instance(c, rows[i]);
         j->n = n;
         j->so.arch = c->o->arch;
         j->so.group_by_num_kernels = c->o->group_by_num_kernels;
         j->so.detect_recompute = c->o->detect_recompute;
         j->so.ctx = tl_pm_ctx_new();
-        j->nfam = tl_pm_nfamilies();
+        j->nfam = nfam;
         j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
         j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
         if (pyt_threads() && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
         else perf_worker(j);
     }
+    free(famof);
     free(rows);
     return j;
 }
@@ -205,6 +222,7 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     free(j->fw);
     free(j->bw);
     free(j->inst);
+    free(j->fam_off);
     free(j);
     if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
     return rc;

@@ -248,7 +248,8 @@ static uint32_t key_index(keyvec *keys, const char *key)
  * ConvBias ops are never memoised: evaluating them fills the ctx cache. */
 typedef struct memo_ent {
     uint64_t h;
-    const char *key;
+    const char *key; /* memo_key's bytes */
+    size_t klen;
     int ok;
     double gflops, mb, fpb, bytes;
     int has_bytes;
@@ -279,7 +280,7 @@ static memo_ent *memo_slot(memo *m, uint64_t h, const char *key, size_t klen, in
     }
     size_t j = h & (m->cap - 1);
     while (m->e[j].key) {
-        if (m->e[j].h == h && strlen(m->e[j].key) == klen && memcmp(m->e[j].key, key, klen) == 0) {
+        if (m->e[j].h == h && m->e[j].klen == klen && memcmp(m->e[j].key, key, klen) == 0) {
             *found = 1;
             return &m->e[j];
         }
@@ -289,21 +290,25 @@ static memo_ent *memo_slot(memo *m, uint64_t h, const char *key, size_t klen, in
     return &m->e[j];
 }
 
+/* The memo key: the addresses of the name and arg texts (and, for GEMM,
+ * of the kernel names), not the texts. Instance strings are a trace
+ * dictionary's, one address per distinct text, so equal addresses are
+ * equal texts and a hit is exact; equal texts at two addresses (instances
+ * of two traces) only miss the memo. Building the key from the texts
+ * (strlen and copy of every arg and kernel name) was a third of the
+ * aggregation on a 1 GB rank. The output type is the exception: it is
+ * copied per instance, so its text goes in. */
 static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
 {
-    const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs,
-                           in->output_type};
+    const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs};
     b->n = 0;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++) {
-        /* \x01 marks an absent arg so that "absent" and "" differ */
-        tl_buf_puts(b, parts[i] ? parts[i] : "\x01");
-        tl_buf_putc(b, '\x1f');
-    }
+    tl_buf_append(b, parts, sizeof parts); /* NULL (absent) differs from any text's address */
+    size_t ol = in->output_type ? strlen(in->output_type) + 1 : 0; /* 0: absent */
+    tl_buf_append(b, &ol, sizeof ol);
+    if (ol) tl_buf_append(b, in->output_type, ol);
     if (strcmp(op->family, "GEMM") != 0) return;
-    for (size_t i = 0; i < in->fwd.n; i++) { /* GEMM transpose reads kernel names */
-        tl_buf_puts(b, in->fwd.k[i].name ? in->fwd.k[i].name : "\x01");
-        tl_buf_putc(b, '\x1e');
-    }
+    tl_buf_append(b, &in->fwd.n, sizeof in->fwd.n); /* GEMM transpose reads kernel names */
+    for (size_t i = 0; i < in->fwd.n; i++) tl_buf_append(b, &in->fwd.k[i].name, sizeof in->fwd.k[i].name);
 }
 
 /* Evaluates the model once per distinct memo key (scratch arena freed right
@@ -375,7 +380,10 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
     tl_arena_free(&s);
     if (slot) {
         r.h = h;
-        r.key = tl_arena_strndup(a, kb->p, kb->n);
+        char *k = tl_arena_alloc(a, kb->n ? kb->n : 1);
+        memcpy(k, kb->p, kb->n);
+        r.key = k;
+        r.klen = kb->n;
         *slot = r;
         mm->n++;
     }
@@ -458,7 +466,23 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     TL_VEC(size_t) first = {0}; /* first row of each group */
     out->kt_int = 1;
     tl_buf kb = {0};
+    /* Rows of one memo entry share its params array: with the same kernel
+     * count and recompute mark they have the same group key, so the key
+     * text is built once per (params, count, mark), not per row. */
+    size_t pcap = 16;
+    while (pcap < nr * 2) pcap *= 2;
+    struct pslot { const pparam *p; size_t nk; int rc; long g; } *pc = tl_xcalloc(pcap, sizeof *pc);
     for (size_t r = 0; r < nr; r++) {
+        if (!rows[r].kt_int) out->kt_int = 0;
+        if (rows[r].roof_valid) out->any_roof = 1;
+        size_t nkr = o->group_by_num_kernels ? rows[r].nk : 0;
+        int rcr = o->detect_recompute ? rows[r].inst->is_recompute : 0;
+        size_t ps = (size_t)(((uint64_t)(uintptr_t)rows[r].p * 0x9E3779B97F4A7C15ull ^ nkr * 31 ^ (uint64_t)(rcr + 2)) >> 17) & (pcap - 1);
+        while (pc[ps].p && !(pc[ps].p == rows[r].p && pc[ps].nk == nkr && pc[ps].rc == rcr)) ps = (ps + 1) & (pcap - 1);
+        if (pc[ps].p) {
+            gof[r] = pc[ps].g;
+            continue;
+        }
         kb.n = 0;
         tl_buf_puts(&kb, rows[r].inst->name);
         for (size_t k = 0; k < nk; k++) {
@@ -469,8 +493,6 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         }
         if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%zu", rows[r].nk);
         if (o->detect_recompute) tl_buf_printf(&kb, "\x1f%d", rows[r].inst->is_recompute);
-        if (!rows[r].kt_int) out->kt_int = 0;
-        if (rows[r].roof_valid) out->any_roof = 1;
         const char *ks = kb.p ? kb.p : "";
         uint64_t h = tl_hash64(ks, kb.n, 0);
         size_t s = h & (hcap - 1);
@@ -482,9 +504,11 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
             tl_vec_push(&first, r);
         }
         gof[r] = ht[s].g;
+        pc[ps] = (struct pslot){rows[r].p, nkr, rcr, gof[r]};
     }
     tl_buf_free(&kb);
     free(ht);
+    free(pc);
 
     /* aggregate each group over its rows in row order */
     size_t ng = first.n;
