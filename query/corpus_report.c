@@ -282,15 +282,13 @@ static const struct {
  * until the reader closes, and the perf-model stage outlives the columns'
  * last use. mmap rather than malloc: freed malloc memory of this size
  * stays in the thread's arena (the CLI raises the trim and mmap
- * thresholds), where the other worker cannot use it. Populated at once:
- * the whole block is written right away, and one call faults it in
- * cheaper than page by page. */
-/* A column's block: 2 MiB aligned, its whole 2 MiB pieces backed by
- * transparent huge pages where the system allows them (THP "madvise"
- * mode). A rank's columns are ~0.2 GB written once; in 4 KiB pages their
- * faults (memcg charge, clearing, unmapping) were a fifth of the analysis
- * time. The partial last piece stays in small pages: no memory beyond the
- * column is touched. */
+ * thresholds), where the other worker cannot use it.
+ * A block is 2 MiB aligned, its whole 2 MiB pieces backed by transparent
+ * huge pages where the system allows them (THP "madvise" mode): a rank's
+ * columns are ~0.2 GB written once, and in 4 KiB pages their faults (memcg
+ * charge, clearing, unmapping) and TLB misses cost ~5% of the analysis.
+ * The partial last piece stays in small pages: no memory beyond the column
+ * is touched. */
 #define COL_HUGE ((size_t)2 << 20)
 static size_t col_len(size_t bytes)
 {
