@@ -26,4 +26,9 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
 /* "--flag value" / "--flag=value" matching; returns the value or NULL. */
 const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag);
 
+/* Re-executes the process once with malloc on transparent huge pages
+ * (glibc.malloc.hugetlb=1), where glibc and the kernel allow it; returns
+ * when it does not apply (tools/cli_hugepages.c). Call before any work. */
+void tl_cli_hugepages_reexec(void);
+
 #endif

@@ -230,6 +230,7 @@ static int node_replay_message(void)
 
 int tl_cmd_corpus_report(int argc, char **argv)
 {
+    tl_cli_hugepages_reexec(); /* hundreds of MB of per-rank arrays: see cli_hugepages.c */
     /* Each rank's columns are decoded into fresh memory and freed when the
      * rank is done; keeping freed memory in the process (instead of glibc
      * returning it and the next rank faulting it in again, page by page,

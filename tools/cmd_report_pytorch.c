@@ -15,7 +15,6 @@
 #include "../report/report.h"
 
 #include <errno.h>
-#include <gnu/libc-version.h>
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -794,62 +793,17 @@ static uint64_t input_json_bytes(const char *input, const char *db)
  * report runs on 4 KiB pages. */
 #define HUGEPAGES_MIN_JSON ((uint64_t)256 << 20)
 
-/* Transparent huge pages for malloc. A report touches tens of MB of fresh
- * memory (decoded columns and args chunks, the report's per-event arrays);
- * faulting it in 4 KiB at a time was the largest single cost left (15,400
- * page faults on owlv2, about a third of the run on a VM). glibc maps
- * malloc memory with MADV_HUGEPAGE under the tunable glibc.malloc.hugetlb=1
- * (glibc >= 2.35), 2,200 faults then: owlv2 from the store 53 -> 37 ms,
- * resnet end to end 95 -> 88 ms, for ~14 MB more peak RSS. Tunables are
- * read once, at process start, so the report command re-executes itself
- * once with it set (same argv, from /proc/self/cmdline). Skipped when the
- * tunable is already given, THP is off, glibc is older, the trace is
- * smaller than HUGEPAGES_MIN_JSON, or TRACELENS_NO_HUGEPAGES is set; any
- * failure just carries on. */
+/* The report's gate for tl_cli_hugepages_reexec (tools/cli_hugepages.c):
+ * only traces of HUGEPAGES_MIN_JSON and more. Its own checks come first
+ * too: after the re-exec the tunable is set, and the store is not opened
+ * again to size the trace. */
 void tl_report_hugepages_reexec(const char *input, const char *db)
 {
     if (getenv("TRACELENS_NO_HUGEPAGES")) return;
     const char *tun = getenv("GLIBC_TUNABLES");
     if (tun && strstr(tun, "glibc.malloc.hugetlb")) return;
     if (!input || input_json_bytes(input, db) < HUGEPAGES_MIN_JSON) return;
-    int maj = 0, min = 0;
-    if (sscanf(gnu_get_libc_version(), "%d.%d", &maj, &min) != 2 || maj < 2 || (maj == 2 && min < 35)) return;
-    char thp[128] = "";
-    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
-    if (!f) return;
-    if (!fgets(thp, sizeof thp, f)) thp[0] = 0;
-    fclose(f);
-    if (!strstr(thp, "[always]") && !strstr(thp, "[madvise]")) return;
-    /* the process's own command line: NUL-separated words */
-    f = fopen("/proc/self/cmdline", "rb");
-    if (!f) return;
-    tl_buf cl = {0};
-    char chunk[4096];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&cl, chunk, got);
-    fclose(f);
-    if (!cl.n) { tl_buf_free(&cl); return; }
-    size_t nw = 0;
-    for (size_t i = 0; i < cl.n; i++) nw += cl.p[i] == 0;
-    char **av = tl_xcalloc(nw + 2, sizeof *av);
-    size_t k = 0;
-    for (size_t i = 0; i < cl.n && k <= nw; i += strlen(cl.p + i) + 1) av[k++] = cl.p + i;
-    av[k] = NULL;
-    tl_buf v = {0};
-    if (tun && *tun) tl_buf_printf(&v, "%s:", tun);
-    tl_buf_puts(&v, "glibc.malloc.hugetlb=1");
-    char *old = tun ? tl_xstrdup(tun) : NULL;
-    if (setenv("GLIBC_TUNABLES", v.p, 1) == 0) {
-        fflush(stdout);
-        fflush(stderr);
-        execv("/proc/self/exe", av); /* returns only on failure */
-        if (old) setenv("GLIBC_TUNABLES", old, 1);
-        else unsetenv("GLIBC_TUNABLES");
-    }
-    free(old);
-    tl_buf_free(&v);
-    free(av);
-    tl_buf_free(&cl);
+    tl_cli_hugepages_reexec();
 }
 
 int tl_cmd_report_pytorch(int argc, char **argv)
