@@ -161,16 +161,16 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
      * its family's index (-1: no model), found once per name. Each family
      * gets its own slice of the instances, so that a family's sheets read
      * its instances alone, not every candidate's. */
+    enum { FAM_UNSEEN = -2 };
     int *famof = tl_xmalloc((t->dict.n ? t->dict.n : 1) * sizeof *famof);
-    uint8_t *seen = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
+    for (size_t d = 0; d < t->dict.n; d++) famof[d] = FAM_UNSEEN;
     int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
     size_t n = 0;
     j->fam_off = tl_xcalloc(nfam + 2, sizeof *j->fam_off);
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
-        if (!seen[id]) {
-            seen[id] = 1;
+        if (famof[id] == FAM_UNSEEN) {
             const char *nm = tl_trace_str(t, id);
             /* a plugin model for the same name replaces the built-in one */
             const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
@@ -183,10 +183,12 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             j->fam_off[famof[id] + 2]++;
         }
     }
-    free(seen);
     if (n) {
         /* instances are built in row order (that fills the context's caches
          * in the order unified_perf_summary uses) and placed by family */
+        /* family f's count sits at fam_off[f + 2]: after the prefix sum
+         * fam_off[f + 1] is f's start, which the placement below moves to
+         * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
         for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
         for (size_t i = 0; i < n; i++)

@@ -128,7 +128,6 @@ void tl_gate_enter(tl_gate *g);
 void tl_gate_leave(tl_gate *g);
 void tl_gate_destroy(tl_gate *g);
 
-
 /* Stable LSD radix sort of rows[n] by keys[n] (keys[i] is rows[i]'s key;
  * keys is used as scratch and left in an unspecified state). Digits of up
  * to 12 bits, only the passes the key range needs. */

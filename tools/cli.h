@@ -30,5 +30,8 @@ const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag);
  * (glibc.malloc.hugetlb=1), where glibc and the kernel allow it; returns
  * when it does not apply (tools/cli_hugepages.c). Call before any work. */
 void tl_cli_hugepages_reexec(void);
+/* 0 when the re-exec has happened (the tunable is set) or is opted out of
+ * (TRACELENS_NO_HUGEPAGES): cheap checks for a caller's own gate. */
+int tl_cli_hugepages_wanted(void);
 
 #endif

@@ -1,6 +1,6 @@
 /* cli_hugepages.c — transparent huge pages for malloc, for the commands
- * that compute over large traces (report on a big trace, corpus-report,
- * the collective report).
+ * that compute over large traces (`report` on a trace of 256 MB of JSON or
+ * more, corpus-report).
  *
  * A report touches tens to hundreds of MB of fresh memory (decoded columns
  * and args chunks, the per-event arrays); faulting it in 4 KiB at a time
@@ -23,11 +23,17 @@
 #include <string.h>
 #include <unistd.h>
 
+int tl_cli_hugepages_wanted(void)
+{
+    if (getenv("TRACELENS_NO_HUGEPAGES")) return 0;
+    const char *tun = getenv("GLIBC_TUNABLES");
+    return !(tun && strstr(tun, "glibc.malloc.hugetlb"));
+}
+
 void tl_cli_hugepages_reexec(void)
 {
-    if (getenv("TRACELENS_NO_HUGEPAGES")) return;
+    if (!tl_cli_hugepages_wanted()) return;
     const char *tun = getenv("GLIBC_TUNABLES");
-    if (tun && strstr(tun, "glibc.malloc.hugetlb")) return;
     int maj = 0, min = 0;
     if (sscanf(gnu_get_libc_version(), "%d.%d", &maj, &min) != 2 || maj < 2 || (maj == 2 && min < 35)) return;
     char thp[128] = "";

@@ -794,15 +794,12 @@ static uint64_t input_json_bytes(const char *input, const char *db)
 #define HUGEPAGES_MIN_JSON ((uint64_t)256 << 20)
 
 /* The report's gate for tl_cli_hugepages_reexec (tools/cli_hugepages.c):
- * only traces of HUGEPAGES_MIN_JSON and more. Its own checks come first
- * too: after the re-exec the tunable is set, and the store is not opened
- * again to size the trace. */
+ * only traces of HUGEPAGES_MIN_JSON and more. The cheap checks come first,
+ * so that after the re-exec the store is not opened again to size the
+ * trace. */
 void tl_report_hugepages_reexec(const char *input, const char *db)
 {
-    if (getenv("TRACELENS_NO_HUGEPAGES")) return;
-    const char *tun = getenv("GLIBC_TUNABLES");
-    if (tun && strstr(tun, "glibc.malloc.hugetlb")) return;
-    if (!input || input_json_bytes(input, db) < HUGEPAGES_MIN_JSON) return;
+    if (!tl_cli_hugepages_wanted() || !input || input_json_bytes(input, db) < HUGEPAGES_MIN_JSON) return;
     tl_cli_hugepages_reexec();
 }
 
