@@ -60,7 +60,9 @@ typedef struct pyt_ctx {
     int32_t *order;
     /* GPU events sorted by pre-order position (for subtree queries) */
     int32_t *gpu_by_pos;
-    uint32_t *gpu_pos;         /* pos of gpu_by_pos[k] */
+    uint32_t *gpu_before;      /* [q]: GPU events at positions < q (n + 1 entries),
+                                * so a subtree's are gpu_by_pos[gpu_before[pos + 1] ..
+                                * gpu_before[end]) without a search */
     size_t ngpu;
 
     /* launchers (§4.4), in launcher order */
