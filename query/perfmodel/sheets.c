@@ -178,22 +178,39 @@ static const pparam *row_param(const prow *r, uint32_t key)
     return NULL;
 }
 
-static int col_type(const prow *rows, size_t nr, uint32_t key)
+/* Every param column's type in one pass over the rows (a pass per column
+ * re-read every row once per key: a tenth of the workbook's family
+ * sheets). A row's value of a key is its first param of that key, missing
+ * when it has none. */
+static void col_types(const prow *rows, size_t nr, size_t nk, int *ctype)
 {
-    int missing = 0, b = 0, i = 0, f = 0, other = 0;
+    enum { F_MISSING = 1, F_BOOL = 2, F_INT = 4, F_FLOAT = 8, F_OTHER = 16 };
+    unsigned char *fl = tl_xcalloc(nk ? nk : 1, 1);
+    size_t *present = tl_xcalloc(nk ? nk : 1, sizeof *present);
     for (size_t r = 0; r < nr; r++) {
-        const pparam *p = row_param(&rows[r], key);
-        int k = p ? p->kind : PK_MISSING_NAN;
-        if (k == PK_MISSING_NAN || k == PK_NONE) missing = 1;
-        else if (k == PK_BOOL) b = 1;
-        else if (k == PK_INT) i = 1;
-        else if (k == PK_FLOAT) f = 1;
-        else other = 1;
+        const prow *row = &rows[r];
+        for (size_t i = 0; i < row->np; i++) {
+            uint32_t key = row->p[i].key;
+            if (key >= nk || row_param(row, key) != &row->p[i]) continue; /* not the first of its key */
+            present[key]++;
+            int k = row->p[i].kind;
+            if (k == PK_MISSING_NAN || k == PK_NONE) fl[key] |= F_MISSING;
+            else if (k == PK_BOOL) fl[key] |= F_BOOL;
+            else if (k == PK_INT) fl[key] |= F_INT;
+            else if (k == PK_FLOAT) fl[key] |= F_FLOAT;
+            else fl[key] |= F_OTHER;
+        }
     }
-    if (other || (b && (i || f))) return COL_OBJECT;
-    if (b) return missing ? COL_OBJECT : COL_BOOL;
-    if (i || f) return (f || missing) ? COL_FLOAT : COL_INT;
-    return COL_OBJECT; /* all missing */
+    for (size_t key = 0; key < nk; key++) {
+        unsigned f = fl[key] | (present[key] < nr ? F_MISSING : 0);
+        int missing = f & F_MISSING, b = f & F_BOOL, i = f & F_INT, fl64 = f & F_FLOAT;
+        if ((f & F_OTHER) || (b && (i || fl64))) ctype[key] = COL_OBJECT;
+        else if (b) ctype[key] = missing ? COL_OBJECT : COL_BOOL;
+        else if (i || fl64) ctype[key] = (fl64 || missing) ? COL_FLOAT : COL_INT;
+        else ctype[key] = COL_OBJECT; /* all missing */
+    }
+    free(fl);
+    free(present);
 }
 
 /* The cell text under the column's type (NULL = missing cell) and the
@@ -455,7 +472,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     out->nkeys = nk;
     tl_vec_free(&keys);
     int *ctype = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *ctype);
-    for (size_t k = 0; k < nk; k++) ctype[k] = col_type(rows, nr, (uint32_t)k);
+    col_types(rows, nr, nk, ctype);
 
     /* group keys: name + typed param texts (+ num_kernels, is_recompute) */
     long *gof = tl_xmalloc(nr * sizeof *gof);
