@@ -33,12 +33,6 @@ static double np_pairwise(const double *a, size_t n)
     return np_pairwise(a, n2) + np_pairwise(a + n2, n - n2);
 }
 
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return a < b ? -1 : a > b;
-}
-
 typedef struct kd_entry {
     const char *name;
     int has_stream;
@@ -129,8 +123,7 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
         for (size_t k = 0; k < c; k++) sq[k] = (d[k] - x->mean) * (d[k] - x->mean);
         x->std = sqrt(np_pairwise(sq, c) / (double)c);
         free(sq);
-        qsort(d, c, sizeof *d, cmp_double);
-        x->median = c % 2 ? d[c / 2] : (d[c / 2 - 1] + d[c / 2]) / 2.0;
+        x->median = tl_median_f64(d, c); /* selection, not a sort: d is not used after */
     }
     /* stable ascending sort by (total, name): insertion sort keeps ties in order */
     for (size_t i = 1; i < npos; i++) {
