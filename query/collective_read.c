@@ -132,14 +132,18 @@ static int64_t iv_inter(const ivvec *a, const ivvec *b)
     return t;
 }
 
-static void iv_concat(ivvec *dst, const ivvec *a, const ivvec *b)
+/* dst = a and b (each sorted by start) in start order: a linear merge, so
+ * that iv_merge of the union finds it sorted (concatenated, the two lists
+ * were radix-sorted again, twice per rank). */
+static void iv_union_sorted(ivvec *dst, const ivvec *a, const ivvec *b)
 {
     dst->n = 0;
     tl_vec_reserve(dst, a->n + b->n);
-    /* empty vectors may have NULL storage: memcpy must not see it */
-    if (a->n) memcpy(dst->v, a->v, a->n * sizeof *a->v);
-    if (b->n) memcpy(dst->v + a->n, b->v, b->n * sizeof *b->v);
-    dst->n = a->n + b->n;
+    size_t i = 0, j = 0, k = 0;
+    while (i < a->n && j < b->n) dst->v[k++] = b->v[j].s < a->v[i].s ? b->v[j++] : a->v[i++];
+    while (i < a->n) dst->v[k++] = a->v[i++];
+    while (j < b->n) dst->v[k++] = b->v[j++];
+    dst->n = k;
 }
 
 /* ---- args of one collective event ---------------------------------------- */
@@ -454,9 +458,9 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
     /* §5.3 over the linked GPU events */
     for (int c = 1; c <= 3; c++) iv_merge(&sc->cls[c]);
     ivvec cx = {0}, all = {0};
-    iv_concat(&cx, &sc->cls[G_COMP], &sc->cls[G_COMM]);
+    iv_union_sorted(&cx, &sc->cls[G_COMP], &sc->cls[G_COMM]);
     iv_merge(&cx);
-    iv_concat(&all, &cx, &sc->cls[G_MEMCPY]);
+    iv_union_sorted(&all, &cx, &sc->cls[G_MEMCPY]);
     iv_merge(&all);
     tl_coll_rankinfo *ri = &cr->info;
     ri->comp_ns = iv_len(&sc->cls[G_COMP]);
