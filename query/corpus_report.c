@@ -389,6 +389,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
     pyt_ctx c;
     int rc = pyt_ctx_init(&c, t, po, cat, err);
     c.args_job = args; /* freed with the context, also on failure */
+    c.pm_uncached = 1; /* no unified_perf_summary here */
     t1 = tl_now();
     int coll_done = 0;
     if (!rc) rc = pyt_sheet_gpu_timeline(&c, out, err);

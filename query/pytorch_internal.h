@@ -100,6 +100,11 @@ typedef struct pyt_ctx {
     void *kd_ents;
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
+    /* pyt_perf_start builds each instance straight into its job instead of
+     * through pyt_pm_instance's per-row cache (the cache pointer array and a
+     * second copy of every instance): for callers that build no
+     * unified_perf_summary afterwards (the corpus workbook) */
+    int pm_uncached;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
     /* last pid / tid texts made for perf-model instances (consecutive ops

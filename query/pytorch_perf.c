@@ -191,8 +191,12 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
          * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
         for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
-        for (size_t i = 0; i < n; i++)
-            j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++] = *pyt_pm_instance(c, rows[i]);
+        if (c->pm_uncached && !c->pm_mark) c->pm_mark = tl_xcalloc(c->n, 1);
+        for (size_t i = 0; i < n; i++) {
+            tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
+            if (c->pm_uncached) build_instance(c, rows[i], &c->arena, slot, c->pm_mark);
+            else *slot = *pyt_pm_instance(c, rows[i]);
+        }
         j->n = n;
         j->so.arch = c->o->arch;
         j->so.group_by_num_kernels = c->o->group_by_num_kernels;
