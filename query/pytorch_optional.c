@@ -49,10 +49,10 @@ pyt_overlap *pyt_overlap_build(pyt_ctx *c)
     for (size_t i = 0; i < n; i++) {
         if (!c->gclass[i]) continue;
         if (!c->o->include_unlinked_kernels && c->parent[i] < 0) continue;
-        if (!(c->te[i] > c->ts[i])) continue; /* zero-length events are skipped */
+        if (!(pyt_te(c, i) > c->ts[i])) continue; /* zero-length events are skipped */
         cpu[i] = nearest_cpu(c, (int32_t)i);
         pts[np++] = (ovpt){c->ts[i], 1, (int32_t)i};
-        pts[np++] = (ovpt){c->te[i], 0, (int32_t)i};
+        pts[np++] = (ovpt){pyt_te(c, i), 0, (int32_t)i};
     }
     qsort(pts, np, sizeof *pts, cmp_ovpt);
     TL_VEC(int32_t) active = {0};
@@ -72,7 +72,8 @@ pyt_overlap *pyt_overlap_build(pyt_ctx *c)
             if (hse && pyt_stream(c, a, &sa) && sa == se) continue;
             if (cpu[a] >= 0 && cpu[e] >= 0 && cpu[a] == cpu[e]) continue;
             double lo = c->ts[e] > c->ts[a] ? c->ts[e] : c->ts[a];
-            double hi = c->te[e] < c->te[a] ? c->te[e] : c->te[a];
+            double te_e = pyt_te(c, e), te_a = pyt_te(c, a);
+            double hi = te_e < te_a ? te_e : te_a;
             if (hi - lo < 1.0) continue;
             pyt_ovpair x = {a, e, lo, hi};
             tl_vec_push(&pairs, x);
@@ -137,7 +138,7 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
     TL_VEC(int32_t) first_of = {0};
     ival *dk = tl_xmalloc(nd * sizeof *dk);
     double direct = 0;
-    for (size_t i = 0; i < nd; i++) { dk[i].s = c->ts[D[i]]; dk[i].e = c->te[D[i]]; }
+    for (size_t i = 0; i < nd; i++) { dk[i].s = c->ts[D[i]]; dk[i].e = pyt_te(c, D[i]); }
     direct = merged_len(dk, nd);
     size_t tot_pairs = 0;
     for (size_t i = 0; i < nd; i++) tot_pairs += ov->off[D[i] + 1] - ov->off[D[i]];

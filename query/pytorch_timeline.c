@@ -25,7 +25,7 @@ static void merge_rows(const pyt_ctx *c, const int32_t *rows, size_t n, ivec *ou
 {
     out->n = 0;
     for (size_t i = 0; i < n; i++) {
-        double s = c->ts[rows[i]], e = c->te[rows[i]];
+        double s = c->ts[rows[i]], e = pyt_te(c, rows[i]);
         if (out->n && s <= out->v[out->n - 1].e) {
             if (e > out->v[out->n - 1].e) out->v[out->n - 1].e = e;
         } else {
@@ -71,16 +71,16 @@ static int32_t *sorted_copy(const pyt_ctx *c, const int32_t *rows, size_t n)
 double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n)
 {
     if (!n) return 0;
-    if (n == 1) return c->te[rows[0]] - c->ts[rows[0]];
+    if (n == 1) return pyt_te(c, rows[0]) - c->ts[rows[0]];
     int32_t small[64];
     int32_t *r = n <= 64 ? small : sorted_copy(c, rows, n);
     if (n <= 64) {
         memcpy(small, rows, n * sizeof *rows);
         pyt_sort_rows_by_ts(c, small, n);
     }
-    double tot = 0, s = c->ts[r[0]], e = c->te[r[0]];
+    double tot = 0, s = c->ts[r[0]], e = pyt_te(c, r[0]);
     for (size_t i = 1; i < n; i++) {
-        double s2 = c->ts[r[i]], e2 = c->te[r[i]];
+        double s2 = c->ts[r[i]], e2 = pyt_te(c, r[i]);
         if (s2 <= e) {
             if (e2 > e) e = e2;
         } else {

@@ -436,12 +436,10 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
 
     c->ts = tl_xmalloc(nz * sizeof *c->ts);
-    c->te = tl_xmalloc(nz * sizeof *c->te);
     c->gclass = tl_xcalloc(nz, 1);
     int any_cpu = 0;
     for (size_t i = 0; i < n; i++) {
         c->ts[i] = (double)t->ts[i] / 1000.0;
-        c->te[i] = c->ts[i] + (double)t->dur[i] / 1000.0;
         int k = t->kind[i];
         if (tl_kind_is_gpu(k)) {
             c->gclass[i] = gpu_class(c, (int32_t)i);
@@ -655,7 +653,6 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->tuple_repr);
     free(c->list_repr);
     free(c->ts);
-    free(c->te);
     free(c->gclass);
     free(c->ch_off);
     free(c->ch);
