@@ -151,7 +151,30 @@ typedef struct rank_out {
     coll_rank coll;
     int coll_rc;
     tl_err coll_err;
+    int coll_signaled;       /* counted off in coll_sync */
 } rank_out;
+
+/* Ranks whose collective events are not read yet. The cross-rank
+ * collective analysis needs every rank's events, which a rank reads early
+ * (before its perf-model stage), so a worker left without ranks starts it
+ * as soon as this reaches 0, beside the ranks still finishing, instead of
+ * after all of them (the last ranks' tails left a core idle). */
+typedef struct coll_sync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t pending;
+    int claimed;             /* a worker runs (or ran) the analysis */
+} coll_sync;
+
+/* ro's collective events are read (or will never be): counts it off once. */
+static void rank_coll_ready(rank_out *ro, coll_sync *cs)
+{
+    if (!cs || ro->coll_signaled) return;
+    ro->coll_signaled = 1;
+    pthread_mutex_lock(&cs->mu);
+    if (--cs->pending == 0) pthread_cond_broadcast(&cs->cv);
+    pthread_mutex_unlock(&cs->mu);
+}
 
 static void collect(dgroups *gs, smap *m, tl_arena *a, tl_buf *key, const char *name, const char *cat,
                     double dur)
@@ -379,7 +402,8 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
 static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
-                        rank_out *ro, int want_coll, tl_gate *gate, tl_pyt_sheets *out, tl_err *err)
+                        rank_out *ro, int want_coll, tl_gate *gate, coll_sync *cs, tl_pyt_sheets *out,
+                        tl_err *err)
 {
     const tl_trace *t = rt->t;
     memset(out, 0, sizeof *out);
@@ -400,6 +424,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
             pyt_args_join(&c); /* the scan reads columns through the trace's reader */
             ro->coll_rc = coll_read_trace(t, coll_no, coll_args, &c, &ro->coll, &ro->coll_err);
             coll_done = 1;
+            rank_coll_ready(ro, cs);
         }
         t2 = tl_now();
         /* The perf-model stage (instances, family sheets) is a rank's
@@ -435,7 +460,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
 }
 
 static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
-                     tl_gate *gate, const tl_catreg *cat, int want_coll)
+                     tl_gate *gate, coll_sync *cs, const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
     rank_trace rt = {0};
@@ -446,6 +471,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
         if (want_coll) ro->coll_rc = err.code ? err.code : TL_ESTORE, ro->coll_err = err;
         if (r) tl_reader_close(r);
+        rank_coll_ready(ro, cs);
         return;
     }
     double t1 = tl_now();
@@ -463,7 +489,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.categories = cat;
     po.quiet = 1;
     tl_pyt_sheets sh;
-    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, gate, &sh, &err);
+    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, gate, cs, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {
@@ -479,6 +505,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     }
     rank_trace_free(&rt);
     tl_reader_close(r);
+    rank_coll_ready(ro, cs); /* read at the end of rank_pytorch, or never */
 }
 
 static void rank_free(rank_out *ro)
@@ -505,7 +532,55 @@ typedef struct pool {
     int want_coll;
     tl_gate gate; /* ranks in the perf-model stage at once (see rank_pytorch) */
     atomic_size_t next;
+    /* the collective analysis (want_coll), run by the first worker out of
+     * ranks (collectives_when_read) */
+    coll_sync cs;
+    int coll_rc;
+    tl_err coll_err;
+    tl_coll_sheets coll;
+    tl_coll_summary *coll_summary;
+    double coll_seconds;
 } pool;
+
+/* The cross-rank collective analysis over every rank's events (which it
+ * takes from the ranks). */
+static void run_collectives(pool *p)
+{
+    double t0 = tl_now();
+    static const char *const MEAN[] = {"mean"};
+    tl_coll_opts co;
+    tl_coll_opts_default(&co);
+    co.agg = MEAN;
+    co.nagg = 1;
+    co.strict_metadata = 0; /* the generator's non-strict checks */
+    co.imbalance = p->o->imbalance;
+    co.max_workers = p->o->max_workers;
+    co.quiet = p->o->quiet;
+    for (size_t i = 0; i < p->n && !p->coll_rc; i++)
+        if (p->ro[i].coll_rc) {
+            p->coll_rc = p->ro[i].coll_rc;
+            p->coll_err = p->ro[i].coll_err;
+        }
+    if (!p->coll_rc) {
+        coll_rank *cr = tl_xcalloc(p->n, sizeof *cr);
+        for (size_t i = 0; i < p->n; i++) cr[i] = p->ro[i].coll, memset(&p->ro[i].coll, 0, sizeof p->ro[i].coll);
+        p->coll_rc = coll_report_ranks(cr, p->n, &co, &p->coll, p->coll_summary, &p->coll_err); /* consumes cr */
+    }
+    p->coll_seconds = tl_now() - t0;
+}
+
+/* Runs the collective analysis once every rank's events are read, unless
+ * another worker took it. */
+static void collectives_when_read(pool *p)
+{
+    coll_sync *cs = &p->cs;
+    pthread_mutex_lock(&cs->mu);
+    int mine = !cs->claimed;
+    cs->claimed = 1;
+    while (mine && cs->pending) pthread_cond_wait(&cs->cv, &cs->mu);
+    pthread_mutex_unlock(&cs->mu);
+    if (mine) run_collectives(p);
+}
 
 static void *worker(void *arg)
 {
@@ -513,9 +588,11 @@ static void *worker(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n) break;
-        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, &p->gate, p->cat, p->want_coll);
+        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, &p->gate, p->want_coll ? &p->cs : NULL, p->cat,
+                 p->want_coll);
         malloc_trim(0);
     }
+    if (p->want_coll) collectives_when_read(p);
     return NULL;
 }
 
@@ -1270,6 +1347,10 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     }
     if ((size_t)workers > n) workers = (int)n;
     tl_gate_init(&p.gate, (workers + 1) / 2); /* half the workers, rounded up */
+    pthread_mutex_init(&p.cs.mu, NULL);
+    pthread_cond_init(&p.cs.cv, NULL);
+    p.cs.pending = n;
+    p.coll_summary = &stats->coll;
     pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
@@ -1280,6 +1361,8 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     tl_gate_destroy(&p.gate);
+    pthread_mutex_destroy(&p.cs.mu);
+    pthread_cond_destroy(&p.cs.cv);
     stats->seconds_ranks = tl_now() - t0;
     for (size_t i = 0; i < n; i++)
         if (!ro[i].ok) {
@@ -1315,31 +1398,12 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     free(L);
 
     int rc = 0;
-    /* 9. collectives across ranks */
+    /* 9. collectives across ranks (computed beside the last ranks) */
     if (n > 1) {
-        double t1 = tl_now();
-        static const char *const MEAN[] = {"mean"};
-        tl_coll_opts co;
-        tl_coll_opts_default(&co);
-        co.agg = MEAN;
-        co.nagg = 1;
-        co.strict_metadata = 0; /* the generator's non-strict checks */
-        co.imbalance = o->imbalance;
-        co.max_workers = o->max_workers;
-        co.quiet = o->quiet;
-        tl_coll_sheets cs;
-        /* every rank's collective events were read with its trace */
-        for (size_t i = 0; i < n && !rc; i++)
-            if (ro[i].coll_rc) {
-                rc = ro[i].coll_rc;
-                if (err) *err = ro[i].coll_err;
-            }
-        if (!rc) {
-            coll_rank *cr = tl_xcalloc(n, sizeof *cr);
-            for (size_t i = 0; i < n; i++) cr[i] = ro[i].coll, memset(&ro[i].coll, 0, sizeof ro[i].coll);
-            rc = coll_report_ranks(cr, n, &co, &cs, &stats->coll, err); /* consumes cr */
-        }
-        stats->seconds_collective = tl_now() - t1;
+        stats->seconds_collective = p.coll_seconds;
+        tl_coll_sheets cs = p.coll;
+        rc = p.coll_rc;
+        if (rc && err) *err = p.coll_err;
         if (!rc) {
             stats->have_coll = 1;
             tl_table *sum = tl_coll_sheet(&cs, "nccl_summary_implicit_sync"), *lng = tl_coll_sheet(&cs, "nccl_long"),
