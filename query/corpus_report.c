@@ -303,9 +303,9 @@ static const struct {
 /* Each column is decoded straight into a mapping of its own, unmapped
  * here: the reader's arena (tl_reader_column) would keep every column
  * until the reader closes, and the perf-model stage outlives the columns'
- * last use. mmap rather than malloc: freed malloc memory of this size
- * stays in the thread's arena (the CLI raises the trim and mmap
- * thresholds), where the other worker cannot use it.
+ * last use. mmap rather than malloc: freed malloc memory stays in the
+ * process (the CLI raises the trim and mmap thresholds), and the columns
+ * go early in the perf-model stage, the rank's memory peak.
  * A block is 2 MiB aligned, its whole 2 MiB pieces backed by transparent
  * huge pages where the system allows them (THP "madvise" mode): a rank's
  * columns are ~0.2 GB written once, and in 4 KiB pages their faults (memcg
@@ -590,7 +590,9 @@ static void *worker(void *arg)
         if (i >= p->n) break;
         rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, &p->gate, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
-        malloc_trim(0);
+        /* no malloc_trim here: the next rank reuses what this one freed
+         * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
+         * trimmed, every rank faulted its ~0.3 GB in again */
     }
     if (p->want_coll) collectives_when_read(p);
     return NULL;
@@ -1361,6 +1363,7 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     tl_gate_destroy(&p.gate);
+    malloc_trim(0); /* the ranks' memory, before the pooled sheets and the writing */
     pthread_mutex_destroy(&p.cs.mu);
     pthread_cond_destroy(&p.cs.cv);
     stats->seconds_ranks = tl_now() - t0;

@@ -237,6 +237,14 @@ int tl_cmd_corpus_report(int argc, char **argv)
      * under the kernel's mm lock) roughly halves the time to read a rank. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    /* One malloc arena for every thread: what one rank's worker frees, the
+     * next rank on either worker reuses without faulting it in again (the
+     * corpus report no longer trims between ranks). With an arena per
+     * worker each kept its own high-water mark, and keeping both cost more
+     * peak memory than trimming saved time. 8 x 1 GB workbook from the
+     * store: median 2.51 -> 2.27 s, highest peak RSS 866 -> 919 MiB (6 runs
+     * each). */
+    mallopt(M_ARENA_MAX, 1);
     const char *prog = argc > 0 ? argv[0] : "corpus-report";
     const char *base = NULL, *prefix = "rank_", *ext = "json", *out = NULL, *db = NULL, *config = NULL,
                *csvdir = NULL;
