@@ -175,21 +175,19 @@ static void rank_coll_ready(rank_out *ro, coll_sync *cs)
     pthread_mutex_unlock(&cs->mu);
 }
 
-static void collect(dgroups *gs, smap *m, tl_arena *a, tl_buf *key, const char *name, const char *cat,
+/* Adds dur to the group of (name, cat), given as dictionary ids: one id
+ * per distinct text, so grouping by the ids is grouping by the texts
+ * (and a map of 8-byte keys, not of "name\x1fcat" strings built and
+ * hashed per event: a rank has ~10^6 runtime calls). */
+static void collect(dgroups *gs, pyt_bmap *m, tl_arena *a, const tl_trace *t, uint32_t name, uint32_t cat,
                     double dur)
 {
-    key->n = 0;
-    tl_buf_puts(key, name);
-    tl_buf_putc(key, '\x1f');
-    tl_buf_puts(key, cat);
-    tl_buf_putc(key, 0);
-    size_t *slot = smap_find(m, key->p, 0, NULL);
-    if (!slot) {
-        char *k = tl_arena_strdup(a, key->p);
-        int isnew;
-        slot = smap_find(m, k, 1, &isnew);
+    uint32_t key[2] = {name, cat};
+    int isnew;
+    size_t *slot = pyt_bmap_put(m, key, &isnew);
+    if (isnew) {
         *slot = gs->n;
-        dgroup g = {.name = tl_arena_strdup(a, name), .cat = tl_arena_strdup(a, cat)};
+        dgroup g = {.name = tl_arena_strdup(a, tl_trace_str(t, name)), .cat = tl_arena_strdup(a, tl_trace_str(t, cat))};
         tl_vec_push(gs, g);
     }
     tl_vec_push(&gs->v[*slot].d, dur);
@@ -218,13 +216,14 @@ static void summarise(dgroups *gs)
 static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
 {
     int64_t short_ns = (int64_t)llround(short_us * 1000);
-    smap um = {0}, cm = {0}, sm = {0};
-    tl_buf key = {0};
+    pyt_bmap um, cm, sm; /* unlinked and runtime groups by (name, cat) ids; short ops by name id */
+    pyt_bmap_init(&um, 2 * sizeof(uint32_t), 64);
+    pyt_bmap_init(&cm, 2 * sizeof(uint32_t), 64);
+    pyt_bmap_init(&sm, sizeof(uint32_t), 64);
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
         if (tl_kind_is_runtime(k)) {
-            collect(&ro->cuda, &cm, &ro->arena, &key, tl_trace_str(t, t->name[i]), tl_trace_str(t, t->cat[i]),
-                    (double)t->dur[i] / 1000.0);
+            collect(&ro->cuda, &cm, &ro->arena, t, t->name[i], t->cat[i], (double)t->dur[i] / 1000.0);
             continue;
         }
         if (!tl_kind_is_gpu(k)) continue;
@@ -236,28 +235,26 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             ro->nshort_linked += shrt;
         } else {
             ro->nshort_unlinked += shrt;
-            collect(&ro->unlinked, &um, &ro->arena, &key, tl_trace_str(t, t->name[i]), tl_trace_str(t, t->cat[i]),
-                    (double)t->dur[i] / 1000.0);
+            collect(&ro->unlinked, &um, &ro->arena, t, t->name[i], t->cat[i], (double)t->dur[i] / 1000.0);
         }
         if (shrt && t->parent) {
             int32_t p = t->parent[i];
             int guard = 0;
             while (p >= 0 && t->kind[p] != TL_K_CPU_OP && guard++ < 1 << 20) p = t->parent[p];
             if (p >= 0) {
-                const char *nm = tl_trace_str(t, t->name[p]);
+                uint32_t nm = t->name[p];
                 int isnew;
-                size_t *slot = smap_find(&sm, nm, 1, &isnew); /* dict strings outlive the scan */
+                size_t *slot = pyt_bmap_put(&sm, &nm, &isnew);
                 if (isnew) {
                     *slot = ro->shortops.n;
-                    namecount nc = {tl_arena_strdup(&ro->arena, nm), 0};
+                    namecount nc = {tl_arena_strdup(&ro->arena, tl_trace_str(t, nm)), 0};
                     tl_vec_push(&ro->shortops, nc);
                 }
                 ro->shortops.v[*slot].n++;
             }
         }
     }
-    tl_buf_free(&key);
-    smap_free(&um), smap_free(&cm), smap_free(&sm);
+    pyt_bmap_free(&um), pyt_bmap_free(&cm), pyt_bmap_free(&sm);
     summarise(&ro->cuda);
 }
 
