@@ -611,12 +611,16 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     for (uint32_t id = 0; id < t->dict.n; id++)
         if (!strcmp(tl_trace_str(t, id), "execute")) { c->execute_id = (int32_t)id; break; }
 
-    /* launchers (§4.4): in order of their first kernel, then stable by ts */
-    int32_t *lof = tl_xmalloc(nz * sizeof *lof); /* launcher of each kernel row */
-    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx);
-    for (size_t i = 0; i < n; i++) lof[i] = lidx[i] = -1;
-    int32_t *lrows = tl_xmalloc(nz * sizeof *lrows);
-    size_t nl = 0;
+    /* launchers (§4.4): in order of their first kernel, then stable by ts.
+     * The kernels with a launcher are listed once, in UID order, with their
+     * launcher (rather than a launcher per event, -1 for most, read twice
+     * more over all events). */
+    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx); /* launcher row -> index */
+    for (size_t i = 0; i < n; i++) lidx[i] = -1;
+    int32_t *lrows = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *lrows);
+    int32_t *kk = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kk); /* kernel rows with a launcher */
+    int32_t *kl = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kl); /* and their launchers */
+    size_t nl = 0, nkl = 0;
     for (size_t k = 0; k < n; k++) {
         if (!c->gclass[k] || c->parent[k] < 0 || pyt_row_is_comm(c, (int32_t)k)) continue;
         int32_t r = c->parent[k], l = r;
@@ -630,7 +634,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
             if (ak == TL_K_PYTHON) continue;
             break;
         }
-        lof[k] = l;
+        kk[nkl] = (int32_t)k;
+        kl[nkl++] = l;
         if (lidx[l] < 0) { lidx[l] = (int32_t)nl; lrows[nl++] = l; }
     }
     radix_sort_rows(lrows, nl, c->ts);
@@ -638,16 +643,15 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->nl = nl;
     c->l_row = lrows;
     c->l_koff = tl_xcalloc(nl + 1, sizeof *c->l_koff);
-    for (size_t k = 0; k < n; k++)
-        if (lof[k] >= 0) c->l_koff[lidx[lof[k]] + 1]++;
+    for (size_t q = 0; q < nkl; q++) c->l_koff[lidx[kl[q]] + 1]++;
     for (size_t j = 0; j < nl; j++) c->l_koff[j + 1] += c->l_koff[j];
-    c->l_k = tl_xmalloc((c->l_koff[nl] ? c->l_koff[nl] : 1) * sizeof *c->l_k);
+    c->l_k = tl_xmalloc((nkl ? nkl : 1) * sizeof *c->l_k);
     uint32_t *lf = tl_xmalloc((nl ? nl : 1) * sizeof *lf);
     memcpy(lf, c->l_koff, nl * sizeof *lf);
-    for (size_t k = 0; k < n; k++)
-        if (lof[k] >= 0) c->l_k[lf[lidx[lof[k]]]++] = (int32_t)k;
+    for (size_t q = 0; q < nkl; q++) c->l_k[lf[lidx[kl[q]]]++] = kk[q];
     free(lf);
-    free(lof);
+    free(kk);
+    free(kl);
     free(lidx);
 
     c->l_direct = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_direct);
