@@ -72,8 +72,13 @@ static const char *id_text(pyt_ctx *c, int which, int64_t v, int is_str)
     return c->idtxt[which];
 }
 
-static int build_instance(pyt_ctx *c, int32_t row, tl_arena *a, tl_pm_instance *in, uint8_t *mark)
+/* Builds row's instance into *in; its kernel lists and texts live in the
+ * context's arena. */
+static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
 {
+    tl_arena *a = &c->arena;
+    if (!c->pm_mark) c->pm_mark = tl_xcalloc(c->n ? c->n : 1, 1); /* bwd_gpu's dedup marks */
+    uint8_t *mark = c->pm_mark;
     const tl_trace *t = c->t;
     memset(in, 0, sizeof *in);
     in->uid = t->uid[row];
@@ -117,9 +122,8 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
      * need the kernel sets of the same ops */
     if (!c->pm_inst) c->pm_inst = tl_xcalloc(c->n ? c->n : 1, sizeof *c->pm_inst);
     if (!c->pm_inst[row]) {
-        if (!c->pm_mark) c->pm_mark = tl_xcalloc(c->n ? c->n : 1, 1);
         tl_pm_instance *in = tl_arena_alloc(&c->arena, sizeof *in);
-        build_instance(c, row, &c->arena, in, c->pm_mark);
+        build_instance(c, row, in);
         c->pm_inst[row] = in;
     }
     return c->pm_inst[row];
@@ -191,10 +195,9 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
          * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
         for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
-        if (c->pm_uncached && !c->pm_mark) c->pm_mark = tl_xcalloc(c->n, 1);
         for (size_t i = 0; i < n; i++) {
             tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
-            if (c->pm_uncached) build_instance(c, rows[i], &c->arena, slot, c->pm_mark);
+            if (c->pm_uncached) build_instance(c, rows[i], slot);
             else *slot = *pyt_pm_instance(c, rows[i]);
         }
         j->n = n;

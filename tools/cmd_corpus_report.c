@@ -231,19 +231,17 @@ static int node_replay_message(void)
 int tl_cmd_corpus_report(int argc, char **argv)
 {
     tl_cli_hugepages_reexec(); /* hundreds of MB of per-rank arrays: see cli_hugepages.c */
-    /* Each rank's columns are decoded into fresh memory and freed when the
-     * rank is done; keeping freed memory in the process (instead of glibc
-     * returning it and the next rank faulting it in again, page by page,
-     * under the kernel's mm lock) roughly halves the time to read a rank. */
+    /* Each rank's columns and arrays are allocated fresh and freed when the
+     * rank is done. Freed memory stays in the process (no mmap'd blocks, no
+     * automatic trim; tl_corpus_report trims once, after the ranks) and in
+     * one arena for every thread, so the next rank on either worker reuses
+     * it instead of faulting it in again under the kernel's mm lock. With an
+     * arena per worker each kept its own high-water mark, which cost more
+     * peak memory than it saved time. 8 x 1 GB workbook from the store:
+     * median 2.51 -> 2.27 s for the single arena, highest peak RSS
+     * 866 -> 919 MiB (6 runs each). */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    /* One malloc arena for every thread: what one rank's worker frees, the
-     * next rank on either worker reuses without faulting it in again (the
-     * corpus report no longer trims between ranks). With an arena per
-     * worker each kept its own high-water mark, and keeping both cost more
-     * peak memory than trimming saved time. 8 x 1 GB workbook from the
-     * store: median 2.51 -> 2.27 s, highest peak RSS 866 -> 919 MiB (6 runs
-     * each). */
     mallopt(M_ARENA_MAX, 1);
     const char *prog = argc > 0 ? argv[0] : "corpus-report";
     const char *base = NULL, *prefix = "rank_", *ext = "json", *out = NULL, *db = NULL, *config = NULL,
