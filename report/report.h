@@ -1,5 +1,6 @@
 /* report.h — the report module: renders tl_tables (query/table.h) as CSV
- * files, xlsx workbooks with native charts (libxlsxwriter) and aligned
+ * files, xlsx workbooks (with native charts through libxlsxwriter, without
+ * through our own writer, xlsx_ooxml.c) and aligned
  * terminal tables, and reads report workbooks / CSV folders (ours or the
  * reference tool's) back into tl_tables for report comparison and tests.
  * It computes no metrics: every number arrives in a table.
@@ -86,7 +87,11 @@ int tl_report_read(const char *path, unsigned flags, tl_report_tables *out, tl_e
 typedef struct tl_xlsx tl_xlsx;
 
 typedef struct tl_xlsx_opts {
-    int shared_strings; /* 1: classic mode, whole workbook in memory with a
+    int charts;         /* 1: charts will be added: the workbook is written
+                           by libxlsxwriter (~1 us a cell). 0 (default):
+                           tables only, written by report/xlsx_ooxml.c
+                           (inline strings, rows streamed, nothing held). */
+    int shared_strings; /* with charts: 1: classic mode, whole workbook in memory with a
                            shared-string table. 0 (default): libxlsxwriter's
                            constant-memory mode, rows streamed to a temp file
                            and strings stored inline, so million-row sheets
@@ -95,7 +100,7 @@ typedef struct tl_xlsx_opts {
                            CSV beside the workbook. 0 = Excel's 1,048,575. */
     int quiet;          /* no notes on stderr about renamed sheets (the CSV
                            fallback is always reported) */
-    const char *tmpdir; /* for libxlsxwriter's temp files; NULL = default */
+    const char *tmpdir; /* with charts: libxlsxwriter's temp files; NULL = default */
 } tl_xlsx_opts;
 
 #define TL_XLSX_MAX_ROWS 1048575u /* 1,048,576 rows minus the header */

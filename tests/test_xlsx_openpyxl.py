@@ -5,7 +5,9 @@ header cells are strings, numbers are stored as numbers (not as text, which
 Excel flags and pandas would have to re-parse), frozen header rows, sheet
 names within Excel's rules, and the native charts load.
 
-usage: test_xlsx_openpyxl.py WORKBOOK.xlsx
+usage: test_xlsx_openpyxl.py WORKBOOK.xlsx [--text-col NAME]...
+(--text-col: a column whose numeric-looking cells are text by design, as in
+the reference tool's output, e.g. the collective report's process group names)
 Prints "N passed, M failed" last; exit 1 on failure, 77 (skip) when
 openpyxl is not importable by this interpreter (pyenv or venv pythons may
 lack it: run /usr/bin/python3).
@@ -39,10 +41,15 @@ def check(cond, msg):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print(__doc__.strip().splitlines()[-4])
+    args = sys.argv[1:]
+    text_cols = set()
+    while len(args) >= 3 and args[-2] == "--text-col":
+        text_cols.add(args[-1])
+        args = args[:-2]
+    if len(args) != 1:
+        print(__doc__.strip().splitlines()[-6])
         return 2
-    path = sys.argv[1]
+    path = args[0]
     try:
         wb = openpyxl.load_workbook(path)  # full mode: charts, column dims, panes
     except Exception as e:  # any failure to load is the finding
@@ -73,6 +80,8 @@ def main():
         text_numbers = []
         for r, row in enumerate(rows[1:], start=2):
             for c, v in enumerate(row, start=1):
+                if c <= len(header) and header[c - 1] in text_cols:
+                    continue
                 if isinstance(v, str) and v not in ALLOWED_TEXT and NUMBER.match(v):
                     text_numbers.append("%s%d=%r" % (openpyxl.utils.get_column_letter(c), r, v))
                 elif isinstance(v, float) and math.isnan(v):

@@ -330,7 +330,8 @@ static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch
 {
     tl_err err = {0};
     tl_xlsx *x;
-    if (tl_report_xlsx_open(path, NULL, &x, &err)) goto fail0;
+    tl_xlsx_opts xo = {.charts = 1};
+    if (tl_report_xlsx_open(path, &xo, &x, &err)) goto fail0;
     for (size_t i = 0; i < s->n; i++) {
         tl_table *conv = xlsx_numeric_params(s->v[i]);
         int rc = tl_report_xlsx_add_table(x, conv ? conv : s->v[i], NULL, &err);

@@ -1,0 +1,25 @@
+/* zip_write.h — a zip archive written front to back, entries deflated as
+ * they are streamed in (report/zip_write.c). Internal to report/: the
+ * SpreadsheetML writer (xlsx_ooxml.c) packages workbooks with it. */
+#ifndef TL_REPORT_ZIP_WRITE_H
+#define TL_REPORT_ZIP_WRITE_H
+
+#include "store/util.h"
+
+#include <stddef.h>
+
+typedef struct tl_zipw tl_zipw;
+
+/* Creates (truncates) path. */
+int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err);
+/* Starts an entry. big: the entry may exceed 4 GiB, so its local header
+ * carries zip64 sizes (readers need zip 4.5 then; most entries are small). */
+int tl_zipw_begin(tl_zipw *z, const char *name, int big, tl_err *err);
+int tl_zipw_write(tl_zipw *z, const void *p, size_t n, tl_err *err);
+int tl_zipw_end(tl_zipw *z, tl_err *err);
+/* Writes the central directory and closes the file; frees z either way. */
+int tl_zipw_close(tl_zipw *z, tl_err *err);
+/* Closes and frees without finishing (the caller removes the file). */
+void tl_zipw_abort(tl_zipw *z);
+
+#endif
