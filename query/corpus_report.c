@@ -340,11 +340,8 @@ static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *er
         if (rc) goto fail;
         rt->own[i] = dst;
         *(const void **)((char *)t + RANK_COLS[i].off) = dst;
-        /* as tl_trace_load, but per column: raw chunks are copied out of
-         * the map, and their pages would otherwise count in RSS until the
-         * whole rank is read (peak ~40 MiB lower at -j 2) */
-        tl_reader_drop_resident(r);
     }
+    tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
     return TL_OK;
 fail:
     rank_trace_free(rt);
