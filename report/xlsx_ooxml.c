@@ -207,12 +207,10 @@ static const char SHEET_HEAD[] =
     "<worksheet xmlns=\"http://schemas.openxmlformats.org/spreadsheetml/2006/main\" "
     "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\">";
 
-static void put_string_cell(tl_buf *b, const char *ref, size_t rl, const char *row, size_t nl, const char *s, int bold)
+/* the XML of a string cell after its reference: the type, the text
+ * (escaped; whitespace at either end kept) and the end of the cell */
+static void string_tail(tl_buf *b, const char *s)
 {
-    PUT_LIT(b, "<c r=\"");
-    put_n(b, ref, rl);
-    put_n(b, row, nl);
-    if (bold) PUT_LIT(b, "\" s=\"1");
     PUT_LIT(b, "\" t=\"inlineStr\"><is><t");
     size_t n = strlen(s);
     int edge = n && (strchr(" \t\n\r", s[0]) || strchr(" \t\n\r", s[n - 1]));
@@ -221,6 +219,23 @@ static void put_string_cell(tl_buf *b, const char *ref, size_t rl, const char *r
     put_esc(b, s);
     PUT_LIT(b, "</t></is></c>");
 }
+
+static void put_string_cell(tl_buf *b, const char *ref, size_t rl, const char *row, size_t nl, const char *s, int bold)
+{
+    PUT_LIT(b, "<c r=\"");
+    put_n(b, ref, rl);
+    put_n(b, row, nl);
+    if (bold) PUT_LIT(b, "\" s=\"1");
+    string_tail(b, s);
+}
+
+/* Room for need more bytes; returns where they go (the caller sets b->n). */
+static inline char *room(tl_buf *b, size_t need)
+{
+    if (b->n + need + 1 > b->cap) tl_buf_reserve(b, need + 1);
+    return b->p + b->n;
+}
+#define W_LIT(w, s) (memcpy(w, s, sizeof s - 1), (w) += sizeof s - 1)
 
 static int begin_sheet(tl_ooxml *o, const char *name, int big, tl_err *err)
 {
@@ -289,57 +304,64 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
         for (size_t c = 0; c < nc; c++) put_string_cell(b, refs[c], rl[c], "1", 1, xml_text(t->cols[c].name, &sb, cut), 1);
         PUT_LIT(b, "</row>");
     }
-    char row[24], num[32];
+    /* Per column, the last string cell's text and the XML after its
+     * reference (string_tail): report columns repeat a few texts (names,
+     * dtypes, rank lists) row after row, which are then escaped once. The
+     * rest of a row is written straight into the buffer (most of a large
+     * sheet's writing time was spent appending small pieces). */
+    const char **last = tl_xcalloc(nc ? nc : 1, sizeof *last);
+    tl_buf *tail = tl_xcalloc(nc ? nc : 1, sizeof *tail);
+    char row[24];
     for (size_t r = 0; r < t->nrows && !rc; r++) {
         size_t nl = fmt_u64(row, r + 2);
-        PUT_LIT(b, "<row r=\"");
-        put_n(b, row, nl);
-        PUT_LIT(b, "\">");
+        char *w = room(b, 16 + nl);
+        W_LIT(w, "<row r=\"");
+        memcpy(w, row, nl), w += nl;
+        W_LIT(w, "\">");
+        b->n = (size_t)(w - b->p);
         for (size_t c = 0; c < nc; c++) {
             const tl_column *col = &t->cols[c];
-            const char *type = NULL; /* t="..." */
-            size_t n = 0;
-            switch (col->type) {
-            case TL_STR: {
+            if (col->type == TL_STR) {
                 const char *s = col->v.s[r];
-                if (s && s[0]) put_string_cell(b, refs[c], rl[c], row, nl, xml_text(s, &sb, cut), 0);
+                if (!s || !s[0]) continue;
+                if (s != last[c]) {
+                    tail[c].n = 0;
+                    string_tail(&tail[c], xml_text(s, &sb, cut));
+                    last[c] = s;
+                }
+                w = room(b, 8 + rl[c] + nl + tail[c].n);
+                W_LIT(w, "<c r=\"");
+                memcpy(w, refs[c], rl[c]), w += rl[c];
+                memcpy(w, row, nl), w += nl;
+                memcpy(w, tail[c].p, tail[c].n), w += tail[c].n;
+                b->n = (size_t)(w - b->p);
                 continue;
             }
-            case TL_F64: {
-                double v = col->v.f[r];
-                if (isnan(v)) continue;
-                if (isinf(v)) {
-                    put_string_cell(b, refs[c], rl[c], row, nl, v > 0 ? "inf" : "-inf", 0);
-                    continue;
-                }
-                n = tl_ooxml_fmt_double(num, v);
-                break;
+            if (col->type == TL_F64 && isinf(col->v.f[r])) {
+                put_string_cell(b, refs[c], rl[c], row, nl, col->v.f[r] > 0 ? "inf" : "-inf", 0);
+                continue;
             }
-            case TL_I64:
-                if (col->valid && !col->valid[r]) continue;
-                n = fmt_i64(num, col->v.i[r]);
-                break;
-            case TL_BOOL:
-                if (col->valid && !col->valid[r]) continue;
-                num[0] = col->v.b[r] ? '1' : '0';
-                n = 1;
-                type = "b";
-                break;
+            if (col->type == TL_F64 ? isnan(col->v.f[r]) : col->valid && !col->valid[r]) continue;
+            w = room(b, 64 + rl[c] + nl);
+            W_LIT(w, "<c r=\"");
+            memcpy(w, refs[c], rl[c]), w += rl[c];
+            memcpy(w, row, nl), w += nl;
+            if (col->type == TL_BOOL) W_LIT(w, "\" t=\"b");
+            W_LIT(w, "\"><v>");
+            switch (col->type) {
+            case TL_F64: w += tl_ooxml_fmt_double(w, col->v.f[r]); break;
+            case TL_I64: w += fmt_i64(w, col->v.i[r]); break;
+            default: *w++ = col->v.b[r] ? '1' : '0'; break;
             }
-            PUT_LIT(b, "<c r=\"");
-            put_n(b, refs[c], rl[c]);
-            put_n(b, row, nl);
-            if (type) {
-                PUT_LIT(b, "\" t=\"");
-                put_n(b, type, strlen(type));
-            }
-            PUT_LIT(b, "\"><v>");
-            put_n(b, num, n);
-            PUT_LIT(b, "</v></c>");
+            W_LIT(w, "</v></c>");
+            b->n = (size_t)(w - b->p);
         }
         PUT_LIT(b, "</row>");
         rc = flush(o, 0, err);
     }
+    for (size_t c = 0; c < nc; c++) tl_buf_free(&tail[c]);
+    free(tail);
+    free(last);
     tl_buf_free(&sb);
     free(refs);
     free(rl);
