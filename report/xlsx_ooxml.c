@@ -323,12 +323,13 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
             const tl_column *col = &t->cols[c];
             if (col->type == TL_STR) {
                 const char *s = col->v.s[r];
-                if (!s || !s[0]) continue;
+                if (!s) continue;
                 if (s != last[c]) {
                     tail[c].n = 0;
-                    string_tail(&tail[c], xml_text(s, &sb, cut));
+                    if (s[0]) string_tail(&tail[c], xml_text(s, &sb, cut));
                     last[c] = s;
                 }
+                if (!tail[c].n) continue; /* "": no cell */
                 w = room(b, 8 + rl[c] + nl + tail[c].n);
                 W_LIT(w, "<c r=\"");
                 memcpy(w, refs[c], rl[c]), w += rl[c];
