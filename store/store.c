@@ -7,7 +7,7 @@
  * A chunk is a 16-byte header {'T', encoding, ctype, 0, u32 nrows,
  * u32 raw_bytes, u32 stored_bytes} followed by the payload: the values
  * (fixed width), or for blobs (nrows+1) u64 offsets then the bytes. The
- * payload is LZ4 (encoding 1) when that saves at least two thirds, else raw
+ * payload is LZ4 (encoding 1) when that saves at least half, else raw
  * (encoding 0) so hot numeric columns can be used in place from the map. */
 #include "store.h"
 
@@ -309,19 +309,21 @@ static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
 }
 
 /* Encodes payload (raw bytes of length n) into a chunk value. LZ4 gets a
- * destination of a third of the raw size (it fails when the output would
- * not fit, which is then stored raw, and gives up early on data that does
- * not compress), and the value is shrunk to what was written: encoded
- * chunks wait in memory until the commit, so a value allocated at the raw
- * size would make them take as much memory as the raw columns.
+ * destination of half the raw size (it fails when the output would not
+ * fit, which is then stored raw, and gives up early on data that does not
+ * compress), and the value is shrunk to what was written: encoded chunks
+ * wait in memory until the commit, so a value allocated at the raw size
+ * would make them take as much memory as the raw columns.
  *
- * Why a third: LZ4 decodes numeric columns that compress only 1.5-3x
- * (timestamps, durations, external ids, parent rows: short matches) at
- * 1-2 GB/s, against ~8 GB/s for copying raw bytes out of the map, and
- * such columns are read far more often than written. Keeping them raw
- * cut decoding a 1 GB rank's report columns from 52 to 20 ms for 30% more
- * store (0.117 -> 0.151 of the JSON); columns that compress well (ids,
- * strings, args) still decode at 4-20 GB/s and stay LZ4. */
+ * Why half: LZ4 decodes numeric columns that compress less than 2x
+ * (timestamps, parent rows: short matches) at ~1 GB/s, against ~8 GB/s
+ * for copying raw bytes out of the map, and they are read far more often
+ * than written. Decoding a 1 GB rank's report columns: 52 ms with the
+ * earlier bar (a quarter), 32 ms with half, 20 ms with two thirds (which
+ * also kept durations and external ids raw); the store grows 0.116 ->
+ * 0.129 -> 0.151 of the JSON, and the corpus ingest's peak RSS with it
+ * (sealed traces wait for the writer in their stored form): 8 x 1 GB,
+ * -j 2: 841-875 MiB with half, 924-978 with two thirds. */
 static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
                                    size_t *vlen)
 {
@@ -330,7 +332,7 @@ static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *pa
     size_t stored = n;
     /* Tiny payloads are not worth an LZ4 frame. */
     if (n >= 256) {
-        int cap = (int)(n / 3);
+        int cap = (int)(n / 2);
         int c = LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, cap);
         if (c > 0) {
             enc = ENC_LZ4;
