@@ -10,7 +10,7 @@
  * reproducible output, and Excel does not read them.
  *
  * Data written to an entry is compressed on a second thread while the
- * caller generates the next block (the corpus workbook: 0.7 -> 0.4 s of
+ * caller generates the next block (the corpus workbook: ~0.8 -> ~0.6 s of
  * writing on 2 cores); everything else (headers, the end of an entry, the
  * directory) happens on the caller's thread while the compressor idles. */
 #include "zip_write.h"
