@@ -248,8 +248,6 @@ static int write_csv_instead(tl_xlsx *x, const tl_table *t, tl_err *err)
     return rc;
 }
 
-static const char *xml_text(const char *s, tl_buf *b, int *cut) { return xml_safe(s, b, cut); }
-
 static void note_cut(const tl_xlsx *x, const char *name, int cut)
 {
     if (cut && !x->opts.quiet)
@@ -262,7 +260,7 @@ static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char
     double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
     for (size_t c = 0; c < t->ncols; c++) w[c] = col_width(t, c);
     int cut = 0;
-    int rc = tl_ooxml_add_sheet(x->ox, name, t, w, xml_text, &cut, err);
+    int rc = tl_ooxml_add_sheet(x->ox, name, t, w, xml_safe, &cut, err);
     free(w);
     if (rc) return rc;
     note_cut(x, name, cut);
