@@ -5,16 +5,20 @@ opens without repair, has the same sheets in the same order as the CSV
 output of the same run, each sheet's header and cells agree with the CSV
 (numbers stored as numbers, text as text, empty cells empty), the header
 row is frozen, sheet names obey Excel's rules, and the native charts (GPU
-timeline breakdown, time by op category) are present.
+timeline breakdown, time by op category) are present. A chartless workbook
+(our own writer: the collective report of a generated 2-rank corpus) is
+checked the same way, and also read by LibreOffice when it is installed.
 
 usage: test_xlsx_report.py BUILD_DIR
-Prints "N passed, M failed"; exit 1 on failure, 77 when openpyxl or the
-shared data is missing.
+Prints "N passed, M failed"; exit 1 on failure, 77 when openpyxl is
+missing (the PyTorch report cases need ../shared/data and are skipped
+without it).
 """
 import csv
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -152,6 +156,49 @@ def run_collective(build, tmp):
     if p.returncode == 0:
         # process group names ("0") are strings in the reference's report
         check_workbook(xlsx, csvdir, "collective", ("Process Group Name",))
+        check_with_libreoffice(xlsx, csvdir, tmp)
+
+
+def check_with_libreoffice(xlsx, csvdir, tmp):
+    """A second independent reader when installed (not in CI: Debian's
+    libreoffice-calc-nogui): every sheet exported back to CSV equals ours,
+    numbers within 1e-9 relative (it prints 15 digits), booleans as TRUE/FALSE."""
+    soffice = shutil.which("soffice")
+    if not soffice:
+        print("LibreOffice not installed: its check skipped")
+        return
+    out = os.path.join(tmp, "lo")
+    # CSV filter: comma, quote, UTF-8, first line, ..., all sheets (-1)
+    p = subprocess.run([soffice, "--headless", "--convert-to",
+                        'csv:Text - txt - csv (StarCalc):44,34,76,1,,0,false,true,false,false,false,-1',
+                        "--outdir", out, xlsx], capture_output=True, text=True, timeout=300)
+    check(p.returncode == 0, f"LibreOffice opens {xlsx}: {p.stderr[-300:]}")
+    stem = os.path.splitext(os.path.basename(xlsx))[0]
+    bad = cells = 0
+    for f in sorted(os.listdir(csvdir)):
+        ours = list(csv.reader(open(os.path.join(csvdir, f), newline="", encoding="utf-8")))
+        path = os.path.join(out, f"{stem}-{f}")
+        if not os.path.exists(path):
+            check(False, f"LibreOffice: no sheet {f[:-4]}")
+            continue
+        theirs = list(csv.reader(open(path, newline="", encoding="utf-8")))
+        check(len(ours) == len(theirs), f"LibreOffice: {f[:-4]} has {len(theirs)} rows, ours {len(ours)}")
+        for a, b in zip(ours, theirs):
+            b = b + [""] * (len(a) - len(b))
+            for x, y in zip(a, b):
+                cells += 1
+                if x == y or {x, y} in ({"True", "TRUE"}, {"False", "FALSE"}):
+                    continue
+                try:
+                    if abs(float(x) - float(y)) <= 1e-9 * max(1.0, abs(float(x))):
+                        continue
+                except ValueError:
+                    pass
+                bad += 1
+                if bad <= 5:
+                    print(f"  LibreOffice {f[:-4]}: {y!r}, ours {x!r}")
+    print(f"LibreOffice read {cells} cells back")
+    check(bad == 0, f"LibreOffice: {bad} cells differ from the CSVs")
 
 
 def main():
