@@ -255,6 +255,17 @@ static void note_cut(const tl_xlsx *x, const char *name, int cut)
                 name, XLSX_STR_MAX);
 }
 
+/* Records a written sheet (ws: libxlsxwriter's, NULL with our writer). */
+static int sheet_done(tl_xlsx *x, const tl_table *t, char *name, lxw_worksheet *ws, int cut,
+                      const char **sheet_name)
+{
+    note_cut(x, name, cut);
+    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, ws, t->nrows, t->ncols};
+    tl_vec_push(&x->sheets, e);
+    if (sheet_name) *sheet_name = name;
+    return TL_OK;
+}
+
 static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char **sheet_name, tl_err *err)
 {
     double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
@@ -262,12 +273,7 @@ static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char
     int cut = 0;
     int rc = tl_ooxml_add_sheet(x->ox, name, t, w, xml_safe, &cut, err);
     free(w);
-    if (rc) return rc;
-    note_cut(x, name, cut);
-    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, NULL, t->nrows, t->ncols};
-    tl_vec_push(&x->sheets, e);
-    if (sheet_name) *sheet_name = name;
-    return TL_OK;
+    return rc ? rc : sheet_done(x, t, name, NULL, cut, sheet_name);
 }
 
 int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err)
@@ -323,11 +329,7 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
         }
     }
     tl_buf_free(&sb);
-    note_cut(x, name, cut);
-    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, ws, t->nrows, t->ncols};
-    tl_vec_push(&x->sheets, e);
-    if (sheet_name) *sheet_name = name;
-    return TL_OK;
+    return sheet_done(x, t, name, ws, cut, sheet_name);
 lxw_err:
     tl_buf_free(&sb);
     return lxw_fail(err, le, name);

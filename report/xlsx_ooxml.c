@@ -45,13 +45,7 @@ int tl_ooxml_open(const char *path, tl_ooxml **out, tl_err *err)
 
 /* ---- text */
 
-static inline void put_n(tl_buf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) tl_buf_reserve(b, n + 1);
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-#define PUT_LIT(b, s) put_n(b, s, sizeof s - 1)
+#define PUT_LIT(b, s) tl_buf_append(b, s, sizeof s - 1)
 
 /* decimal text of v into o (at most 20 bytes); returns its length */
 static size_t fmt_u64(char *o, uint64_t v)
@@ -74,7 +68,7 @@ static size_t fmt_i64(char *o, int64_t v)
 static void put_u64(tl_buf *b, uint64_t v)
 {
     char t[24];
-    put_n(b, t, fmt_u64(t, v));
+    tl_buf_append(b, t, fmt_u64(t, v));
 }
 
 /* XML character data / attribute value: & < > " escaped */
@@ -90,11 +84,11 @@ static void put_esc(tl_buf *b, const char *s)
         case '"': rep = "&quot;"; break;
         default: continue;
         }
-        put_n(b, run, (size_t)(s - run));
-        put_n(b, rep, strlen(rep));
+        tl_buf_append(b, run, (size_t)(s - run));
+        tl_buf_append(b, rep, strlen(rep));
         run = s + 1;
     }
-    put_n(b, run, (size_t)(s - run));
+    tl_buf_append(b, run, (size_t)(s - run));
 }
 
 static const double P10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
@@ -179,7 +173,7 @@ static double stored_width(double w)
 static void put_width(tl_buf *b, double w)
 {
     char t[32];
-    put_n(b, t, tl_ooxml_fmt_double(t, stored_width(w)));
+    tl_buf_append(b, t, tl_ooxml_fmt_double(t, stored_width(w)));
 }
 
 /* An upper bound on the sheet's XML: decides whether its zip entry needs
@@ -223,16 +217,17 @@ static void string_tail(tl_buf *b, const char *s)
 static void put_string_cell(tl_buf *b, const char *ref, size_t rl, const char *row, size_t nl, const char *s, int bold)
 {
     PUT_LIT(b, "<c r=\"");
-    put_n(b, ref, rl);
-    put_n(b, row, nl);
+    tl_buf_append(b, ref, rl);
+    tl_buf_append(b, row, nl);
     if (bold) PUT_LIT(b, "\" s=\"1");
     string_tail(b, s);
 }
 
-/* Room for need more bytes; returns where they go (the caller sets b->n). */
+/* Room for need more bytes; returns where they go (the caller sets b->n).
+ * Inline check: called for every cell. */
 static inline char *room(tl_buf *b, size_t need)
 {
-    if (b->n + need + 1 > b->cap) tl_buf_reserve(b, need + 1);
+    if (b->n + need + 1 > b->cap) tl_buf_reserve(b, need);
     return b->p + b->n;
 }
 #define W_LIT(w, s) (memcpy(w, s, sizeof s - 1), (w) += sizeof s - 1)
@@ -272,7 +267,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     PUT_LIT(b, "<dimension ref=\"A1");
     if (nc) {
         PUT_LIT(b, ":");
-        put_n(b, refs[nc - 1], rl[nc - 1]);
+        tl_buf_append(b, refs[nc - 1], rl[nc - 1]);
         put_u64(b, t->nrows + 1);
     }
     PUT_LIT(b, "\"/><sheetViews><sheetView ");
