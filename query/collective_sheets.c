@@ -188,48 +188,17 @@ static void set_str_pc(tl_table *t, size_t c, size_t r, const char *s, pcache *p
     if (s) tl_table_set_str_ref(t, c, r, pc_get(pc, t, s));
 }
 
-/* (pointer, integer) -> value, open addressing; the run's matching keys */
-typedef struct kmap {
-    const void **p;
-    int64_t *i;
-    size_t *v;
-    size_t cap, n;
-} kmap;
-static size_t kmap_hash(const void *p, int64_t i, size_t cap)
+/* the run's matching keys: (pointer, integer) in a tl_bmap; the pointers
+ * are interned texts */
+typedef struct pkey {
+    const void *p;
+    int64_t i;
+} pkey;
+static size_t *pkey_put(tl_bmap *m, const void *p, int64_t i, int *isnew)
 {
-    return tl_mix64((uint64_t)(uintptr_t)p ^ ((uint64_t)i * 0x9E3779B97F4A7C15ull)) & (cap - 1);
+    pkey k = {p, i};
+    return tl_bmap_put(m, &k, isnew);
 }
-/* Returns the slot's value; *isnew when inserted (keys with p == NULL are
- * not allowed). */
-static size_t *kmap_put(kmap *m, const void *p, int64_t i, int *isnew)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 64;
-        const void **np = tl_xcalloc(nc, sizeof *np);
-        int64_t *ni = tl_xmalloc(nc * sizeof *ni);
-        size_t *nv = tl_xmalloc(nc * sizeof *nv);
-        for (size_t q = 0; q < m->cap; q++) {
-            if (!m->p[q]) continue;
-            size_t h = kmap_hash(m->p[q], m->i[q], nc);
-            while (np[h]) h = (h + 1) & (nc - 1);
-            np[h] = m->p[q], ni[h] = m->i[q], nv[h] = m->v[q];
-        }
-        free(m->p), free(m->i), free(m->v);
-        m->p = np, m->i = ni, m->v = nv, m->cap = nc;
-    }
-    size_t h = kmap_hash(p, i, m->cap);
-    while (m->p[h]) {
-        if (m->p[h] == p && m->i[h] == i) {
-            *isnew = 0;
-            return &m->v[h];
-        }
-        h = (h + 1) & (m->cap - 1);
-    }
-    m->p[h] = p, m->i[h] = i, m->n++;
-    *isnew = 1;
-    return &m->v[h];
-}
-static void kmap_free(kmap *m) { free(m->p), free(m->i), free(m->v); memset(m, 0, sizeof *m); }
 
 /* Canonical pointer of a text (NULL stays NULL) across the run. A rank's
  * texts already share one pointer per distinct value (collective_read.c),
@@ -237,15 +206,15 @@ static void kmap_free(kmap *m) { free(m->p), free(m->i), free(m->v); memset(m, 0
  * 6 texts x 267k events of the 8 x 1 GB corpus, ~40 distinct pointers. */
 typedef struct interner {
     smap text;  /* text -> index in tab */
-    kmap ptr;   /* pointer -> index in tab */
+    tl_bmap ptr; /* pointer -> index in tab */
     const char **tab;
     size_t ntab;
+    const char *hit_k[64], *hit_v[64]; /* recent pointers -> canonical, before the map */
 } interner;
-static const char *intern(interner *in, const char *s)
+static const char *intern_slow(interner *in, const char *s)
 {
-    if (!s) return NULL;
     int isnew;
-    size_t *ps = kmap_put(&in->ptr, s, 0, &isnew);
+    size_t *ps = pkey_put(&in->ptr, s, 0, &isnew);
     if (!isnew) return in->tab[*ps];
     size_t *slot = smap_put(&in->text, s, &isnew);
     if (isnew) {
@@ -256,10 +225,19 @@ static const char *intern(interner *in, const char *s)
     *ps = *slot;
     return in->tab[*slot];
 }
+
+static const char *intern(interner *in, const char *s)
+{
+    if (!s) return NULL;
+    size_t h = ((uintptr_t)s >> 4) & 63;
+    if (in->hit_k[h] == s) return in->hit_v[h];
+    in->hit_k[h] = s;
+    return in->hit_v[h] = intern_slow(in, s);
+}
 static void interner_free(interner *in)
 {
     smap_free(&in->text);
-    kmap_free(&in->ptr);
+    tl_bmap_free(&in->ptr);
     free(in->tab);
 }
 
@@ -313,7 +291,11 @@ int coll_match(coll_run *run, tl_err *err)
     }
     run->simplified = simplified;
     interner im = {0};
-    kmap types = {0}, bytes = {0}, pgm = {0};
+    tl_bmap_init(&im.ptr, sizeof(pkey), 64);
+    tl_bmap types, bytes, pgm;
+    tl_bmap_init(&types, sizeof(pkey), 64);
+    tl_bmap_init(&bytes, sizeof(pkey), 64);
+    tl_bmap_init(&pgm, sizeof(pkey), 64);
     size_t npg = 0; /* the PGs, numbered (for index_in_group below) */
     for (size_t i = 0; i < run->nall; i++) {
         coll_ev *e = run->all[i];
@@ -330,14 +312,14 @@ int coll_match(coll_run *run, tl_err *err)
         if (simplified) e->pg_name = "all";
         else if (!e->pg_name) e->pg_name = intern(&im, "Unknown_Group"); /* equal texts, one pointer */
         int isnew;
-        size_t *pv = kmap_put(&pgm, e->pg_name, 0, &isnew);
+        size_t *pv = pkey_put(&pgm, e->pg_name, 0, &isnew);
         if (isnew) *pv = npg++;
         e->index_in_group = (int64_t)*pv;
         /* per distinct (interned) name: a dozen strcmp per event otherwise */
-        size_t *tv = kmap_put(&types, e->coll_name ? e->coll_name : "", 0, &isnew);
+        size_t *tv = pkey_put(&types, e->coll_name ? e->coll_name : "", 0, &isnew);
         if (isnew) *tv = (size_t)tl_coll_type_of(e->coll_name);
         e->type = (tl_coll_type)*tv;
-        size_t *bv = kmap_put(&bytes, e->dtype ? e->dtype : "", 0, &isnew);
+        size_t *bv = pkey_put(&bytes, e->dtype ? e->dtype : "", 0, &isnew);
         if (isnew) *bv = (size_t)tl_coll_dtype_bytes(e->dtype);
         int b = (int)*bv;
         if (b && e->in_nelems != COLL_NONE) {
@@ -348,9 +330,9 @@ int coll_match(coll_run *run, tl_err *err)
         }
     }
     interner_free(&im);
-    kmap_free(&types);
-    kmap_free(&bytes);
-    kmap_free(&pgm);
+    tl_bmap_free(&types);
+    tl_bmap_free(&bytes);
+    tl_bmap_free(&pgm);
     /* index_in_group: position by (ts, trace order) within (PG, rank).
      * Each PG's events are bucketed in trace order, where they mostly are
      * in ts order already, and sorted only when not (one qsort of every
@@ -386,12 +368,13 @@ int coll_match(coll_run *run, tl_err *err)
      * (interned PG name, index_in_group): the collective_id "<pg>_<k>" is
      * spelled once per group ("<k>" in simplified mode, where every PG is
      * "all") */
-    kmap m = {0};
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof(pkey), 1024);
     size_t cap = 0;
     for (size_t i = 0; i < run->nall; i++) {
         coll_ev *e = run->all[i];
         int isnew;
-        size_t *slot = kmap_put(&m, e->pg_name, e->index_in_group, &isnew);
+        size_t *slot = pkey_put(&m, e->pg_name, e->index_in_group, &isnew);
         if (isnew) {
             if (run->ngroups == cap) {
                 cap = cap ? cap * 2 : 64;
@@ -408,7 +391,7 @@ int coll_match(coll_run *run, tl_err *err)
         e->cid = run->groups[*slot].cid;
         run->groups[*slot].n++;
     }
-    kmap_free(&m);
+    tl_bmap_free(&m);
     /* members in long-table order (ranks ascend: the table is rank by rank) */
     for (size_t g = 0; g < run->ngroups; g++) {
         run->groups[g].ev = tl_xmalloc(run->groups[g].n * sizeof *run->groups[g].ev);

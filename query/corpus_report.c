@@ -179,12 +179,12 @@ static void rank_coll_ready(rank_out *ro, coll_sync *cs)
  * per distinct text, so grouping by the ids is grouping by the texts
  * (and a map of 8-byte keys, not of "name\x1fcat" strings built and
  * hashed per event: a rank has ~10^6 runtime calls). */
-static void collect(dgroups *gs, pyt_bmap *m, tl_arena *a, const tl_trace *t, uint32_t name, uint32_t cat,
+static void collect(dgroups *gs, tl_bmap *m, tl_arena *a, const tl_trace *t, uint32_t name, uint32_t cat,
                     double dur)
 {
     uint32_t key[2] = {name, cat};
     int isnew;
-    size_t *slot = pyt_bmap_put(m, key, &isnew);
+    size_t *slot = tl_bmap_put(m, key, &isnew);
     if (isnew) {
         *slot = gs->n;
         dgroup g = {.name = tl_arena_strdup(a, tl_trace_str(t, name)), .cat = tl_arena_strdup(a, tl_trace_str(t, cat))};
@@ -216,10 +216,10 @@ static void summarise(dgroups *gs)
 static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
 {
     int64_t short_ns = (int64_t)llround(short_us * 1000);
-    pyt_bmap um, cm, sm; /* unlinked and runtime groups by (name, cat) ids; short ops by name id */
-    pyt_bmap_init(&um, 2 * sizeof(uint32_t), 64);
-    pyt_bmap_init(&cm, 2 * sizeof(uint32_t), 64);
-    pyt_bmap_init(&sm, sizeof(uint32_t), 64);
+    tl_bmap um, cm, sm; /* unlinked and runtime groups by (name, cat) ids; short ops by name id */
+    tl_bmap_init(&um, 2 * sizeof(uint32_t), 64);
+    tl_bmap_init(&cm, 2 * sizeof(uint32_t), 64);
+    tl_bmap_init(&sm, sizeof(uint32_t), 64);
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
         if (tl_kind_is_runtime(k)) {
@@ -244,7 +244,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             if (p >= 0) {
                 uint32_t nm = t->name[p];
                 int isnew;
-                size_t *slot = pyt_bmap_put(&sm, &nm, &isnew);
+                size_t *slot = tl_bmap_put(&sm, &nm, &isnew);
                 if (isnew) {
                     *slot = ro->shortops.n;
                     namecount nc = {tl_arena_strdup(&ro->arena, tl_trace_str(t, nm)), 0};
@@ -254,7 +254,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             }
         }
     }
-    pyt_bmap_free(&um), pyt_bmap_free(&cm), pyt_bmap_free(&sm);
+    tl_bmap_free(&um), tl_bmap_free(&cm), tl_bmap_free(&sm);
     summarise(&ro->cuda);
 }
 

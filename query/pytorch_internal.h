@@ -30,14 +30,6 @@ typedef struct pyt_smap {
     size_t cap, n;
 } pyt_smap;
 
-/* Map of fixed-size binary keys (structs of pointers and ids; zero any
- * padding) -> index (pytorch_util.c). */
-typedef struct pyt_bmap {
-    char *keys;
-    size_t *vals;
-    uint8_t *used;
-    size_t keylen, cap, n;
-} pyt_bmap;
 
 typedef struct pyt_ctx {
     const tl_trace *t;
@@ -96,7 +88,7 @@ typedef struct pyt_ctx {
     struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
     /* kernel-detail summary cache (pyt_kdetails) */
     int kd_init;
-    pyt_bmap kd_map;
+    tl_bmap kd_map;
     void *kd_ents;
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
@@ -301,9 +293,6 @@ void pyt_smap_free(pyt_smap *m);
 size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew);
 size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen);
 
-void pyt_bmap_init(pyt_bmap *m, size_t keylen, size_t hint);
-void pyt_bmap_free(pyt_bmap *m);
-size_t *pyt_bmap_put(pyt_bmap *m, const void *key, int *isnew);
 
 /* One pointer per distinct text for the whole report (arena-owned). */
 const char *pyt_intern(pyt_ctx *c, const char *s);

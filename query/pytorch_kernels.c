@@ -109,8 +109,8 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     int32_t *lidx = launcher_index(c);
     /* group key: interned/dictionary pointers and the stream */
     struct { const char *cat, *cpu, *kn; int64_t hs, st; } key;
-    pyt_bmap m;
-    pyt_bmap_init(&m, sizeof key, 256);
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof key, 256);
     ksgroup *g = tl_xcalloc(v.n, sizeof *g);
     size_t ng = 0;
     double total_raw = 0;
@@ -138,7 +138,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         key.hs = hs;
         key.st = hs ? st : 0;
         int isnew;
-        size_t *slot = pyt_bmap_put(&m, &key, &isnew);
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
         if (isnew) {
             *slot = ng;
             g[ng].cat = cat;
@@ -160,7 +160,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         if (d > G->max) G->max = d;
         total_raw += d;
     }
-    pyt_bmap_free(&m);
+    tl_bmap_free(&m);
     ksgroup **o = tl_xmalloc(ng * sizeof *o);
     for (size_t i = 0; i < ng; i++) o[i] = &g[i];
     qsort(o, ng, sizeof *o, cmp_ksgroup);
@@ -284,8 +284,8 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
      * first appearance; rows with any missing key are dropped */
     int gpu_only = c->gpu_only;
     struct { const char *cpu, *dims, *str, *conc, *kn; } key;
-    pyt_bmap m;
-    pyt_bmap_init(&m, sizeof key, 256);
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof key, 256);
     skgroup *g = tl_xcalloc(ns ? ns : 1, sizeof *g);
     size_t ng = 0;
     for (size_t i = 0; i < ns; i++) {
@@ -308,7 +308,7 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         key.conc = conc;
         key.kn = kn;
         int isnew;
-        size_t *slot = pyt_bmap_put(&m, &key, &isnew);
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
         if (isnew) {
             *slot = ng;
             g[ng].cpu = cpu;
@@ -325,7 +325,7 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         G->sum = t;
         G->count++;
     }
-    pyt_bmap_free(&m);
+    tl_bmap_free(&m);
     double total_us = c->total_time_ms * 1000.0;
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {

@@ -47,11 +47,11 @@ int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
     key.h = kd_key(lists, nlists, &seq, &len);
     key.len = len;
     if (!c->kd_init) {
-        pyt_bmap_init(&c->kd_map, sizeof key, 256);
+        tl_bmap_init(&c->kd_map, sizeof key, 256);
         c->kd_init = 1;
     }
     int isnew;
-    size_t *slot = pyt_bmap_put(&c->kd_map, &key, &isnew);
+    size_t *slot = tl_bmap_put(&c->kd_map, &key, &isnew);
     kd_ent *e = NULL;
     if (!isnew) {
         e = ((kd_ent **)c->kd_ents)[*slot];
@@ -175,8 +175,8 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
                              sgroup **store)
 {
     struct { const char *key; int64_t rec; } bk;
-    pyt_bmap m;
-    pyt_bmap_init(&m, sizeof bk, 64);
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof bk, 64);
     sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
     size_t ng = 0;
     for (size_t j = 0; j < L->n; j++) {
@@ -184,7 +184,7 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
         bk.key = keys[j];
         bk.rec = L->rec[j];
         int isnew;
-        size_t *slot = pyt_bmap_put(&m, &bk, &isnew);
+        size_t *slot = tl_bmap_put(&m, &bk, &isnew);
         if (isnew) {
             *slot = ng;
             g[ng].key = keys[j];
@@ -206,7 +206,7 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
             if (!strcmp(s->cats.v[q], L->cat[j])) have = 1;
         if (!have) tl_vec_push(&s->cats, L->cat[j]);
     }
-    pyt_bmap_free(&m);
+    tl_bmap_free(&m);
     sgroup **order = tl_xmalloc((ng ? ng : 1) * sizeof *order);
     for (size_t i = 0; i < ng; i++) order[i] = &g[i];
     qsort(order, ng, sizeof *order, cmp_sgroup);
@@ -337,22 +337,22 @@ int pyt_cmp_kl(const void *a, const void *b)
 /* base groups of the kl sort: same key except the overlap names */
 static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
 {
-    pyt_bmap m;
-    pyt_bmap_init(&m, keylen, ng);
+    tl_bmap m;
+    tl_bmap_init(&m, keylen, ng);
     size_t *tot_idx = tl_xmalloc((ng ? ng : 1) * sizeof *tot_idx);
     double *tot = tl_xcalloc(ng ? ng : 1, sizeof *tot);
     int64_t *mn = tl_xmalloc((ng ? ng : 1) * sizeof *mn);
     size_t nb = 0;
     for (size_t i = 0; i < ng; i++) {
         int isnew;
-        size_t *slot = pyt_bmap_put(&m, (const char *)keys + i * keylen, &isnew);
+        size_t *slot = tl_bmap_put(&m, (const char *)keys + i * keylen, &isnew);
         if (isnew) { *slot = nb; mn[nb] = g[i].ex_uid; nb++; }
         g[i].base = *slot;
         tot[*slot] += g[i].dsum;
         if (g[i].ex_uid < mn[*slot]) mn[*slot] = g[i].ex_uid;
     }
     for (size_t i = 0; i < ng; i++) { g[i].base_total = tot[g[i].base]; g[i].base_min_uid = mn[g[i].base]; }
-    pyt_bmap_free(&m);
+    tl_bmap_free(&m);
     free(tot_idx);
     free(tot);
     free(mn);
@@ -363,8 +363,8 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
     const tl_trace *tr = c->t;
     /* group key: interned pointers (equal texts share one pointer) */
     struct { const char *p[9]; int64_t nk, rec; const char *ov; } key;
-    pyt_bmap m;
-    pyt_bmap_init(&m, sizeof key, L->n);
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof key, L->n);
     ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
     size_t ng = 0;
     for (size_t j = 0; j < L->n; j++) {
@@ -382,7 +382,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         key.rec = L->rec[j];
         key.ov = ovf ? ovf[j].names : NULL;
         int isnew;
-        size_t *slot = pyt_bmap_put(&m, &key, &isnew);
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
         if (isnew) {
             *slot = ng;
             g[ng].first = j;
@@ -392,7 +392,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         }
         tl_vec_push(&g[*slot].m, j);
     }
-    pyt_bmap_free(&m);
+    tl_bmap_free(&m);
 
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     double *tmp = tl_xmalloc((L->n ? L->n : 1) * sizeof *tmp);

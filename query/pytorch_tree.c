@@ -695,7 +695,7 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->gpu_before);
     free(c->pm_inst);
     pyt_overlap_free(c->overlap);
-    if (c->kd_init) pyt_bmap_free(&c->kd_map);
+    if (c->kd_init) tl_bmap_free(&c->kd_map);
     free(c->kd_ents);
     free(c->pm_mark);
     pyt_args_free(c->args_job);

@@ -46,7 +46,7 @@ typedef struct uctx {
     TL_VEC(struct evalent *) bwd_ents;
     /* model evaluations by (op, mode, arg texts, kernel names): instances
      * with equal args evaluate once */
-    pyt_bmap evmap;
+    tl_bmap evmap;
     TL_VEC(struct evalent *) ev;
 } uctx;
 
@@ -134,7 +134,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
         /* variable-length key: hash it into the fixed map key, verify below */
         struct { uint64_t h; size_t n; } hk = {tl_hash64(key, keyn * sizeof *key, 7), keyn};
         int isnew;
-        size_t *slot = pyt_bmap_put(&u->evmap, &hk, &isnew);
+        size_t *slot = tl_bmap_put(&u->evmap, &hk, &isnew);
         if (!isnew) {
             e = u->ev.v[*slot];
             if (e->keyn != keyn || memcmp(e->key, key, keyn * sizeof *key)) e = NULL; /* collision */
@@ -479,9 +479,9 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     const char **types = dims + nr, **strides = dims + 2 * nr, **conc = dims + 3 * nr;
     const char **pn = dims + 4 * nr, **pl = dims + 5 * nr, **tn = dims + 6 * nr;
     struct { const char *p[9]; int64_t rec; const char *ov; } key;
-    pyt_bmap m, bm;
-    pyt_bmap_init(&m, sizeof key, nr);
-    pyt_bmap_init(&bm, sizeof key, nr);
+    tl_bmap m, bm;
+    tl_bmap_init(&m, sizeof key, nr);
+    tl_bmap_init(&bm, sizeof key, nr);
     size_t *base = tl_xmalloc((nr ? nr : 1) * sizeof *base), nbase = 0;
     ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);
     size_t ng = 0;
@@ -507,17 +507,17 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         key.p[8] = conc[i];
         key.rec = rows[i].rec;
         int isnew;
-        size_t *bslot = pyt_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
+        size_t *bslot = tl_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
         if (isnew) *bslot = nbase++;
         key.ov = ovf ? ovf[i].names : NULL;
-        size_t *slot = pyt_bmap_put(&m, &key, &isnew);
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
         if (isnew) { *slot = ng; g[ng].ex_uid = rows[i].uid; g[ng].ov_names = key.ov; base[ng] = *bslot; ng++; }
         tl_vec_push(&g[*slot].m, i);
         if (rows[i].has_metrics) any_metrics = 1;
         if (rows[i].roof_valid) any_roof = 1;
     }
-    pyt_bmap_free(&m);
-    pyt_bmap_free(&bm);
+    tl_bmap_free(&m);
+    tl_bmap_free(&bm);
     double *tmp = tl_xmalloc((nr ? nr : 1) * sizeof *tmp);
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
@@ -765,7 +765,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     u.mark = tl_xcalloc(nz, 1);
     u.bwd_cached = tl_xmalloc(nz * sizeof *u.bwd_cached);
     struct { uint64_t h; size_t n; } hk0;
-    pyt_bmap_init(&u.evmap, sizeof hk0, 256);
+    tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
     for (size_t i = 0; i < n; i++) {
         u.gcount[i] = 0;
@@ -908,7 +908,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     tl_pm_ctx_free(u.pm);
     free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
     free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
-    tl_vec_free(&u.bwd_m); tl_vec_free(&u.bwd_ents); tl_vec_free(&u.ev); pyt_bmap_free(&u.evmap);
+    tl_vec_free(&u.bwd_m); tl_vec_free(&u.bwd_ents); tl_vec_free(&u.ev); tl_bmap_free(&u.evmap);
     tl_vec_free(&u.collected);
     tl_arena_free(&u.a);
     return 0;

@@ -323,67 +323,6 @@ void pyt_sort_desc_np(size_t *idx, size_t n, const double *key)
     free(nan_idx);
 }
 
-/* ---- binary-key map: fixed-size keys of pointers/ids, compared bytewise -- */
-
-void pyt_bmap_init(pyt_bmap *m, size_t keylen, size_t hint)
-{
-    m->keylen = keylen;
-    m->cap = 64;
-    while (m->cap < hint * 2) m->cap *= 2;
-    m->keys = tl_xmalloc(m->cap * keylen);
-    m->vals = tl_xmalloc(m->cap * sizeof *m->vals);
-    m->used = tl_xcalloc(m->cap, 1);
-    m->n = 0;
-}
-
-void pyt_bmap_free(pyt_bmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-    memset(m, 0, sizeof *m);
-}
-
-static size_t bmap_slot(const pyt_bmap *m, const void *key, uint64_t h, int *found)
-{
-    size_t i = h & (m->cap - 1);
-    while (m->used[i]) {
-        if (!memcmp(m->keys + i * m->keylen, key, m->keylen)) { *found = 1; return i; }
-        i = (i + 1) & (m->cap - 1);
-    }
-    *found = 0;
-    return i;
-}
-
-size_t *pyt_bmap_put(pyt_bmap *m, const void *key, int *isnew)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        pyt_bmap o = *m;
-        pyt_bmap_init(m, o.keylen, o.cap);
-        for (size_t i = 0; i < o.cap; i++)
-            if (o.used[i]) {
-                int f;
-                const char *k = o.keys + i * o.keylen;
-                size_t s = bmap_slot(m, k, tl_hash64(k, o.keylen, 0), &f);
-                memcpy(m->keys + s * m->keylen, k, m->keylen);
-                m->vals[s] = o.vals[i];
-                m->used[s] = 1;
-                m->n++;
-            }
-        pyt_bmap_free(&o);
-    }
-    int found;
-    size_t s = bmap_slot(m, key, tl_hash64(key, m->keylen, 0), &found);
-    *isnew = !found;
-    if (!found) {
-        memcpy(m->keys + s * m->keylen, key, m->keylen);
-        m->vals[s] = 0;
-        m->used[s] = 1;
-        m->n++;
-    }
-    return &m->vals[s];
-}
-
 /* ---- interning: equal texts -> one pointer, so group keys can hold
  * pointers instead of texts ------------------------------------------------ */
 

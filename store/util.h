@@ -128,6 +128,19 @@ void tl_gate_enter(tl_gate *g);
 void tl_gate_leave(tl_gate *g);
 void tl_gate_destroy(tl_gate *g);
 
+/* Map of fixed-size binary keys (structs of pointers and ids; zero any
+ * padding) -> index, open addressing on tl_hash64 of the key bytes. */
+typedef struct tl_bmap {
+    char *keys;
+    size_t *vals;
+    uint8_t *used;
+    size_t keylen, cap, n;
+} tl_bmap;
+void tl_bmap_init(tl_bmap *m, size_t keylen, size_t hint);
+void tl_bmap_free(tl_bmap *m);
+/* Returns the key's value slot (0 when new, with *isnew set). */
+size_t *tl_bmap_put(tl_bmap *m, const void *key, int *isnew);
+
 /* Stable LSD radix sort of rows[n] by keys[n] (keys[i] is rows[i]'s key;
  * keys is used as scratch and left in an unspecified state). Digits of up
  * to 12 bits, only the passes the key range needs. */
