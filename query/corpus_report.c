@@ -124,6 +124,27 @@ static const struct {
 #define NGROUPS (sizeof OPGROUPS / sizeof *OPGROUPS)
 #define NPERF 12 /* sheets over all groups */
 
+/* The perf-model families whose sheets OPGROUPS pools (a sheet is named
+ * FAMILY, FAMILY_fwd or FAMILY_bwd), into out (NULL-terminated, texts in
+ * buf): a rank builds only these (a 1 GB tracegen rank has ~78k
+ * Normalization and Reduce events of ~200k with a model, which no sheet of
+ * the workbook reads). */
+static void pooled_families(const char *out[NPERF + 1], char buf[NPERF][32])
+{
+    size_t n = 0;
+    for (size_t g = 0; g < NGROUPS; g++)
+        for (int j = 0; j < 4 && OPGROUPS[g].sheets[j]; j++) {
+            const char *sh = OPGROUPS[g].sheets[j];
+            size_t len = strlen(sh);
+            if (len > 4 && (!strcmp(sh + len - 4, "_fwd") || !strcmp(sh + len - 4, "_bwd"))) len -= 4;
+            snprintf(buf[n], sizeof buf[n], "%.*s", (int)len, sh);
+            size_t k = 0;
+            while (k < n && strcmp(out[k], buf[n])) k++;
+            if (k == n) out[n] = buf[n], n++;
+        }
+    out[n] = NULL;
+}
+
 static int perf_slot(const char *sheet)
 {
     int k = 0;
@@ -451,6 +472,10 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.disable_coll_analysis = !want_coll;
     po.categories = cat;
     po.quiet = 1;
+    const char *fams[NPERF + 1];
+    char fambuf[NPERF][32];
+    pooled_families(fams, fambuf);
+    po.perf_families = fams;
     tl_pyt_sheets sh;
     int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, gate, cs, &sh, &err);
     if (rc) {

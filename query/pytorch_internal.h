@@ -224,6 +224,8 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
  * discards (error paths). */
 typedef struct pyt_perf_job pyt_perf_job;
 pyt_perf_job *pyt_perf_start(pyt_ctx *c);
+/* Whether o builds family's sheets (o->perf_families). */
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family);
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
 struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,

@@ -156,6 +156,14 @@ static void *perf_worker(void *arg)
     return NULL;
 }
 
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family)
+{
+    if (!o->perf_families) return 1;
+    for (const char *const *f = o->perf_families; *f; f++)
+        if (!strcmp(*f, family)) return 1;
+    return 0;
+}
+
 pyt_perf_job *pyt_perf_start(pyt_ctx *c)
 {
     const tl_trace *t = c->t;
@@ -179,6 +187,7 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             /* a plugin model for the same name replaces the built-in one */
             const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
             famof[id] = -1;
+            if (op && !pyt_family_wanted(c->o, op->family)) op = NULL;
             for (size_t f = 0; op && f < nfam; f++)
                 if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
         }

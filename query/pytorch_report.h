@@ -73,6 +73,9 @@ typedef struct tl_pyt_opts {
                                          reproducing them (docs/CONFORMANCE.md) */
     int unified_uid_pairs;            /* fill tl_pyt_sheets.uid_pairs (--comparison_json_path);
                                          off by default so the normal report skips the work */
+    const char *const *perf_families; /* NULL: every perf-model family; else the NULL-terminated
+                                         families whose sheets are built (events of the others
+                                         get no instance: corpus-report pools a few families) */
 } tl_pyt_opts;
 
 /* Defaults of the reference CLI (spec §12). */

@@ -165,6 +165,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
      * one; bit 2 comm test made, bit 3 communication kernel name */
     uint8_t *cls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
     int comm = !o->disable_coll_analysis;
+    int reduce = pyt_family_wanted(o, "Reduce");
     TL_VEC(int32_t) rows = {0};
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
@@ -174,7 +175,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
         if (k == TL_K_KERNEL && comm) {
             if (!(cls[nm] & 4)) cls[nm] |= 4 | (pyt_is_comm_name(tl_trace_str(t, nm)) ? 8 : 0);
             need = cls[nm] & 8;
-        } else if (k == TL_K_CPU_OP || k == TL_K_PYTHON) {
+        } else if (reduce && (k == TL_K_CPU_OP || k == TL_K_PYTHON)) {
             if (!(cls[nm] & 1)) {
                 const tl_pm_op *op = tl_pm_find(tl_trace_str(t, nm));
                 cls[nm] |= 1 | (op && !strcmp(op->family, "Reduce") ? 2 : 0);
