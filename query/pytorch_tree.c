@@ -110,7 +110,9 @@ struct pyt_args_job {
     int32_t *rows;          /* ascending */
     size_t n, next;
     uint64_t base;          /* first row of the current chunk */
-    const char **txt;       /* per event: the copied args text, NULL if not copied */
+    const char **txt;       /* per rows[i]: the copied args text, NULL if not copied
+                             * (per needed row, not per event: a 1 GB rank has
+                             * 2.2 M events and ~35 k needed rows) */
     tl_arena arena;         /* the worker's own: the context's arena is not shared */
     int sel;                /* read from the args_sel table (holds every needed row
                              * that has args the report reads; the others get "") */
@@ -124,10 +126,9 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
     (void)chunk;
     pyt_args_job *j = ctx;
     while (j->next < j->n && (uint64_t)j->rows[j->next] < j->base + v->n) {
-        int32_t row = j->rows[j->next++];
-        uint64_t i = (uint64_t)row - j->base;
+        uint64_t i = (uint64_t)j->rows[j->next] - j->base;
         size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
-        j->txt[row] = tl_arena_strndup(&j->arena, v->bytes + v->offsets[i], len);
+        j->txt[j->next++] = tl_arena_strndup(&j->arena, v->bytes + v->offsets[i], len);
     }
     j->base += v->n;
     return j->next == j->n; /* stop after the last needed row */
@@ -136,9 +137,8 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 static int sel_row(void *ctx, uint32_t row, const char *args, size_t len)
 {
     pyt_args_job *j = ctx;
-    while (j->next < j->n && (uint32_t)j->rows[j->next] < row) j->txt[j->rows[j->next++]] = "";
-    if (j->next < j->n && (uint32_t)j->rows[j->next] == row)
-        j->txt[j->rows[j->next++]] = tl_arena_strndup(&j->arena, args, len);
+    while (j->next < j->n && (uint32_t)j->rows[j->next] < row) j->txt[j->next++] = "";
+    if (j->next < j->n && (uint32_t)j->rows[j->next] == row) j->txt[j->next++] = tl_arena_strndup(&j->arena, args, len);
     return j->next == j->n;
 }
 
@@ -147,7 +147,7 @@ static void *args_worker(void *arg)
     pyt_args_job *j = arg;
     if (j->sel) {
         if (tl_args_sel_walk(j->t->reader, j->t->id, sel_row, j, NULL) == 0)
-            while (j->next < j->n) j->txt[j->rows[j->next++]] = "";
+            while (j->next < j->n) j->txt[j->next++] = "";
         return NULL; /* (on a store error the rows left fall back to tl_trace_args) */
     }
     /* a trace without an args column: the rows stay NULL (tl_trace_args
@@ -193,7 +193,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     j->t = t;
     j->rows = rows.v;
     j->n = rows.n;
-    j->txt = tl_xcalloc(t->n, sizeof *j->txt);
+    j->txt = tl_xcalloc(j->n, sizeof *j->txt);
     tl_arena_init(&j->arena, 1 << 16);
     j->sel = tl_catalog_has_args_sel(t->catalog);
     /* plugins may read args (tl_trace_args) at any point of the report:
@@ -231,7 +231,16 @@ const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len)
 {
     pyt_args_job *j = c->args_job;
     args_join(j);
-    const char *a = j ? j->txt[row] : NULL;
+    const char *a = NULL;
+    if (j) { /* rows are ascending */
+        size_t lo = 0, hi = j->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (j->rows[mid] < row) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < j->n && j->rows[lo] == row) a = j->txt[lo];
+    }
     if (!a) return tl_trace_args(c->t, (size_t)row, len);
     *len = strlen(a);
     return a;
@@ -437,25 +446,41 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
 
     c->ts = tl_xmalloc(nz * sizeof *c->ts);
-    c->gclass = tl_xcalloc(nz, 1);
+    c->gclass = tl_xmalloc(nz);
+    c->ch_off = tl_xcalloc(n + 1, sizeof *c->ch_off);
+    /* a GPU event's class depends on its name alone (and on whether it is
+     * a kernel: the legacy copy names are kernels'), found once per name:
+     * per name, bits 0-3 the class as a kernel + 1, bits 4-7 otherwise */
+    uint8_t *ncls = tl_xcalloc(nd, 1);
     int any_cpu = 0;
+    /* one pass: µs times, GPU classes and the children counts */
     for (size_t i = 0; i < n; i++) {
         c->ts[i] = (double)t->ts[i] / 1000.0;
         int k = t->kind[i];
-        if (tl_kind_is_gpu(k)) {
-            c->gclass[i] = gpu_class(c, (int32_t)i);
-            c->any_gpu = 1;
+        uint8_t g = PYT_G_NONE;
+        if (k == TL_K_MEMCPY) {
+            g = PYT_G_MEMCPY;
+        } else if (tl_kind_is_gpu(k)) {
+            uint32_t nm = t->name[i];
+            int sh = k == TL_K_KERNEL ? 0 : 4;
+            if (nm < t->dict.n && (ncls[nm] >> sh & 15)) g = (uint8_t)((ncls[nm] >> sh & 15) - 1);
+            else {
+                g = gpu_class(c, (int32_t)i);
+                if (nm < t->dict.n) ncls[nm] |= (uint8_t)((g + 1) << sh);
+            }
         } else if (k == TL_K_CPU_OP) {
             any_cpu = 1;
         }
+        c->gclass[i] = g;
+        if (g) c->ngpu++;
+        if (c->parent[i] >= 0) c->ch_off[c->parent[i] + 1]++;
     }
+    free(ncls);
+    c->any_gpu = c->ngpu > 0;
     c->gpu_only = !any_cpu;
 
-    /* children: count, then fill host children in stable ts order, GPU
+    /* children: counted above; fill host children in stable ts order, GPU
      * children in UID order */
-    c->ch_off = tl_xcalloc(n + 1, sizeof *c->ch_off);
-    for (size_t i = 0; i < n; i++)
-        if (c->parent[i] >= 0) c->ch_off[c->parent[i] + 1]++;
     for (size_t i = 0; i < n; i++) c->ch_off[i + 1] += c->ch_off[i];
     c->ch = tl_xmalloc((c->ch_off[n] ? c->ch_off[n] : 1) * sizeof *c->ch);
     uint32_t *fill = tl_xmalloc(nz * sizeof *fill);
@@ -504,8 +529,6 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     if (p != n) return tl_errf(err, TL_EFORMAT, "trace tree is not a forest (%u of %zu events reached)", p, n);
 
     /* GPU events by pre-order position */
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i]) c->ngpu++;
     c->gpu_by_pos = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_by_pos);
     c->gpu_before = tl_xmalloc((n + 1) * sizeof *c->gpu_before);
     size_t g = 0;
