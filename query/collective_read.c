@@ -14,6 +14,7 @@
 #include "../ingest/json.h"
 #include "../ingest/schema.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -227,6 +228,14 @@ static const char *cached_text(txt_cache *c, tl_arena *a, const char *v, size_t 
 static int64_t arg_int(const char *v, size_t n)
 {
     if (n >= 2 && v[0] == '"') v++, n -= 2;
+    if (n && n <= 18) { /* plain digits (most values): no copy, no strtoll */
+        size_t i = v[0] == '-';
+        int64_t x = 0;
+        for (size_t j = i; j < n && v[j] >= '0' && v[j] <= '9'; j++) x = x * 10 + (v[j] - '0');
+        int all = i < n;
+        for (size_t j = i; j < n && all; j++) all = v[j] >= '0' && v[j] <= '9';
+        if (all) return i ? -x : x;
+    }
     char tmp[64];
     if (n == 0 || n >= sizeof tmp) return COLL_NONE;
     memcpy(tmp, v, n);
@@ -251,6 +260,31 @@ static const struct {
 };
 #undef KEY
 
+static int8_t keys_by_len[32][2]; /* per length: the (up to two) KEYS of that length, + 1 */
+static pthread_once_t keys_once = PTHREAD_ONCE_INIT;
+static void keys_by_len_init(void)
+{
+    for (int f = 0; f < K_N; f++) keys_by_len[KEYS[f].n][keys_by_len[KEYS[f].n][0] ? 1 : 0] = (int8_t)(f + 1);
+}
+
+/* KEYS index of a key, or -1: by length first (a kernel's args have ~24
+ * members, most of them not wanted) */
+static int key_of(const char *k, size_t kn)
+{
+    pthread_once(&keys_once, keys_by_len_init);
+    if (kn >= 32) return -1;
+    for (int j = 0; j < 2 && keys_by_len[kn][j]; j++) {
+        int f = keys_by_len[kn][j] - 1;
+        if (KEYS[f].s[0] == k[0] && !memcmp(KEYS[f].s, k, kn)) return f;
+    }
+    return -1;
+}
+
+static int num_end(char ch)
+{
+    return ch == ',' || ch == '}' || ch == ']' || ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
+}
+
 static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
 {
     const char *val[K_N] = {0};
@@ -266,12 +300,19 @@ static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *arg
             while (tl_json_obj_next(&j, &first, &k, &kn) == 0 && k) {
                 const char *v;
                 size_t vn;
-                if (tl_json_skip(&j, &v, &vn)) break;
-                for (int f = 0; f < K_N; f++)
-                    if (KEYS[f].n == kn && KEYS[f].s[0] == k[0] && !memcmp(KEYS[f].s, k, kn)) {
-                        val[f] = v, vlen[f] = vn; /* last wins */
-                        break;
-                    }
+                int c = tl_json_peek(&j);
+                if ((c >= '0' && c <= '9') || c == '-') {
+                    /* a number (most members): its span without the
+                     * grammar check; the text was validated at ingest */
+                    size_t q = j.pos;
+                    while (q < j.len && !num_end(j.buf[q])) q++;
+                    v = j.buf + j.pos, vn = q - j.pos;
+                    j.pos = q;
+                } else if (tl_json_skip(&j, &v, &vn)) {
+                    break;
+                }
+                int f = key_of(k, kn);
+                if (f >= 0) val[f] = v, vlen[f] = vn; /* last wins */
             }
         }
     }
@@ -365,15 +406,20 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
         if (!tl_kind_is_gpu(k)) continue;
         uint32_t nid = name[i];
         uint8_t c;
+        int xdr = 0;
         if (k == TL_K_MEMCPY) {
             c = G_MEMCPY;
         } else if (k == TL_K_KERNEL) {
-            c = nid < dict->n ? sc->ncls[nid] : 0;
-            if (!c) {
+            /* per name: the class, and bit 7 when it names a cross_device_reduce */
+            uint8_t nc = nid < dict->n ? sc->ncls[nid] : 0;
+            if (!nc) {
                 const char *nm = tl_dict_get(dict, nid, NULL);
-                c = is_copy_kernel(nm) ? G_MEMCPY : tl_coll_is_comm_kernel(nm) ? G_COMM : G_COMP;
-                if (nid < dict->n) sc->ncls[nid] = c;
+                nc = is_copy_kernel(nm) ? G_MEMCPY : tl_coll_is_comm_kernel(nm) ? G_COMM : G_COMP;
+                if (strcasestr(nm, "cross_device_reduce")) nc |= 0x80;
+                if (nid < dict->n) sc->ncls[nid] = nc;
             }
+            c = nc & 0x7f;
+            xdr = (nc & 0x80) != 0;
         } else { /* memset: computation unless it names a comm library */
             c = tl_coll_is_comm_kernel(tl_dict_get(dict, nid, NULL)) ? G_COMM : G_COMP;
         }
@@ -394,8 +440,7 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
             e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
             e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
             /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
-            const char *nm = tl_dict_get(dict, nid, NULL);
-            e->coll_name = strcasestr(nm, "cross_device_reduce") ? "allreduce" : NULL;
+            e->coll_name = xdr ? "allreduce" : NULL;
         }
         if (sc->use_linked && !linked[i]) continue;
         iv x = {ts[i], ts[i] + dur[i]};
