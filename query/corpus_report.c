@@ -382,11 +382,11 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
  * workbook reads none of them). Every sort comparator on this path keeps
  * its state per thread, so ranks run in parallel.
  * With want_coll, the rank's collective events are read here too, before
- * the perf-model stage (outside its gate): the report's args pass copies
+ * the perf-model stage: the report's args pass copies
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
 static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
-                        rank_out *ro, int want_coll, tl_gate *gate, coll_sync *cs, tl_pyt_sheets *out,
+                        rank_out *ro, int want_coll, coll_sync *cs, tl_pyt_sheets *out,
                         tl_err *err)
 {
     const tl_trace *t = rt->t;
@@ -411,13 +411,12 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
             rank_coll_ready(ro, cs);
         }
         t2 = tl_now();
-        /* The perf-model stage (instances, family sheets) is a rank's
-         * memory peak; at most half the workers go through it at once, so
-         * the others meanwhile load and build their contexts instead of
-         * peaking at the same moment (8 x 1 GB corpus, -j 2: one at a time,
-         * ~0.1 GB of peak). The stage is under half a rank's time, so the
-         * workers stay busy. */
-        tl_gate_enter(gate);
+        /* The perf-model stage. Workers once went through it one at a time
+         * (a counting gate) to keep their memory peaks apart; since a rank
+         * builds only the pooled families (pooled_families) the stage adds
+         * little, and the gate only made a worker wait while the other
+         * waited for its family sheets: 8 x 1 GB, -j 2, without it the
+         * analysis took ~0.1 s less at the same peak RSS (760-820 MiB). */
         pyt_perf_job *pj = pyt_perf_start(&c);
         t3 = tl_now();
         /* the family sheets are built from the instances alone (their
@@ -427,7 +426,6 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         rank_trace_drop_columns(rt);
         if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
         else pyt_perf_finish(&c, pj, NULL, NULL);
-        tl_gate_leave(gate);
         t4 = tl_now();
     }
     if (rc) tl_pyt_sheets_free(out);
@@ -444,7 +442,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
 }
 
 static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, const tl_corpus_opts *o,
-                     tl_gate *gate, coll_sync *cs, const tl_catreg *cat, int want_coll)
+                     coll_sync *cs, const tl_catreg *cat, int want_coll)
 {
     tl_reader *r = NULL;
     rank_trace rt = {0};
@@ -477,7 +475,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     pooled_families(fams, fambuf);
     po.perf_families = fams;
     tl_pyt_sheets sh;
-    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, gate, cs, &sh, &err);
+    int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, cs, &sh, &err);
     if (rc) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
     } else {
@@ -518,7 +516,6 @@ typedef struct pool {
     const tl_corpus_opts *o;
     const tl_catreg *cat;
     int want_coll;
-    tl_gate gate; /* ranks in the perf-model stage at once (see rank_pytorch) */
     atomic_size_t next;
     /* the collective analysis (want_coll), run by the first worker out of
      * ranks (collectives_when_read) */
@@ -576,7 +573,7 @@ static void *worker(void *arg)
     for (;;) {
         size_t i = atomic_fetch_add(&p->next, 1);
         if (i >= p->n) break;
-        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, &p->gate, p->want_coll ? &p->cs : NULL, p->cat,
+        rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
         /* no malloc_trim here: the next rank reuses what this one freed
          * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
@@ -1336,7 +1333,6 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         if (workers > 4) workers = 4;
     }
     if ((size_t)workers > n) workers = (int)n;
-    tl_gate_init(&p.gate, (workers + 1) / 2); /* half the workers, rounded up */
     pthread_mutex_init(&p.cs.mu, NULL);
     pthread_cond_init(&p.cs.cv, NULL);
     p.cs.pending = n;
@@ -1350,7 +1346,6 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     worker(&p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
-    tl_gate_destroy(&p.gate);
     malloc_trim(0); /* the ranks' memory, before the pooled sheets and the writing */
     pthread_mutex_destroy(&p.cs.mu);
     pthread_cond_destroy(&p.cs.cv);

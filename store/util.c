@@ -571,36 +571,6 @@ void tl_radix_sort_rows(uint32_t *rows, uint64_t *k, size_t n)
     free(r2);
 }
 
-void tl_gate_init(tl_gate *g, int max)
-{
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
-    g->in = 0;
-    g->max = max > 0 ? max : 1;
-}
-
-void tl_gate_enter(tl_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    while (g->in >= g->max) pthread_cond_wait(&g->cv, &g->mu);
-    g->in++;
-    pthread_mutex_unlock(&g->mu);
-}
-
-void tl_gate_leave(tl_gate *g)
-{
-    pthread_mutex_lock(&g->mu);
-    g->in--;
-    pthread_cond_signal(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
-void tl_gate_destroy(tl_gate *g)
-{
-    pthread_mutex_destroy(&g->mu);
-    pthread_cond_destroy(&g->cv);
-}
-
 /* k-th smallest of v[0..n) (Hoare's selection, as the quickselect pandas
  * uses for medians; v is reordered so that v[0..k) <= v[k] <= v[k+1..n)),
  * and the median from it: the upper middle, averaged with the largest of

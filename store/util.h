@@ -116,17 +116,6 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
 /* ---- hashing (XXH3 64-bit). */
 uint64_t tl_hash64(const void *p, size_t n, uint64_t seed);
 
-/* A counting gate: at most `max` threads between enter and leave (the
- * memory-peak stages of parallel work, so they do not peak together). */
-typedef struct tl_gate {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int in, max;
-} tl_gate;
-void tl_gate_init(tl_gate *g, int max);
-void tl_gate_enter(tl_gate *g);
-void tl_gate_leave(tl_gate *g);
-void tl_gate_destroy(tl_gate *g);
 
 /* Map of fixed-size binary keys (structs of pointers and ids; zero any
  * padding) -> index, open addressing on tl_hash64 of the key bytes. */
