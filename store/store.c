@@ -8,8 +8,12 @@
  * u32 raw_bytes, u32 stored_bytes} followed by the payload: the values
  * (fixed width), or for blobs (nrows+1) u64 offsets then the bytes. The
  * payload is LZ4 (encoding 1) when that saves at least half, else raw
- * (encoding 0) so hot numeric columns can be used in place from the map. */
+ * (encoding 0) so hot numeric columns can be used in place from the map;
+ * int64 chunks whose values fit in 4 bytes or fewer are narrowed instead
+ * (encoding 2, for_codec.h): a 16-byte header {u8 width, u8 inner (0 raw,
+ * 1 LZ4), 6 zero, i64 base}, then the offsets, LZ4'd when that saves half. */
 #include "store.h"
+#include "for_codec.h"
 
 #include <errno.h>
 #include <lmdb.h>
@@ -25,7 +29,8 @@
 #ifndef QUEUE_BYTES
 #define QUEUE_BYTES (4u << 20)
 #endif
-enum { ENC_RAW = 0, ENC_LZ4 = 1 };
+enum { ENC_RAW = 0, ENC_LZ4 = 1, ENC_FOR = 2 };
+#define FOR_HDR 16
 
 struct tl_store {
     MDB_env *env;
@@ -136,6 +141,21 @@ int tl_store_open(const char *dir, tl_store **out, tl_err *err)
         char ver[16] = {0};
         memcpy(ver, v.mv_data, v.mv_size < 15 ? v.mv_size : 15);
         int have = atoi(ver);
+        if (have == 1) {
+            /* Version 2 only added chunk encoding 2 (for_codec.h): a
+             * version 1 store reads as it is, and is stamped 2 so that a
+             * version 1 tracelens, which cannot decode the chunks written
+             * from now on, refuses it with this message rather than
+             * misreading them. */
+            char v2[16];
+            int n2 = snprintf(v2, sizeof v2, "%d", TL_SCHEMA_VERSION);
+            MDB_val nv = {(size_t)n2, v2};
+            if ((rc = mdb_put(txn, s->meta, &k, &nv, 0))) {
+                mdb_txn_abort(txn);
+                goto fail_lmdb;
+            }
+            have = TL_SCHEMA_VERSION;
+        }
         if (have != TL_SCHEMA_VERSION) {
             mdb_txn_abort(txn);
             tl_errf(err, TL_EVERSION,
@@ -308,32 +328,69 @@ static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
     return find_seq(w, table, col)->next++;
 }
 
-/* Encodes payload (raw bytes of length n) into a chunk value. LZ4 gets a
- * destination of half the raw size (it fails when the output would not
- * fit, which is then stored raw, and gives up early on data that does not
- * compress), and the value is shrunk to what was written: encoded chunks
- * wait in memory until the commit, so a value allocated at the raw size
- * would make them take as much memory as the raw columns.
+/* Encodes payload (raw bytes of length n) into a chunk value: int64
+ * chunks narrowed when their range allows (encode_for), else LZ4 or raw.
+ * LZ4 gets a destination of half the raw size (it fails when the output
+ * would not fit, which is then stored raw, and gives up early on data that
+ * does not compress), and the value is shrunk to what was written: encoded
+ * chunks wait in memory until the commit, so a value allocated at the raw
+ * size would make them take as much memory as the raw columns.
  *
- * Why half: LZ4 decodes numeric columns that compress less than 2x
- * (timestamps, parent rows: short matches) at ~1 GB/s, against ~8 GB/s
- * for copying raw bytes out of the map, and they are read far more often
- * than written. Decoding a 1 GB rank's report columns: 52 ms with the
- * earlier bar (a quarter), 32 ms with half, 20 ms with two thirds (which
- * also kept durations and external ids raw); the store grows 0.116 ->
- * 0.129 -> 0.151 of the JSON, and the corpus ingest's peak RSS with it
- * (sealed traces wait for the writer in their stored form): 8 x 1 GB,
- * -j 2: 841-875 MiB with half, 924-978 with two thirds. */
+ * Why half: LZ4 decodes numeric columns that compress less than 2x (parent
+ * rows: short matches) at ~1 GB/s, against ~8 GB/s for copying raw bytes
+ * out of the map, and they are read far more often than written. Decoding
+ * a 1 GB rank's report columns: 52 ms with the earlier bar (a quarter),
+ * 32 ms with half, 20 ms with two thirds (which also kept durations and
+ * external ids raw), but the store grew 0.116 -> 0.129 -> 0.151 of the
+ * JSON, and the corpus ingest's peak RSS with it (sealed traces wait for
+ * the writer in their stored form): 8 x 1 GB, -j 2: 841-875 MiB with half,
+ * 924-978 with two thirds. Narrowing (encoding 2) then took the int64
+ * columns out of that trade: the same rank's columns decode in ~28 ms
+ * instead of ~57 (external ids 16.3 -> 2.4 ms, durations 8.8 -> 3.1), and
+ * the store shrinks (8 x 1 GB: 1.1 GB -> 976 MB). */
+/* Encoding 2 of an int64 chunk into v + CHUNK_HDR (room for n bytes):
+ * returns the stored size, or 0 when the values need 8 bytes. Preferred
+ * to LZ4 and to raw whenever it applies: widening decodes at memory speed
+ * (a 1 GB rank's external ids: LZ4 15.8 ms, durations 9.8 ms), and the
+ * offsets are at most half the raw size. */
+static size_t encode_for(const int64_t *x, uint32_t nrows, unsigned char *v)
+{
+    int64_t base;
+    int w = tl_for_plan(x, nrows, &base);
+    if (!w) return 0;
+    size_t nb = (size_t)nrows * (size_t)w;
+    unsigned char *narrow = tl_xmalloc(nb ? nb : 1);
+    tl_for_narrow(x, nrows, w, base, narrow);
+    unsigned char *h = v + CHUNK_HDR;
+    memset(h, 0, FOR_HDR);
+    h[0] = (unsigned char)w;
+    memcpy(h + 8, &base, 8);
+    size_t stored = FOR_HDR + nb;
+    int c = nb >= 256 ? LZ4_compress_default((const char *)narrow, (char *)h + FOR_HDR, (int)nb, (int)(nb / 2)) : 0;
+    if (c > 0) {
+        h[1] = 1;
+        stored = FOR_HDR + (size_t)c;
+    } else {
+        memcpy(h + FOR_HDR, narrow, nb);
+    }
+    free(narrow);
+    return stored;
+}
+
 static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
                                    size_t *vlen)
 {
     unsigned char *v = tl_xmalloc(CHUNK_HDR + n + 8);
     int enc = ENC_RAW;
-    size_t stored = n;
-    /* Tiny payloads are not worth an LZ4 frame. */
-    if (n >= 256) {
-        int cap = (int)(n / 2);
-        int c = LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, cap);
+    size_t stored = 0;
+    if (type == TL_CT_I64 && n >= 256 && n == (size_t)nrows * 8) stored = encode_for(payload, nrows, v);
+    if (stored) {
+        enc = ENC_FOR;
+    } else {
+        stored = n;
+        int c = n >= 256 /* tiny payloads are not worth an LZ4 frame */
+                    ? LZ4_compress_default(payload, (char *)v + CHUNK_HDR, (int)n, (int)(n / 2))
+                    : 0;
         if (c > 0) {
             enc = ENC_LZ4;
             stored = (size_t)c;
@@ -347,7 +404,7 @@ static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *pa
     uint32_t f[3] = {nrows, (uint32_t)n, (uint32_t)stored};
     memcpy(v + 4, f, 12);
     *vlen = CHUNK_HDR + stored;
-    if (enc == ENC_LZ4) v = tl_xrealloc(v, *vlen);
+    if (enc != ENC_RAW) v = tl_xrealloc(v, *vlen);
     return v;
 }
 
@@ -827,6 +884,27 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
         char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
         if (n != (int)raw) return tl_errf(err, TL_ESTORE, "store %s: corrupt LZ4 chunk", r->s->dir);
+        payload = d;
+        drop_pages(p, v->mv_size);
+    } else if (p[1] == ENC_FOR) {
+        const unsigned char *h = p + CHUNK_HDR;
+        int w = stored >= FOR_HDR ? h[0] : 0;
+        if (type != TL_CT_I64 || (w != 1 && w != 2 && w != 4) || h[1] > 1 || raw != (uint64_t)nrows * 8)
+            return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+        int64_t base;
+        memcpy(&base, h + 8, 8);
+        size_t nb = (size_t)nrows * (size_t)w;
+        char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
+        const unsigned char *src = h + FOR_HDR;
+        if (h[1]) { /* the offsets decompressed into the end of d, widened in place */
+            unsigned char *tmp = (unsigned char *)d + raw - nb;
+            if (LZ4_decompress_safe((const char *)src, (char *)tmp, (int)(stored - FOR_HDR), (int)nb) != (int)nb)
+                return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+            src = tmp;
+        } else if (stored - FOR_HDR != nb) {
+            return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+        }
+        tl_for_widen((int64_t *)(void *)d, src, nrows, w, base);
         payload = d;
         drop_pages(p, v->mv_size);
     } else if (((uintptr_t)(p + CHUNK_HDR) & 7) == 0) {

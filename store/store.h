@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include "util.h"
 
-#define TL_SCHEMA_VERSION 1
+#define TL_SCHEMA_VERSION 2
 #define TL_CHUNK_ROWS 65536u
 
 typedef enum tl_ctype {
