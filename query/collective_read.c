@@ -181,6 +181,7 @@ typedef struct txt_ent {
 typedef struct txt_cache {
     txt_ent *e;
     size_t cap, n;
+    const txt_ent *last[16]; /* per field (parse_args' K_*): the previous event's value, checked first */
     tl_arena scratch;
 } txt_cache;
 
@@ -196,8 +197,12 @@ static void cache_free(txt_cache *c)
     memset(c, 0, sizeof *c);
 }
 
-static const char *cached_text(txt_cache *c, tl_arena *a, const char *v, size_t n, tl_buf *tmp)
+static const char *cached_text(txt_cache *c, int field, tl_arena *a, const char *v, size_t n, tl_buf *tmp)
 {
+    /* consecutive collectives mostly repeat a field's text (the same group,
+     * rank list, dtype): compared with the previous one before hashing */
+    const txt_ent *l = c->last[field];
+    if (l && l->n == n && !memcmp(l->k, v, n)) return l->v;
     uint64_t h = tl_hash64(v, n, 7);
     if ((c->n + 1) * 2 > c->cap) {
         size_t nc = c->cap ? c->cap * 2 : 64;
@@ -210,10 +215,14 @@ static const char *cached_text(txt_cache *c, tl_arena *a, const char *v, size_t 
         }
         free(c->e);
         c->e = e, c->cap = nc;
+        memset(c->last, 0, sizeof c->last); /* they pointed into the old table */
     }
     size_t q = h & (c->cap - 1);
     while (c->e[q].k) {
-        if (c->e[q].h == h && c->e[q].n == n && !memcmp(c->e[q].k, v, n)) return c->e[q].v;
+        if (c->e[q].h == h && c->e[q].n == n && !memcmp(c->e[q].k, v, n)) {
+            c->last[field] = &c->e[q];
+            return c->e[q].v;
+        }
         q = (q + 1) & (c->cap - 1);
     }
     txt_ent *x = &c->e[q];
@@ -221,6 +230,7 @@ static const char *cached_text(txt_cache *c, tl_arena *a, const char *v, size_t 
     x->k = tl_arena_strndup(&c->scratch, v, n);
     x->n = n, x->h = h;
     c->n++;
+    c->last[field] = x;
     return x->v;
 }
 
@@ -249,6 +259,7 @@ static int64_t arg_int(const char *v, size_t n)
 }
 
 enum { K_PGN, K_PGR, K_CN, K_GS, K_DT, K_IN, K_ON, K_IS, K_OS, K_ST, K_N };
+_Static_assert(K_N <= 16, "txt_cache.last holds one entry per field");
 #define KEY(s) {s, sizeof s - 1}
 static const struct {
     const char *s;
@@ -271,13 +282,27 @@ static void keys_by_len_init(void)
  * members, most of them not wanted) */
 static int key_of(const char *k, size_t kn)
 {
-    pthread_once(&keys_once, keys_by_len_init);
     if (kn >= 32) return -1;
     for (int j = 0; j < 2 && keys_by_len[kn][j]; j++) {
         int f = keys_by_len[kn][j] - 1;
         if (KEYS[f].s[0] == k[0] && !memcmp(KEYS[f].s, k, kn)) return f;
     }
     return -1;
+}
+
+/* Length of the array value at p (up to its closing bracket), without
+ * the grammar check (validated at ingest); 0 when it holds a string or an
+ * object (the validating skip takes those) or does not end. */
+static size_t array_span(const char *p, size_t n)
+{
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = p[i];
+        if (ch == '[') depth++;
+        else if (ch == ']' && --depth == 0) return i + 1;
+        else if (ch == '"' || ch == '{') return 0;
+    }
+    return 0;
 }
 
 static int num_end(char ch)
@@ -289,6 +314,7 @@ static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *arg
 {
     const char *val[K_N] = {0};
     size_t vlen[K_N] = {0};
+    pthread_once(&keys_once, keys_by_len_init); /* for key_of */
     if (len) {
         tl_err err;
         tl_json j;
@@ -308,6 +334,9 @@ static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *arg
                     while (q < j.len && !num_end(j.buf[q])) q++;
                     v = j.buf + j.pos, vn = q - j.pos;
                     j.pos = q;
+                } else if (c == '[' && (vn = array_span(j.buf + j.pos, j.len - j.pos)) > 0) {
+                    v = j.buf + j.pos; /* ("grid", "block": number lists) */
+                    j.pos += vn;
                 } else if (tl_json_skip(&j, &v, &vn)) {
                     break;
                 }
@@ -317,7 +346,7 @@ static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *arg
         }
     }
     tl_arena *a = &cr->arena;
-#define TXT(f) (val[f] ? cached_text(tc, a, val[f], vlen[f], tmp) : NULL)
+#define TXT(f) (val[f] ? cached_text(tc, f, a, val[f], vlen[f], tmp) : NULL)
 #define INT(f) (val[f] ? arg_int(val[f], vlen[f]) : COLL_NONE)
     e->pg_name = TXT(K_PGN);
     e->pg_ranks = TXT(K_PGR);
