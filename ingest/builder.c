@@ -2,6 +2,7 @@
  * builder.h). Strings are interned in one dictionary per trace; cold
  * columns and the args blob are encoded chunk by chunk as rows arrive. */
 #include "builder_internal.h"
+#include "json.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -175,10 +176,54 @@ static int args_selected(tl_build *b, const tl_ev_in *e)
     return b->name_comm.v[id] == 2;
 }
 
+const char *const TL_ARGS_SEL_KEYS[] = {"Process Group Name", "Process Group Ranks", "Collective name",
+                                        "Group size", "dtype", "In msg nelems", "Out msg nelems",
+                                        "In split size", "Out split size", "stream", "rank",
+                                        "Output type", NULL};
+
+static int sel_key(const char *k, size_t kn)
+{
+    for (const char *const *p = TL_ARGS_SEL_KEYS; *p; p++)
+        if (strlen(*p) == kn && !memcmp(*p, k, kn)) return 1;
+    return 0;
+}
+
+/* args (a JSON object the parser validated) with only its members of
+ * TL_ARGS_SEL_KEYS, each copied verbatim, in order, into out; -1 when it
+ * does not scan as an object (then the row keeps its whole text). */
+static int sel_filter(const char *args, size_t n, tl_buf *out)
+{
+    tl_err err = {0};
+    tl_json j;
+    tl_json_init_buf(&j, args, n, "args", &err);
+    if (tl_json_expect(&j, '{', "{")) return -1;
+    out->n = 0;
+    tl_buf_putc(out, '{');
+    int first = 1, any = 0;
+    for (;;) {
+        const char *k, *v;
+        size_t kn, vn;
+        if (tl_json_obj_next(&j, &first, &k, &kn)) return -1;
+        if (!k) break;
+        if (tl_json_skip(&j, &v, &vn)) return -1;
+        if (!sel_key(k, kn)) continue;
+        /* the member verbatim, from its key's opening quote (keys are raw
+         * spans of args, json.h) to the end of its value */
+        const char *ks = k - 1;
+        if (ks < args || ks >= args + n || *ks != '"') return -1;
+        if (any) tl_buf_putc(out, ',');
+        tl_buf_append(out, ks, (size_t)(v + vn - ks));
+        any = 1;
+    }
+    tl_buf_putc(out, '}');
+    return 0;
+}
+
 void tl_build_sel_add(tl_build *b, uint32_t row, const char *args, size_t n)
 {
     tl_vec_push(&b->sel_row, row);
-    tl_blob_add(&b->sel_args, args, n);
+    if (sel_filter(args, n, &b->sel_tmp) == 0) tl_blob_add(&b->sel_args, b->sel_tmp.p, b->sel_tmp.n);
+    else tl_blob_add(&b->sel_args, args, n);
     if (!b->shard && (b->sel_row.n == TL_CHUNK_ROWS || b->sel_args.bytes.n >= BLOB_CHUNK_BYTES)) flush_sel(b);
 }
 
@@ -315,6 +360,7 @@ static void drop_rows(tl_build *b)
     tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
     tl_vec_free(&b->name_comm); tl_vec_free(&b->sel_row);
     tl_buf_free(&b->sel_args.bytes); tl_vec_free(&b->sel_args.off);
+    tl_buf_free(&b->sel_tmp);
     free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
     b->parent = b->parent_py = b->launcher = NULL;
     b->linked = NULL;

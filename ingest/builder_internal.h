@@ -56,6 +56,7 @@ struct tl_build {
     TL_VEC(uint8_t) name_comm; /* per name id: 0 not tested, 1 no, 2 comm kernel name */
     TL_VEC(uint32_t) sel_row;  /* current chunk */
     blob_acc sel_args;
+    tl_buf sel_tmp;            /* one row's filtered args (TL_ARGS_SEL_KEYS) */
 
     /* edges (tree.c) */
     int32_t *parent, *parent_py, *launcher;

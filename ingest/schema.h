@@ -44,6 +44,13 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * says "args_sel":true (Kineto ingest); the collective analysis and the
  * Reduce perf model then read these instead of decoding the args column. */
 #define TL_T_ARGS_SEL "args_sel"
+/* The args members an args_sel row keeps (the rest of its args text is
+ * dropped: a kernel's args have ~24 members, ~550 bytes, of which these
+ * readers use a few): the collective analysis' (query/collective_read.c)
+ * and coll_analysis' (query/pytorch_coll.c) keys and the Reduce model's
+ * "Output type". A reader of any other key must read the args column.
+ * Rows of stores written before keep their whole args text. NULL-ended. */
+extern const char *const TL_ARGS_SEL_KEYS[];
 /* §5.1 communication kernel name: contains nccl, rccl or
  * cross_device_reduce, any case (ingest/tree.c; the reports use it too). */
 int tl_is_comm_kernel_name(const char *s, size_t n);
