@@ -196,22 +196,56 @@ static void rank_coll_ready(rank_out *ro, coll_sync *cs)
     pthread_mutex_unlock(&cs->mu);
 }
 
-/* Adds dur to the group of (name, cat), given as dictionary ids: one id
- * per distinct text, so grouping by the ids is grouping by the texts
- * (and a map of 8-byte keys, not of "name\x1fcat" strings built and
- * hashed per event: a rank has ~10^6 runtime calls). */
-static void collect(dgroups *gs, tl_bmap *m, tl_arena *a, const tl_trace *t, uint32_t name, uint32_t cat,
+/* The groups of (name, cat), given as dictionary ids: one id per distinct
+ * text, so grouping by the ids is grouping by the texts. A name's first
+ * group is found by the name id alone (a name nearly always has one
+ * category); other pairs go through a map of 8-byte keys. A rank has
+ * ~10^6 runtime calls, so this runs per event. */
+typedef struct gindex {
+    tl_bmap m;
+    int32_t *first; /* per name id: its first group, -1 none */
+    TL_VEC(uint32_t) cat; /* per group: its category id */
+    size_t nnames;
+} gindex;
+
+static void gindex_init(gindex *x, size_t nnames)
+{
+    memset(x, 0, sizeof *x);
+    tl_bmap_init(&x->m, 2 * sizeof(uint32_t), 64);
+    x->nnames = nnames;
+    x->first = tl_xmalloc((nnames ? nnames : 1) * sizeof *x->first);
+    for (size_t i = 0; i < nnames; i++) x->first[i] = -1;
+}
+
+static void gindex_free(gindex *x)
+{
+    tl_bmap_free(&x->m);
+    free(x->first);
+    tl_vec_free(&x->cat);
+}
+
+/* Adds dur to the group of (name, cat). */
+static void collect(dgroups *gs, gindex *x, tl_arena *a, const tl_trace *t, uint32_t name, uint32_t cat,
                     double dur)
 {
-    uint32_t key[2] = {name, cat};
-    int isnew;
-    size_t *slot = tl_bmap_put(m, key, &isnew);
-    if (isnew) {
-        *slot = gs->n;
-        dgroup g = {.name = tl_arena_strdup(a, tl_trace_str(t, name)), .cat = tl_arena_strdup(a, tl_trace_str(t, cat))};
-        tl_vec_push(gs, g);
+    size_t g;
+    int32_t f = name < x->nnames ? x->first[name] : -1;
+    if (f >= 0 && x->cat.v[f] == cat) {
+        g = (size_t)f;
+    } else {
+        uint32_t key[2] = {name, cat};
+        int isnew;
+        size_t *slot = tl_bmap_put(&x->m, key, &isnew);
+        if (isnew) {
+            *slot = gs->n;
+            dgroup d = {.name = tl_arena_strdup(a, tl_trace_str(t, name)), .cat = tl_arena_strdup(a, tl_trace_str(t, cat))};
+            tl_vec_push(gs, d);
+            tl_vec_push(&x->cat, cat);
+            if (name < x->nnames && f < 0) x->first[name] = (int32_t)*slot;
+        }
+        g = *slot;
     }
-    tl_vec_push(&gs->v[*slot].d, dur);
+    tl_vec_push(&gs->v[g].d, dur);
 }
 
 /* A rank's runtime groups reduced to what cuda_events_summary shows (the
@@ -237,9 +271,10 @@ static void summarise(dgroups *gs)
 static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
 {
     int64_t short_ns = (int64_t)llround(short_us * 1000);
-    tl_bmap um, cm, sm; /* unlinked and runtime groups by (name, cat) ids; short ops by name id */
-    tl_bmap_init(&um, 2 * sizeof(uint32_t), 64);
-    tl_bmap_init(&cm, 2 * sizeof(uint32_t), 64);
+    gindex um, cm; /* unlinked and runtime groups by (name, cat) ids */
+    gindex_init(&um, t->dict.n);
+    gindex_init(&cm, t->dict.n);
+    tl_bmap sm; /* short ops by name id */
     tl_bmap_init(&sm, sizeof(uint32_t), 64);
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
@@ -275,7 +310,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             }
         }
     }
-    tl_bmap_free(&um), tl_bmap_free(&cm), tl_bmap_free(&sm);
+    gindex_free(&um), gindex_free(&cm), tl_bmap_free(&sm);
     summarise(&ro->cuda);
 }
 
