@@ -178,20 +178,25 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
     tl_bmap m;
     tl_bmap_init(&m, sizeof bk, 64);
     sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
-    size_t ng = 0;
+    size_t ng = 0, last = 0;
     for (size_t j = 0; j < L->n; j++) {
-        memset(&bk, 0, sizeof bk);
-        bk.key = keys[j];
-        bk.rec = L->rec[j];
-        int isnew;
-        size_t *slot = tl_bmap_put(&m, &bk, &isnew);
-        if (isnew) {
-            *slot = ng;
-            g[ng].key = keys[j];
-            g[ng].rec = L->rec[j];
-            ng++;
+        /* keys are interned (one pointer per text), and runs of launchers
+         * of one op are common: the previous launcher's group first */
+        if (!(ng && g[last].key == keys[j] && g[last].rec == L->rec[j])) {
+            memset(&bk, 0, sizeof bk);
+            bk.key = keys[j];
+            bk.rec = L->rec[j];
+            int isnew;
+            size_t *slot = tl_bmap_put(&m, &bk, &isnew);
+            if (isnew) {
+                *slot = ng;
+                g[ng].key = keys[j];
+                g[ng].rec = L->rec[j];
+                ng++;
+            }
+            last = *slot;
         }
-        sgroup *s = &g[*slot];
+        sgroup *s = &g[last];
         s->count++;
         /* the group sums are Kahan sums in launcher order (pandas) */
         double y = L->direct[j] - s->dc, tt = s->dsum + y;
