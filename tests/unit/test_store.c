@@ -92,6 +92,8 @@ static int64_t for_value(int col, uint64_t i)
     case 1: return (int64_t)(h >> 48) % 60000 - 7;                        /* width 2, incompressible */
     case 2: return 4000000000LL + (int64_t)(i / 3) * 1000;                 /* width 4 within a chunk */
     case 3: return i % 2 ? INT64_MAX - 5 : INT64_MIN + 1;                 /* needs 8 bytes */
+    case 4: return i % 97 == 0 ? INT64_MIN : (int64_t)((i / 16) % 60000) - 5; /* width 2, LZ4'd */
+    case 5: return i % 89 == 0 ? INT64_MIN : (int64_t)(i / 16) * 100003 - 7;   /* width 4, LZ4'd */
     default: return INT64_MIN;                                            /* all sentinels */
     }
 }
@@ -108,10 +110,11 @@ static int sum_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 static void test_for(tl_store *s)
 {
     const uint64_t id = 0x6666000000000009ULL, n = 150000; /* 3 chunks, the last partial */
-    static const char *const cols[] = {"w1", "w2", "w4", "w8", "none"};
+    static const char *const cols[] = {"w1", "w2", "w4", "w8", "w2z", "w4z", "none"};
+    enum { NC = sizeof cols / sizeof *cols };
     tl_wtrace *w = tl_wtrace_new(0);
-    int64_t *x[5];
-    for (int c = 0; c < 5; c++) {
+    int64_t *x[NC];
+    for (int c = 0; c < NC; c++) {
         x[c] = malloc(n * sizeof *x[c]);
         for (uint64_t i = 0; i < n; i++) x[c][i] = for_value(c, i);
         tl_wtrace_put_column(w, "events", cols[c], TL_CT_I64, x[c], n);
@@ -124,7 +127,7 @@ static void test_for(tl_store *s)
     tl_reader *r;
     CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
     int64_t *into = malloc(n * sizeof *into);
-    for (int c = 0; c < 5; c++) {
+    for (int c = 0; c < NC; c++) {
         tl_colview v;
         CHECK_EQ_I(tl_reader_column(r, id, "events", cols[c], &v, &err), 0);
         int ok = v.n == n;
