@@ -328,26 +328,6 @@ static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
     return find_seq(w, table, col)->next++;
 }
 
-/* Encodes payload (raw bytes of length n) into a chunk value: int64
- * chunks narrowed when their range allows (encode_for), else LZ4 or raw.
- * LZ4 gets a destination of half the raw size (it fails when the output
- * would not fit, which is then stored raw, and gives up early on data that
- * does not compress), and the value is shrunk to what was written: encoded
- * chunks wait in memory until the commit, so a value allocated at the raw
- * size would make them take as much memory as the raw columns.
- *
- * Why half: LZ4 decodes numeric columns that compress less than 2x (parent
- * rows: short matches) at ~1 GB/s, against ~8 GB/s for copying raw bytes
- * out of the map, and they are read far more often than written. Decoding
- * a 1 GB rank's report columns: 52 ms with the earlier bar (a quarter),
- * 32 ms with half, 20 ms with two thirds (which also kept durations and
- * external ids raw), but the store grew 0.116 -> 0.129 -> 0.151 of the
- * JSON, and the corpus ingest's peak RSS with it (sealed traces wait for
- * the writer in their stored form): 8 x 1 GB, -j 2: 841-875 MiB with half,
- * 924-978 with two thirds. Narrowing (encoding 2) then took the int64
- * columns out of that trade: the same rank's columns decode in ~28 ms
- * instead of ~57 (external ids 16.3 -> 2.4 ms, durations 8.8 -> 3.1), and
- * the store shrinks (8 x 1 GB: 1.1 GB -> 976 MB). */
 /* Encoding 2 of an int64 chunk into v + CHUNK_HDR (room for n bytes):
  * returns the stored size, or 0 when the values need 8 bytes. Preferred
  * to LZ4 and to raw whenever it applies: widening decodes at memory speed
@@ -377,6 +357,26 @@ static size_t encode_for(const int64_t *x, uint32_t nrows, unsigned char *v)
     return stored;
 }
 
+/* Encodes payload (raw bytes of length n) into a chunk value: int64
+ * chunks narrowed when their range allows (encode_for), else LZ4 or raw.
+ * LZ4 gets a destination of half the raw size (it fails when the output
+ * would not fit, which is then stored raw, and gives up early on data that
+ * does not compress), and the value is shrunk to what was written: encoded
+ * chunks wait in memory until the commit, so a value allocated at the raw
+ * size would make them take as much memory as the raw columns.
+ *
+ * Why half: LZ4 decodes numeric columns that compress less than 2x (parent
+ * rows: short matches) at ~1 GB/s, against ~8 GB/s for copying raw bytes
+ * out of the map, and they are read far more often than written. Decoding
+ * a 1 GB rank's report columns: 52 ms with the earlier bar (a quarter),
+ * 32 ms with half, 20 ms with two thirds (which also kept durations and
+ * external ids raw), but the store grew 0.116 -> 0.129 -> 0.151 of the
+ * JSON, and the corpus ingest's peak RSS with it (sealed traces wait for
+ * the writer in their stored form): 8 x 1 GB, -j 2: 841-875 MiB with half,
+ * 924-978 with two thirds. Narrowing (encoding 2) then took the int64
+ * columns out of that trade: the same rank's columns decode in ~28 ms
+ * instead of ~57 (external ids 16.3 -> 2.4 ms, durations 8.8 -> 3.1), and
+ * the store shrinks (8 x 1 GB: 1.1 GB -> 976 MB). */
 static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
                                    size_t *vlen)
 {
