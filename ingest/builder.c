@@ -176,10 +176,10 @@ static int args_selected(tl_build *b, const tl_ev_in *e)
     return b->name_comm.v[id] == 2;
 }
 
-const char *const TL_ARGS_SEL_KEYS[] = {"Process Group Name", "Process Group Ranks", "Collective name",
-                                        "Group size", "dtype", "In msg nelems", "Out msg nelems",
-                                        "In split size", "Out split size", "stream", "rank",
-                                        "Output type", NULL};
+const char *const TL_ARGS_SEL_KEYS[] = {
+    TL_ARG_PG_NAME,  TL_ARG_PG_RANKS,  TL_ARG_COLL_NAME, TL_ARG_GROUP_SIZE, TL_ARG_DTYPE,       TL_ARG_IN_NELEMS,
+    TL_ARG_OUT_NELEMS, TL_ARG_IN_SPLIT, TL_ARG_OUT_SPLIT, TL_ARG_STREAM,    TL_ARG_RANK,        TL_ARG_OUTPUT_TYPE,
+    NULL};
 
 static int sel_key(const char *k, size_t kn)
 {
@@ -205,7 +205,7 @@ static int sel_filter(const char *args, size_t n, tl_buf *out)
         size_t kn, vn;
         if (tl_json_obj_next(&j, &first, &k, &kn)) return -1;
         if (!k) break;
-        if (tl_json_skip(&j, &v, &vn)) return -1;
+        if (tl_json_skip_validated(&j, &v, &vn)) return -1; /* the parser checked it */
         if (!sel_key(k, kn)) continue;
         /* the member verbatim, from its key's opening quote (keys are raw
          * spans of args, json.h) to the end of its value */

@@ -758,6 +758,33 @@ int tl_json_skip(tl_json *j, const char **s, size_t *n)
     return 0;
 }
 
+int tl_json_skip_validated(tl_json *j, const char **s, size_t *n)
+{
+    int p = tl_json_peek(j);
+    const char *b = j->buf;
+    size_t q = j->pos;
+    if ((p >= '0' && p <= '9') || p == '-') {
+        while (q < j->len && b[q] != ',' && b[q] != '}' && b[q] != ']' && (unsigned char)b[q] > ' ') q++;
+    } else if (p == '[') {
+        int depth = 0; /* number lists ("grid", "block"); strings and objects are not scanned */
+        for (; q < j->len; q++) {
+            char ch = b[q];
+            if (ch == '[') depth++;
+            else if (ch == ']' && --depth == 0) { q++; break; }
+            else if (ch == '"' || ch == '{') { q = j->len; break; }
+        }
+        if (depth) q = j->len;
+    } else {
+        return tl_json_skip(j, s, n);
+    }
+    if (q >= j->len && !j->eof) return tl_json_skip(j, s, n); /* may continue in the next window */
+    if (q == j->pos || (p == '[' && q >= j->len)) return tl_json_skip(j, s, n);
+    if (s) *s = b + j->pos;
+    if (n) *n = q - j->pos;
+    j->pos = q;
+    return 0;
+}
+
 int tl_json_obj_next_slow(tl_json *j, int *first, const char **k, size_t *kn)
 {
     int p = tl_json_peek(j);

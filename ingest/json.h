@@ -118,6 +118,12 @@ int tl_json_number_span(tl_json *j, const char **s, size_t *n);
 
 /* Skips any value, fully validated, returning its raw span. */
 int tl_json_skip(tl_json *j, const char **s, size_t *n);
+/* The same span, for text validated before (stored args, checked by the
+ * ingest parser): numbers and arrays of numbers end at their delimiter or
+ * closing bracket, without the grammar check; anything else, or a value
+ * that reaches the end of a window with more input to come, goes through
+ * tl_json_skip. */
+int tl_json_skip_validated(tl_json *j, const char **s, size_t *n);
 /* Same, and appends the value without insignificant whitespace to out. */
 int tl_json_skip_min(tl_json *j, tl_buf *out);
 /* Literals. */

@@ -162,7 +162,7 @@ static int parse_args(kreader *k, tl_ev_in *e)
         case 11:
             if (KEYIS("correlation")) { rc = int_arg(k, &e->corr, "correlation", at); break; }
             if (KEYIS("External id")) { rc = int_arg(k, &e->ext_id, "External id", at); break; }
-            if (KEYIS("Output type")) e->args_sel = 1; /* the Reduce model reads it */
+            if (KEYIS(TL_ARG_OUTPUT_TYPE)) e->args_sel = 1; /* the Reduce model reads it */
             goto skip;
         case 13:
             if (KEYIS("Input Strides")) { rc = promoted_text(k, &e->in_strides); break; }

@@ -44,6 +44,22 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * says "args_sel":true (Kineto ingest); the collective analysis and the
  * Reduce perf model then read these instead of decoding the args column. */
 #define TL_T_ARGS_SEL "args_sel"
+/* Args keys the reports read by name from args_sel rows: the collective
+ * analysis (query/collective_read.c), coll_analysis (query/pytorch_coll.c)
+ * and the Reduce perf model (query/pytorch_perf.c). Each text is written
+ * once, here, so that TL_ARGS_SEL_KEYS keeps what the readers look for. */
+#define TL_ARG_PG_NAME "Process Group Name"
+#define TL_ARG_PG_RANKS "Process Group Ranks"
+#define TL_ARG_COLL_NAME "Collective name"
+#define TL_ARG_GROUP_SIZE "Group size"
+#define TL_ARG_DTYPE "dtype"
+#define TL_ARG_IN_NELEMS "In msg nelems"
+#define TL_ARG_OUT_NELEMS "Out msg nelems"
+#define TL_ARG_IN_SPLIT "In split size"
+#define TL_ARG_OUT_SPLIT "Out split size"
+#define TL_ARG_STREAM "stream"
+#define TL_ARG_RANK "rank"
+#define TL_ARG_OUTPUT_TYPE "Output type"
 /* The args members an args_sel row keeps (the rest of its args text is
  * dropped: a kernel's args have ~24 members, ~550 bytes, of which these
  * readers use a few): the collective analysis' (query/collective_read.c)

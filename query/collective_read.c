@@ -239,12 +239,10 @@ static int64_t arg_int(const char *v, size_t n)
 {
     if (n >= 2 && v[0] == '"') v++, n -= 2;
     if (n && n <= 18) { /* plain digits (most values): no copy, no strtoll */
-        size_t i = v[0] == '-';
+        size_t i = v[0] == '-', j = i;
         int64_t x = 0;
-        for (size_t j = i; j < n && v[j] >= '0' && v[j] <= '9'; j++) x = x * 10 + (v[j] - '0');
-        int all = i < n;
-        for (size_t j = i; j < n && all; j++) all = v[j] >= '0' && v[j] <= '9';
-        if (all) return i ? -x : x;
+        for (; j < n && v[j] >= '0' && v[j] <= '9'; j++) x = x * 10 + (v[j] - '0');
+        if (j == n && i < n) return i ? -x : x;
     }
     char tmp[64];
     if (n == 0 || n >= sizeof tmp) return COLL_NONE;
@@ -265,9 +263,9 @@ static const struct {
     const char *s;
     size_t n;
 } KEYS[K_N] = {
-    KEY("Process Group Name"), KEY("Process Group Ranks"), KEY("Collective name"), KEY("Group size"),
-    KEY("dtype"), KEY("In msg nelems"), KEY("Out msg nelems"), KEY("In split size"), KEY("Out split size"),
-    KEY("stream"),
+    KEY(TL_ARG_PG_NAME),    KEY(TL_ARG_PG_RANKS),  KEY(TL_ARG_COLL_NAME), KEY(TL_ARG_GROUP_SIZE),
+    KEY(TL_ARG_DTYPE),      KEY(TL_ARG_IN_NELEMS), KEY(TL_ARG_OUT_NELEMS), KEY(TL_ARG_IN_SPLIT),
+    KEY(TL_ARG_OUT_SPLIT),  KEY(TL_ARG_STREAM),
 };
 #undef KEY
 
@@ -290,26 +288,6 @@ static int key_of(const char *k, size_t kn)
     return -1;
 }
 
-/* Length of the array value at p (up to its closing bracket), without
- * the grammar check (validated at ingest); 0 when it holds a string or an
- * object (the validating skip takes those) or does not end. */
-static size_t array_span(const char *p, size_t n)
-{
-    int depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = p[i];
-        if (ch == '[') depth++;
-        else if (ch == ']' && --depth == 0) return i + 1;
-        else if (ch == '"' || ch == '{') return 0;
-    }
-    return 0;
-}
-
-static int num_end(char ch)
-{
-    return ch == ',' || ch == '}' || ch == ']' || ch == ' ' || ch == '\n' || ch == '\t' || ch == '\r';
-}
-
 static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *args, size_t len, tl_buf *tmp)
 {
     const char *val[K_N] = {0};
@@ -326,20 +304,7 @@ static void parse_args(coll_rank *cr, txt_cache *tc, coll_ev *e, const char *arg
             while (tl_json_obj_next(&j, &first, &k, &kn) == 0 && k) {
                 const char *v;
                 size_t vn;
-                int c = tl_json_peek(&j);
-                if ((c >= '0' && c <= '9') || c == '-') {
-                    /* a number (most members): its span without the
-                     * grammar check; the text was validated at ingest */
-                    size_t q = j.pos;
-                    while (q < j.len && !num_end(j.buf[q])) q++;
-                    v = j.buf + j.pos, vn = q - j.pos;
-                    j.pos = q;
-                } else if (c == '[' && (vn = array_span(j.buf + j.pos, j.len - j.pos)) > 0) {
-                    v = j.buf + j.pos; /* ("grid", "block": number lists) */
-                    j.pos += vn;
-                } else if (tl_json_skip(&j, &v, &vn)) {
-                    break;
-                }
+                if (tl_json_skip_validated(&j, &v, &vn)) break; /* validated at ingest */
                 int f = key_of(k, kn);
                 if (f >= 0) val[f] = v, vlen[f] = vn; /* last wins */
             }

@@ -18,9 +18,9 @@ typedef struct cval {
 } cval;
 
 #define NKEYS 11
-static const char *const KEYS[NKEYS] = {"rank", "Process Group Name", "Process Group Ranks",
-                                        "Collective name", "Group size", "dtype", "In msg nelems",
-                                        "Out msg nelems", "In split size", "Out split size", "stream"};
+static const char *const KEYS[NKEYS] = {TL_ARG_RANK,       TL_ARG_PG_NAME,    TL_ARG_PG_RANKS, TL_ARG_COLL_NAME,
+                                        TL_ARG_GROUP_SIZE, TL_ARG_DTYPE,      TL_ARG_IN_NELEMS, TL_ARG_OUT_NELEMS,
+                                        TL_ARG_IN_SPLIT,   TL_ARG_OUT_SPLIT,  TL_ARG_STREAM};
 
 typedef struct cev {
     cval k[NKEYS];

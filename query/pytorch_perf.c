@@ -97,7 +97,7 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     if (op && !strcmp(op->family, "Reduce")) {
         size_t len, vl;
         const char *args = pyt_args(c, row, &len);
-        const char *v = tl_args_get(args, len, "Output type", &vl);
+        const char *v = tl_args_get(args, len, TL_ARG_OUTPUT_TYPE, &vl);
         if (v) in->output_type = tl_arena_strndup(a, v, vl);
     }
     in->has_seq = t->seq[row] != TL_NONE;
