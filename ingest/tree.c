@@ -81,11 +81,11 @@ static int32_t *imap_slot(imap *m, uint64_t key, int create)
     return &m->vals[i];
 }
 
-static uint64_t key3(int64_t pid, int64_t tid, uint8_t flags, int64_t link)
+/* A (pid, tid) as one hashable value (string ids kept apart by flags). */
+static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
 {
     uint64_t h = tl_mix64((uint64_t)pid ^ 0x9e3779b97f4a7c15ULL);
-    h = tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
-    return tl_mix64(h ^ (uint64_t)link);
+    return tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
 }
 
 /* Stable sort of rows by ts (already sorted: left as is). */
@@ -156,54 +156,73 @@ static void nest_one(nest_stack *S, uint32_t e, double ts, double te, int32_t *p
 }
 
 /* §4.2 host nesting, both trees in one pass: parent[] without python
- * functions, parent_py[] with them. One stable ts sort of cpu_ops, runtime
- * calls and python functions serves both: the non-python rows of a stable
- * sort are in the order a stable sort of them alone gives. Each event's
- * thread is looked up once for both stacks. */
+ * functions, parent_py[] with them. The reference sorts all events by ts
+ * (stably) and then walks each (pid, tid) stack; only the order within a
+ * thread matters, so the rows (cpu_ops, runtime calls, python functions)
+ * are bucketed by thread in UID order and each thread's rows sorted by ts
+ * stably, which is the same order, and one thread's rows need no sort
+ * when they come in ts order. The non-python rows of a stable
+ * sort are in the order a stable sort of them alone gives, so one order
+ * serves both trees. */
 static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
 {
     size_t n = b->n;
     uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
+    uint32_t *thr = tl_xmalloc((n ? n : 1) * sizeof *thr); /* thread index of rows[i] */
+    TL_VEC(size_t) count = {0};
+    imap threads;
+    imap_init(&threads, 64);
+    uint64_t last_key = 0;
+    int32_t last_t = -1;
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
         uint8_t k = b->kind.v[i];
-        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || k == TL_K_PYTHON) rows[m++] = (uint32_t)i;
-    }
-    sort_by_ts(b->ts.v, rows, m);
-
-    imap threads;
-    imap_init(&threads, 64);
-    TL_VEC(nest_stack) plain = {0}, py = {0}; /* per thread, by the map's index */
-    uint64_t last_key = 0;
-    int64_t last_slot = -1;
-    for (size_t r = 0; r < m; r++) {
-        uint32_t e = rows[r];
-        uint64_t k = key3(b->pid.v[e], b->tid.v[e], b->idflags.v[e], 0);
-        int64_t t = last_slot;
-        if (t < 0 || k != last_key) { /* runs of one thread are common */
-            int32_t *slot = imap_slot(&threads, k, 1);
+        if (k != TL_K_CPU_OP && !tl_kind_is_runtime(k) && k != TL_K_PYTHON) continue;
+        uint64_t key = thread_key(b->pid.v[i], b->tid.v[i], b->idflags.v[i]);
+        if (last_t < 0 || key != last_key) { /* runs of one thread are common */
+            int32_t *slot = imap_slot(&threads, key, 1);
             if (*slot < 0) {
-                nest_stack s0 = {0};
-                tl_vec_push(&plain, s0);
-                tl_vec_push(&py, s0);
-                *slot = (int32_t)plain.n - 1;
+                *slot = (int32_t)count.n;
+                tl_vec_push(&count, (size_t)0);
             }
-            t = last_slot = *slot;
-            last_key = k;
+            last_t = *slot;
+            last_key = key;
         }
-        /* t_end = ts + dur in µs doubles, computed once (§3.2) */
-        double ts = (double)b->ts.v[e] / 1000.0, te = ts + (double)b->dur.v[e] / 1000.0;
-        nest_one(&py.v[t], e, ts, te, parent_py);
-        if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain.v[t], e, ts, te, parent);
+        count.v[last_t]++;
+        rows[m] = (uint32_t)i;
+        thr[m++] = (uint32_t)last_t;
     }
-    for (size_t i = 0; i < plain.n; i++) {
-        tl_vec_free(&plain.v[i].st);
-        tl_vec_free(&py.v[i].st);
-    }
-    tl_vec_free(&plain);
-    tl_vec_free(&py);
     imap_free(&threads);
+
+    /* stable bucketing by thread: start[t] .. start[t + 1] */
+    size_t *start = tl_xmalloc((count.n + 1) * sizeof *start);
+    start[0] = 0;
+    for (size_t t = 0; t < count.n; t++) start[t + 1] = start[t] + count.v[t];
+    uint32_t *by_thread = tl_xmalloc((m ? m : 1) * sizeof *by_thread);
+    for (size_t t = 0; t < count.n; t++) count.v[t] = start[t];
+    for (size_t r = 0; r < m; r++) by_thread[count.v[thr[r]]++] = rows[r];
+    free(thr);
     free(rows);
+
+    nest_stack plain = {0}, py = {0};
+    for (size_t t = 0; t < count.n; t++) {
+        uint32_t *tr = by_thread + start[t];
+        size_t tn = start[t + 1] - start[t];
+        sort_by_ts(b->ts.v, tr, tn);
+        plain.st.n = py.st.n = 0;
+        for (size_t r = 0; r < tn; r++) {
+            uint32_t e = tr[r];
+            /* t_end = ts + dur in µs doubles, computed once (§3.2) */
+            double ts = (double)b->ts.v[e] / 1000.0, te = ts + (double)b->dur.v[e] / 1000.0;
+            nest_one(&py, e, ts, te, parent_py);
+            if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);
+        }
+    }
+    tl_vec_free(&plain.st);
+    tl_vec_free(&py.st);
+    tl_vec_free(&count);
+    free(start);
+    free(by_thread);
 }
 
 void tl_build_set_threads(tl_build *b, int n) { b->threads = n; }
@@ -274,6 +293,54 @@ int tl_build_tree(tl_build *b, tl_err *err)
     return TL_OK;
 }
 
+/* ---- link value -> row, dense when the values allow ----
+ * Correlation ids, External ids and ac2g flow ids are small consecutive
+ * integers in every trace we have seen, so an array indexed by value - lo
+ * replaces the hash map there: hashing them was two thirds of the tree
+ * build (a 1 GB trace: imap lookups 0.15 s of CPU, cache misses all).
+ * Values spread wider fall back to imap. */
+typedef struct keyidx {
+    int64_t lo;
+    uint64_t span;  /* dense: values lo .. lo + span - 1 */
+    int32_t *dense; /* NULL: sparse */
+    imap sparse;
+} keyidx;
+
+static void keyidx_init(keyidx *x, int64_t lo, int64_t hi, size_t nkeys)
+{
+    memset(x, 0, sizeof *x);
+    uint64_t span = nkeys ? (uint64_t)hi - (uint64_t)lo + 1 : 0;
+    if (nkeys && span && span <= 4 * (uint64_t)nkeys + 4096) {
+        x->lo = lo;
+        x->span = span;
+        x->dense = tl_xmalloc(span * sizeof *x->dense);
+        memset(x->dense, 0xff, span * sizeof *x->dense); /* -1: absent */
+    } else {
+        imap_init(&x->sparse, nkeys);
+    }
+}
+
+/* The slot of value v (created when asked); NULL, or a slot holding -1,
+ * when v is absent. */
+static int32_t *keyidx_slot(keyidx *x, int64_t v, int create)
+{
+    if (!x->dense) return imap_slot(&x->sparse, (uint64_t)v, create);
+    uint64_t o = (uint64_t)v - (uint64_t)x->lo;
+    return o < x->span ? &x->dense[o] : NULL;
+}
+
+static int32_t keyidx_get(keyidx *x, int64_t v)
+{
+    int32_t *s = keyidx_slot(x, v, 0);
+    return s ? *s : -1;
+}
+
+static void keyidx_free(keyidx *x)
+{
+    if (x->dense) free(x->dense);
+    else imap_free(&x->sparse);
+}
+
 /* §3.3-§4.3: GPU events linked to their runtime calls (parent, parent_py
  * and linked of GPU rows only). */
 static void link_gpu(tl_build *b, uint32_t ac2g)
@@ -289,44 +356,44 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
     }
     const int64_t *key = use_ext ? b->ext_id.v : b->corr.v;
 
-    /* §3.4 indexes, each map sized by the keys it will hold */
-    size_t nflow_s = 0, nflow_f = 0, ngpu_keyed = 0;
+    /* §3.4 indexes, each sized by the values it will hold: the last ac2g
+     * start and end flow per id, and every keyed event in a chain per
+     * link value (UID order: first row + next). */
+    size_t nflow_s = 0, nflow_f = 0, nkeyed = 0;
+    int64_t flo = INT64_MAX, fhi = INT64_MIN, klo = INT64_MAX, khi = INT64_MIN;
     for (size_t f = 0; f < b->nflows; f++) {
-        if (b->f_cat.v[f] != ac2g) continue;
+        if (b->f_cat.v[f] != ac2g || (b->f_ph.v[f] != 's' && b->f_ph.v[f] != 'f')) continue;
         nflow_s += b->f_ph.v[f] == 's';
         nflow_f += b->f_ph.v[f] == 'f';
+        int64_t v = b->f_id.v[f];
+        if (v < flo) flo = v;
+        if (v > fhi) fhi = v;
     }
-    for (size_t i = 0; i < n; i++) ngpu_keyed += key[i] != TL_NONE && tl_kind_is_gpu(b->kind.v[i]);
-    imap fstart, fend, by_ptl, gpu_first;
-    imap_init(&fstart, nflow_s);
-    imap_init(&fend, nflow_f);
-    imap_init(&by_ptl, ngpu_keyed);
-    imap_init(&gpu_first, ngpu_keyed);
+    for (size_t i = 0; i < n; i++) {
+        int64_t v = key[i];
+        if (v == TL_NONE) continue;
+        nkeyed++;
+        if (v < klo) klo = v;
+        if (v > khi) khi = v;
+    }
+    keyidx fstart, fend, first;
+    keyidx_init(&fstart, flo, fhi, nflow_s);
+    keyidx_init(&fend, flo, fhi, nflow_f);
+    keyidx_init(&first, klo, khi, nkeyed);
     for (size_t f = 0; f < b->nflows; f++) {
         if (b->f_cat.v[f] != ac2g) continue;
-        if (b->f_ph.v[f] == 's') *imap_slot(&fstart, (uint64_t)b->f_id.v[f], 1) = (int32_t)f;
-        else if (b->f_ph.v[f] == 'f') *imap_slot(&fend, (uint64_t)b->f_id.v[f], 1) = (int32_t)f;
+        if (b->f_ph.v[f] == 's') *keyidx_slot(&fstart, b->f_id.v[f], 1) = (int32_t)f;
+        else if (b->f_ph.v[f] == 'f') *keyidx_slot(&fend, b->f_id.v[f], 1) = (int32_t)f;
     }
-    /* by_ptl: (pid, tid, link) -> the last event in UID order with that
-     * key, as the reference's dict; the lookup below wants a GPU event
-     * there. Only GPU events create entries (a key no GPU event has
-     * fails the lookup either way); any later event overwrites one, so a
-     * key whose last event is not a GPU event still fails as before. */
-    /* GPU events by link value, UID order: first index + next chain. */
-    int32_t *gpu_next = tl_xmalloc(n * sizeof *gpu_next);
-    int32_t *gpu_last = tl_xmalloc(n * sizeof *gpu_last);
+    int32_t *next = tl_xmalloc((n ? n : 1) * sizeof *next);
+    int32_t *last = tl_xmalloc((n ? n : 1) * sizeof *last); /* of a chain, at its first row */
     for (size_t i = 0; i < n; i++) {
-        gpu_next[i] = -1;
+        next[i] = -1;
         if (key[i] == TL_NONE) continue;
-        int gpu = tl_kind_is_gpu(b->kind.v[i]);
-        int32_t *p = imap_slot(&by_ptl, key3(b->pid.v[i], b->tid.v[i], b->idflags.v[i], key[i]), gpu);
-        if (p) *p = (int32_t)i;
-        if (gpu) {
-            int32_t *s = imap_slot(&gpu_first, (uint64_t)key[i], 1);
-            if (*s < 0) *s = (int32_t)i;
-            else gpu_next[gpu_last[*s]] = (int32_t)i;
-            gpu_last[*s] = (int32_t)i;
-        }
+        int32_t *s = keyidx_slot(&first, key[i], 1);
+        if (*s < 0) *s = (int32_t)i;
+        else next[last[*s]] = (int32_t)i;
+        last[*s] = (int32_t)i;
     }
     /* Without any ac2g start flow, link by correlation alone (beyond the
      * reference, which then finds no GPU events). */
@@ -336,29 +403,42 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
     for (size_t r = 0; r < n; r++) {
         if (!tl_kind_is_runtime(b->kind.v[r]) || key[r] == TL_NONE) continue;
         int graph = name_is(b, b->name.v[r], "cudaGraphLaunch") || name_is(b, b->name.v[r], "hipGraphLaunch");
+        int32_t g0 = keyidx_get(&first, key[r]);
         if (graph || by_corr) {
-            int32_t *s = imap_slot(&gpu_first, (uint64_t)key[r], 0);
-            for (int32_t g = s ? *s : -1; g >= 0; g = gpu_next[g]) {
+            for (int32_t g = g0; g >= 0; g = next[g]) {
+                if (!tl_kind_is_gpu(b->kind.v[g])) continue;
                 if (by_corr && !graph && b->linked[g]) continue;
                 b->parent[g] = b->parent_py[g] = (int32_t)r;
                 b->linked[g] = 1;
             }
             continue;
         }
-        int32_t *fs = imap_slot(&fstart, (uint64_t)key[r], 0);
-        int32_t *fe = imap_slot(&fend, (uint64_t)key[r], 0);
-        if (!fs || !fe) continue;
-        size_t f = (size_t)*fe;
-        int32_t *g = imap_slot(&by_ptl, key3(b->f_pid.v[f], b->f_tid.v[f], b->f_idflags.v[f], key[r]), 0);
-        if (!g || !tl_kind_is_gpu(b->kind.v[*g])) continue;
-        b->parent[*g] = b->parent_py[*g] = (int32_t)r;
-        b->linked[*g] = 1;
+        if (g0 < 0 || keyidx_get(&fstart, key[r]) < 0) continue;
+        int32_t fe = keyidx_get(&fend, key[r]);
+        if (fe < 0) continue;
+        /* The reference's (pid, tid, link) dict holds the last event in
+         * UID order with the flow end's pid and tid; only a GPU event
+         * there is linked. That depends on the link value alone, so it is
+         * looked up once per chain and kept in last[] of the chain's
+         * first row as -2 - hit (rows there, >= 0, mean not yet): runtime
+         * calls sharing a value cost one walk. */
+        if (last[g0] >= 0) {
+            int64_t pid = b->f_pid.v[fe], tid = b->f_tid.v[fe];
+            uint8_t fl = b->f_idflags.v[fe] & 3;
+            int32_t hit = -1;
+            for (int32_t e = g0; e >= 0; e = next[e])
+                if (b->pid.v[e] == pid && b->tid.v[e] == tid && (b->idflags.v[e] & 3) == fl) hit = e;
+            last[g0] = -2 - hit;
+        }
+        int32_t hit = -2 - last[g0];
+        if (hit < 0 || !tl_kind_is_gpu(b->kind.v[hit])) continue;
+        b->parent[hit] = b->parent_py[hit] = (int32_t)r;
+        b->linked[hit] = 1;
     }
 
-    free(gpu_next);
-    free(gpu_last);
-    imap_free(&fstart);
-    imap_free(&fend);
-    imap_free(&by_ptl);
-    imap_free(&gpu_first);
+    free(next);
+    free(last);
+    keyidx_free(&fstart);
+    keyidx_free(&fend);
+    keyidx_free(&first);
 }
