@@ -733,7 +733,8 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
 
 static int64_t max_uid(const tl_trace *t)
 {
-    /* UIDs count every traceEvents element: the catalog's counts say how many */
+    /* UIDs count every traceEvents element: the catalog's counts say how
+     * many (flows included, which the report does not load) */
     int64_t tot = 0, v;
     size_t cl = strlen(t->catalog);
     static const char *const keys[] = {"events", "flows", "meta_events", "instant_events", "other_events"};

@@ -61,28 +61,32 @@ fail:
     return rc;
 }
 
-int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
 {
     tl_trace *t;
     int rc = tl_trace_load_head(r, id, &t, err);
     if (rc) return rc;
+    int all = cols == TL_TRACE_ALL;
     if (t->n) {
 #define L(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 0, err))) goto fail
 #define LO(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 1, err))) goto fail
         L(TL_C_UID, uid); L(TL_C_TS, ts); L(TL_C_DUR, dur); L(TL_C_NAME, name); L(TL_C_CAT, cat);
         L(TL_C_KIND, kind); L(TL_C_PID, pid); L(TL_C_TID, tid); L(TL_C_IDFLAGS, idflags);
-        L(TL_C_CORR, corr); L(TL_C_EXTID, ext_id); L(TL_C_STREAM, stream); L(TL_C_DEVICE, device);
-        L(TL_C_SEQ, seq); L(TL_C_FWDTID, fwd_tid); L(TL_C_INDIMS, in_dims); L(TL_C_INTYPE, in_type);
-        L(TL_C_INSTRIDES, in_strides); L(TL_C_CONCRETE, concrete); L(TL_C_GRID, grid);
-        L(TL_C_BLOCK, block); LO(TL_C_PARENT, parent); LO(TL_C_PARENT_PY, parent_py);
-        LO(TL_C_LAUNCHER, launcher); LO(TL_C_LINKED, linked);
+        L(TL_C_CORR, corr); L(TL_C_EXTID, ext_id); L(TL_C_STREAM, stream);
+        L(TL_C_SEQ, seq); L(TL_C_INDIMS, in_dims); L(TL_C_INTYPE, in_type);
+        L(TL_C_INSTRIDES, in_strides); L(TL_C_CONCRETE, concrete);
+        LO(TL_C_PARENT, parent); LO(TL_C_PARENT_PY, parent_py); LO(TL_C_LAUNCHER, launcher);
+        if (all) {
+            L(TL_C_DEVICE, device); L(TL_C_FWDTID, fwd_tid); L(TL_C_GRID, grid); L(TL_C_BLOCK, block);
+            LO(TL_C_LINKED, linked);
+        }
 #undef L
 #undef LO
         /* args (the largest column) is decoded on first use: most
          * reports never read it. */
     }
     int64_t nf = 0;
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "flows", &nf);
+    if (all) tl_args_get_i64(t->catalog, strlen(t->catalog), "flows", &nf);
     t->nflows = nf > 0 ? (size_t)nf : 0;
     if (t->nflows) {
 #define F(col, field) if ((rc = load(t, TL_T_FLOWS, col, (const void **)&t->field, 0, err))) goto fail
@@ -99,6 +103,11 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
 fail:
     tl_trace_free(t);
     return rc;
+}
+
+int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+{
+    return tl_trace_load_cols(r, id, TL_TRACE_ALL, out, err);
 }
 
 void tl_trace_free(tl_trace *t)

@@ -48,6 +48,16 @@ typedef struct tl_trace {
 
 /* Loads the trace `id` through reader r (which must outlive the trace). */
 int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
+/* Which columns tl_trace_load_cols decodes. Decoded columns are most of a
+ * report's memory (owlv2: 16 of 30 MB), so a caller that knows what it
+ * reads leaves the rest out. */
+typedef enum {
+    TL_TRACE_ALL,     /* every column (tl_trace_load) */
+    TL_TRACE_PYTORCH, /* what the PyTorch report reads: the flows table and
+                         device, fwd_tid, grid, block and linked stay NULL,
+                         nflows 0 (its tree was built at ingest) */
+} tl_trace_cols;
+int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err);
 /* Only the catalog (and format), the dictionary, the event count and the
  * metadata table: for callers that load the event columns they need in
  * their own way (the corpus workbook). The event and flow columns stay

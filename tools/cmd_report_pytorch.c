@@ -529,7 +529,9 @@ static int run(pyt_cli *c)
         }
     }
     double t0 = tl_now();
-    if (tl_trace_load(r, id, &t, &err)) {
+    /* plugins get the trace and may read any column */
+    tl_trace_cols cols = plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
+    if (tl_trace_load_cols(r, id, cols, &t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         code = TL_EXIT_FAIL;
         goto out;
@@ -546,7 +548,7 @@ static int run(pyt_cli *c)
         uint64_t id2;
         code = tl_cli_open_trace(s, c->comparison, &cmp_r, &id2);
         if (code) goto out;
-        if (tl_trace_load(cmp_r, id2, &cmp_t, &err)) {
+        if (tl_trace_load_cols(cmp_r, id2, cols, &cmp_t, &err)) {
             fprintf(stderr, "tracelens: %s: %s\n", c->comparison, err.msg);
             code = TL_EXIT_FAIL;
             goto out;
