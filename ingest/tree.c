@@ -403,7 +403,7 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
     for (size_t r = 0; r < n; r++) {
         if (!tl_kind_is_runtime(b->kind.v[r]) || key[r] == TL_NONE) continue;
         int graph = name_is(b, b->name.v[r], "cudaGraphLaunch") || name_is(b, b->name.v[r], "hipGraphLaunch");
-        int32_t g0 = keyidx_get(&first, key[r]);
+        int32_t g0 = keyidx_get(&first, key[r]); /* >= 0: r is in its own chain */
         if (graph || by_corr) {
             for (int32_t g = g0; g >= 0; g = next[g]) {
                 if (!tl_kind_is_gpu(b->kind.v[g])) continue;
@@ -413,7 +413,7 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
             }
             continue;
         }
-        if (g0 < 0 || keyidx_get(&fstart, key[r]) < 0) continue;
+        if (keyidx_get(&fstart, key[r]) < 0) continue;
         int32_t fe = keyidx_get(&fend, key[r]);
         if (fe < 0) continue;
         /* The reference's (pid, tid, link) dict holds the last event in
