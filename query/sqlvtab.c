@@ -16,6 +16,53 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../store/lazylib.h"
+
+/* The SQLite functions this file calls, bound on first use
+ * (store/lazylib.h): only `tracelens sql` loads the library. */
+#define SQLITE_FUNCS(X) \
+    X(sqlite3_close) \
+    X(sqlite3_column_count) \
+    X(sqlite3_column_double) \
+    X(sqlite3_column_int64) \
+    X(sqlite3_column_name) \
+    X(sqlite3_column_text) \
+    X(sqlite3_column_type) \
+    X(sqlite3_create_function) \
+    X(sqlite3_create_module_v2) \
+    X(sqlite3_declare_vtab) \
+    X(sqlite3_errmsg) \
+    X(sqlite3_error_offset) \
+    X(sqlite3_finalize) \
+    X(sqlite3_free) \
+    X(sqlite3_get_auxdata) \
+    X(sqlite3_interrupt) \
+    X(sqlite3_malloc) \
+    X(sqlite3_mprintf) \
+    X(sqlite3_open_v2) \
+    X(sqlite3_prepare_v2) \
+    X(sqlite3_result_double) \
+    X(sqlite3_result_error) \
+    X(sqlite3_result_error_nomem) \
+    X(sqlite3_result_int) \
+    X(sqlite3_result_int64) \
+    X(sqlite3_result_null) \
+    X(sqlite3_result_text) \
+    X(sqlite3_set_auxdata) \
+    X(sqlite3_step) \
+    X(sqlite3_value_double) \
+    X(sqlite3_value_dup) \
+    X(sqlite3_value_free) \
+    X(sqlite3_value_int64) \
+    X(sqlite3_value_text) \
+    X(sqlite3_value_type) \
+    X(sqlite3_vtab_config) \
+    X(sqlite3_vtab_in) \
+    X(sqlite3_vtab_in_first) \
+    X(sqlite3_vtab_in_next)
+static struct { SQLITE_FUNCS(TL_LAZY_SLOT) } SQ;
+static const char *const SQ_NAMES[] = { SQLITE_FUNCS(TL_LAZY_NAME) };
+static tl_lazylib SQ_LIB = TL_LAZYLIB_INIT(TL_SONAME_SQLITE, "sql");
 
 /* ---- connection context --------------------------------------------------- */
 typedef struct sqlctx {
@@ -98,7 +145,7 @@ static int vconnect(sqlite3 *db, void *aux, int argc, const char *const *argv, s
 {
     (void)argc; (void)argv; (void)errp;
     vmod *m = aux;
-    vtab *vt = sqlite3_malloc(sizeof *vt);
+    vtab *vt = SQ.sqlite3_malloc(sizeof *vt);
     if (!vt) return SQLITE_NOMEM;
     memset(vt, 0, sizeof *vt);
     vt->c = m->c;
@@ -153,19 +200,19 @@ static int vconnect(sqlite3 *db, void *aux, int argc, const char *const *argv, s
         tl_buf_printf(&b, "\" %s%s", sql_type(cols.v[i].ref.def->type), cols.v[i].hidden ? " HIDDEN" : "");
     }
     tl_buf_putc(&b, ')');
-    int rc = sqlite3_declare_vtab(db, b.p);
+    int rc = SQ.sqlite3_declare_vtab(db, b.p);
     tl_buf_free(&b);
     if (rc != SQLITE_OK) {
         tl_vec_free(&cols);
         tl_arena_free(&vt->arena);
-        sqlite3_free(vt);
+        SQ.sqlite3_free(vt);
         return rc;
     }
     vt->cols = tl_arena_alloc(&vt->arena, (cols.n ? cols.n : 1) * sizeof(vcol));
     memcpy(vt->cols, cols.v, cols.n * sizeof(vcol));
     vt->ncols = (int)cols.n;
     tl_vec_free(&cols);
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    SQ.sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
     *out = &vt->base;
     return SQLITE_OK;
 }
@@ -174,7 +221,7 @@ static int vdisconnect(sqlite3_vtab *p)
 {
     vtab *vt = (vtab *)p;
     tl_arena_free(&vt->arena);
-    sqlite3_free(vt);
+    SQ.sqlite3_free(vt);
     return SQLITE_OK;
 }
 
@@ -223,8 +270,8 @@ static int vbestindex(sqlite3_vtab *p, sqlite3_index_info *info)
         if (op == P_LIKE && col->ref.def->type != AQ_STR) continue;
         if (op == P_RE && col->ref.def->type == AQ_INT) continue;
         int is_tid = col->ref.def->src == AQ_S_TRACE_ID && op == P_EQ;
-        if (is_tid && sqlite3_vtab_in(info, i, -1)) {
-            sqlite3_vtab_in(info, i, 1); /* all IN values at once: one pass over the catalog */
+        if (is_tid && SQ.sqlite3_vtab_in(info, i, -1)) {
+            SQ.sqlite3_vtab_in(info, i, 1); /* all IN values at once: one pass over the catalog */
             op = P_IN;
         }
         info->aConstraintUsage[i].argvIndex = ++argn;
@@ -243,7 +290,7 @@ static int vbestindex(sqlite3_vtab *p, sqlite3_index_info *info)
     info->estimatedCost = est + traces * 2;
     if (has_uid && has_tid) info->idxFlags |= SQLITE_INDEX_SCAN_UNIQUE;
     info->idxNum = 0;
-    info->idxStr = sqlite3_mprintf("%s", plan.p ? plan.p : "");
+    info->idxStr = SQ.sqlite3_mprintf("%s", plan.p ? plan.p : "");
     info->needToFreeIdxStr = 1;
     tl_buf_free(&plan);
     return SQLITE_OK;
@@ -283,7 +330,7 @@ typedef struct vcur {
 static int vopen(sqlite3_vtab *p, sqlite3_vtab_cursor **out)
 {
     vtab *vt = (vtab *)p;
-    vcur *c = sqlite3_malloc(sizeof *c);
+    vcur *c = SQ.sqlite3_malloc(sizeof *c);
     if (!c) return SQLITE_NOMEM;
     memset(c, 0, sizeof *c);
     c->vt = vt;
@@ -305,7 +352,7 @@ static void close_trace(vcur *c)
 
 static void clear_filter(vcur *c)
 {
-    for (size_t i = 0; i < c->tf.n; i++) sqlite3_value_free(c->tf.v[i].v);
+    for (size_t i = 0; i < c->tf.n; i++) SQ.sqlite3_value_free(c->tf.v[i].v);
     c->tf.n = 0;
     aq_expr_free(c->rowf);
     c->rowf = NULL;
@@ -323,14 +370,14 @@ static int vclose(sqlite3_vtab_cursor *p)
     tl_vec_free(&c->tf);
     free(c->vecs);
     free(c->have);
-    sqlite3_free(c);
+    SQ.sqlite3_free(c);
     return SQLITE_OK;
 }
 
 static int set_err(vtab *vt, const char *msg)
 {
-    sqlite3_free(vt->base.zErrMsg);
-    vt->base.zErrMsg = sqlite3_mprintf("%s", msg);
+    SQ.sqlite3_free(vt->base.zErrMsg);
+    vt->base.zErrMsg = SQ.sqlite3_mprintf("%s", msg);
     return SQLITE_ERROR;
 }
 
@@ -343,12 +390,12 @@ static int trace_ok(vcur *c, const aq_trace *t)
         aq_vec v;
         if (aq_trace_value(t, f->col, &c->farena, &v)) continue;
         sqlite3_value *sv = f->v;
-        int st = sqlite3_value_type(sv);
+        int st = SQ.sqlite3_value_type(sv);
         if (st == SQLITE_NULL) return 0; /* = NULL, < NULL ... never hold */
         if (v.vt == AQ_V_I64) {
             if (v.i[0] == INT64_MIN) return 0;
             if (st != SQLITE_INTEGER && st != SQLITE_FLOAT) continue;
-            double a = (double)v.i[0], b = sqlite3_value_double(sv);
+            double a = (double)v.i[0], b = SQ.sqlite3_value_double(sv);
             int ok = f->op == P_EQ ? a == b : f->op == P_LT ? a < b : f->op == P_LE ? a <= b
                    : f->op == P_GT ? a > b : f->op == P_GE ? a >= b : 1;
             if (!ok) return 0;
@@ -356,7 +403,7 @@ static int trace_ok(vcur *c, const aq_trace *t)
             const char *s = v.t[0];
             if (!s) return 0;
             if (st != SQLITE_TEXT) continue;
-            const char *b = (const char *)sqlite3_value_text(sv);
+            const char *b = (const char *)SQ.sqlite3_value_text(sv);
             int ok = 1;
             if (f->op == P_LIKE) ok = aq_like(b, s);
             else if (f->op == P_RE) {
@@ -379,14 +426,14 @@ static int trace_ok(vcur *c, const aq_trace *t)
 /* A row constraint as an expression leaf, or NULL when it cannot narrow safely. */
 static aq_expr *row_leaf(vcur *c, const aq_colref *col, int op, sqlite3_value *v)
 {
-    int st = sqlite3_value_type(v);
+    int st = SQ.sqlite3_value_type(v);
     aq_type ct = col->def->type;
     aq_expr *e = tl_arena_zalloc(&c->farena, sizeof *e);
     e->t = AQ_E_CMP;
     e->col = *col;
     if (op == P_LIKE || op == P_RE) {
         if (st != SQLITE_TEXT) return NULL;
-        e->lit.s = tl_arena_strdup(&c->farena, (const char *)sqlite3_value_text(v));
+        e->lit.s = tl_arena_strdup(&c->farena, (const char *)SQ.sqlite3_value_text(v));
         e->op = op == P_LIKE ? AQ_OP_LIKE : AQ_OP_RE;
         if (op == P_RE) {
             if (regcomp(&e->re, e->lit.s, REG_EXTENDED | REG_NOSUB)) return NULL;
@@ -396,13 +443,13 @@ static aq_expr *row_leaf(vcur *c, const aq_colref *col, int op, sqlite3_value *v
     }
     e->op = op == P_EQ ? AQ_OP_EQ : op == P_LT ? AQ_OP_LT : op == P_LE ? AQ_OP_LE : op == P_GT ? AQ_OP_GT : AQ_OP_GE;
     if (ct == AQ_INT || ct == AQ_FLOAT) {
-        if (st == SQLITE_INTEGER) { e->lit.isnum = e->lit.isint = 1; e->lit.i = sqlite3_value_int64(v); e->lit.f = (double)e->lit.i; }
-        else if (st == SQLITE_FLOAT) { e->lit.isnum = 1; e->lit.f = sqlite3_value_double(v); }
+        if (st == SQLITE_INTEGER) { e->lit.isnum = e->lit.isint = 1; e->lit.i = SQ.sqlite3_value_int64(v); e->lit.f = (double)e->lit.i; }
+        else if (st == SQLITE_FLOAT) { e->lit.isnum = 1; e->lit.f = SQ.sqlite3_value_double(v); }
         else return NULL;
         return e;
     }
     if (ct == AQ_STR && st == SQLITE_TEXT) {
-        e->lit.s = tl_arena_strdup(&c->farena, (const char *)sqlite3_value_text(v));
+        e->lit.s = tl_arena_strdup(&c->farena, (const char *)SQ.sqlite3_value_text(v));
         return e;
     }
     return NULL; /* text column vs number, DYN columns: SQLite's affinity rules decide */
@@ -413,8 +460,8 @@ static int vt_advance(vcur *c);
 /* Catalog index of a trace id given as 16 hex digits, or SIZE_MAX. */
 static size_t trace_index(const sqlctx *sc, sqlite3_value *v)
 {
-    if (sqlite3_value_type(v) != SQLITE_TEXT) return SIZE_MAX;
-    const char *hex = (const char *)sqlite3_value_text(v);
+    if (SQ.sqlite3_value_type(v) != SQLITE_TEXT) return SIZE_MAX;
+    const char *hex = (const char *)SQ.sqlite3_value_text(v);
     uint64_t id;
     if (!hex || strlen(hex) != 16 || tl_id_parse(hex, &id) != 0) return SIZE_MAX;
     size_t lo = 0, hi = sc->cat.v.n;
@@ -469,7 +516,7 @@ static int vfilter(sqlite3_vtab_cursor *p, int idxNum, const char *idxStr, int a
             TL_VEC(size_t) mine = {0};
             if (op == P_IN) {
                 sqlite3_value *v = NULL;
-                for (int rc = sqlite3_vtab_in_first(argv[a], &v); rc == SQLITE_OK && v; rc = sqlite3_vtab_in_next(argv[a], &v)) {
+                for (int rc = SQ.sqlite3_vtab_in_first(argv[a], &v); rc == SQLITE_OK && v; rc = SQ.sqlite3_vtab_in_next(argv[a], &v)) {
                     size_t ti = trace_index(sc, v);
                     if (ti != SIZE_MAX) tl_vec_push(&mine, ti);
                 }
@@ -495,13 +542,13 @@ static int vfilter(sqlite3_vtab_cursor *p, int idxNum, const char *idxStr, int a
             continue;
         }
         if (aq_is_trace_level(&vc->ref)) {
-            tfilter f = {&vc->ref, op, sqlite3_value_dup(argv[a])};
+            tfilter f = {&vc->ref, op, SQ.sqlite3_value_dup(argv[a])};
             tl_vec_push(&c->tf, f);
             continue;
         }
         if (col == vt->col_uid && op == P_EQ) {
-            int st = sqlite3_value_type(argv[a]);
-            if (st == SQLITE_INTEGER) { c->uid_eq = sqlite3_value_int64(argv[a]); continue; }
+            int st = SQ.sqlite3_value_type(argv[a]);
+            if (st == SQLITE_INTEGER) { c->uid_eq = SQ.sqlite3_value_int64(argv[a]); continue; }
             if (st == SQLITE_NULL) { c->uid_none = 1; continue; }
         }
         if (vt->tab->kind == AQ_TAB_TRACES) continue;
@@ -636,18 +683,18 @@ static int vcolumn(sqlite3_vtab_cursor *p, sqlite3_context *ctx, int i)
 {
     vcur *c = (vcur *)p;
     vtab *vt = c->vt;
-    if (i < 0 || i >= vt->ncols) { sqlite3_result_null(ctx); return SQLITE_OK; }
+    if (i < 0 || i >= vt->ncols) { SQ.sqlite3_result_null(ctx); return SQLITE_OK; }
     const vcol *col = &vt->cols[i];
     aq_vec *v = &c->vecs[i];
     if (!c->have[i]) {
         if (vt->tab->kind == AQ_TAB_TRACES || aq_is_trace_level(&col->ref)) {
             const aq_trace *t = &vt->c->cat.v.v[c->open_ti];
             tl_arena *a = vt->tab->kind == AQ_TAB_TRACES ? &c->tarena : &c->x.arena;
-            if (aq_trace_value(t, &col->ref, a, v)) { sqlite3_result_null(ctx); return SQLITE_OK; }
+            if (aq_trace_value(t, &col->ref, a, v)) { SQ.sqlite3_result_null(ctx); return SQLITE_OK; }
         } else {
             tl_err err = {0};
             if (aq_vec_get(&c->x, &col->ref, c->rows, c->m, v, &err)) {
-                sqlite3_result_error(ctx, err.msg, -1);
+                SQ.sqlite3_result_error(ctx, err.msg, -1);
                 return SQLITE_ERROR;
             }
         }
@@ -656,18 +703,18 @@ static int vcolumn(sqlite3_vtab_cursor *p, sqlite3_context *ctx, int i)
     size_t k = v->konst ? 0 : c->pos;
     switch (v->vt) {
     case AQ_V_I64:
-        if (v->i[k] == INT64_MIN) sqlite3_result_null(ctx);
-        else if (col->ref.def->type == AQ_FLOAT) sqlite3_result_double(ctx, (double)v->i[k]);
-        else sqlite3_result_int64(ctx, v->i[k]);
+        if (v->i[k] == INT64_MIN) SQ.sqlite3_result_null(ctx);
+        else if (col->ref.def->type == AQ_FLOAT) SQ.sqlite3_result_double(ctx, (double)v->i[k]);
+        else SQ.sqlite3_result_int64(ctx, v->i[k]);
         break;
     case AQ_V_F64:
-        if (isnan(v->f[k])) sqlite3_result_null(ctx);
-        else sqlite3_result_double(ctx, v->f[k]);
+        if (isnan(v->f[k])) SQ.sqlite3_result_null(ctx);
+        else SQ.sqlite3_result_double(ctx, v->f[k]);
         break;
     default: {
         const char *s = aq_vec_text(v, k);
-        if (!s) sqlite3_result_null(ctx);
-        else sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
+        if (!s) SQ.sqlite3_result_null(ctx);
+        else SQ.sqlite3_result_text(ctx, s, -1, SQLITE_TRANSIENT);
         break;
     }
     }
@@ -707,13 +754,13 @@ static void re_free(void *p)
 static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
-    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
-        sqlite3_result_null(ctx);
+    if (SQ.sqlite3_value_type(argv[0]) == SQLITE_NULL || SQ.sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+        SQ.sqlite3_result_null(ctx);
         return;
     }
-    regex_t *re = sqlite3_get_auxdata(ctx, 0);
+    regex_t *re = SQ.sqlite3_get_auxdata(ctx, 0);
     if (!re) {
-        const char *pat = (const char *)sqlite3_value_text(argv[0]);
+        const char *pat = (const char *)SQ.sqlite3_value_text(argv[0]);
         re = tl_xmalloc(sizeof *re);
         int rc = regcomp(re, pat, REG_EXTENDED | REG_NOSUB);
         if (rc) {
@@ -721,25 +768,27 @@ static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             regerror(rc, re, rb, sizeof rb);
             free(re);
             snprintf(msg, sizeof msg, "bad regex '%s': %s", pat, rb);
-            sqlite3_result_error(ctx, msg, -1);
+            SQ.sqlite3_result_error(ctx, msg, -1);
             return;
         }
-        sqlite3_set_auxdata(ctx, 0, re, re_free);
-        re = sqlite3_get_auxdata(ctx, 0);
-        if (!re) { sqlite3_result_error_nomem(ctx); return; }
+        SQ.sqlite3_set_auxdata(ctx, 0, re, re_free);
+        re = SQ.sqlite3_get_auxdata(ctx, 0);
+        if (!re) { SQ.sqlite3_result_error_nomem(ctx); return; }
     }
-    const char *s = (const char *)sqlite3_value_text(argv[1]);
-    sqlite3_result_int(ctx, s && regexec(re, s, 0, NULL, 0) == 0);
+    const char *s = (const char *)SQ.sqlite3_value_text(argv[1]);
+    SQ.sqlite3_result_int(ctx, s && regexec(re, s, 0, NULL, 0) == 0);
 }
 
 /* ---- connection ---------------------------------------------------------- */
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp, tl_err *err)
 {
     *dbp = NULL;
+    int rc = tl_lazylib_bind(&SQ_LIB, SQ_NAMES, (void **)&SQ, sizeof SQ_NAMES / sizeof *SQ_NAMES, err);
+    if (rc) return rc;
     sqlctx *c = tl_xcalloc(1, sizeof *c);
     c->s = s;
     c->cancel = cancel;
-    int rc = tl_reader_open(s, &c->r, err);
+    rc = tl_reader_open(s, &c->r, err);
     if (rc) { free(c); return rc; }
     if ((rc = aq_catalog_load(c->r, &c->cat, err))) { tl_reader_close(c->r); free(c); return rc; }
     const aq_coldef *md = trace_def(AQ_S_META, NULL);
@@ -750,7 +799,7 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp,
         c->all_rows += (double)c->cat.v.v[i].events;
     }
     sqlite3 *db;
-    if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (SQ.sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         ctx_unref(c);
         return tl_errf(err, TL_ENOMEM, "cannot open SQLite");
     }
@@ -760,22 +809,27 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp,
         m->c = c;
         m->tab = aq_table_at(i);
         c->refs++;
-        if (sqlite3_create_module_v2(db, m->tab->name, &MODULE, m, vmod_free) != SQLITE_OK) {
-            rc = tl_errf(err, TL_ESTORE, "SQLite: %s", sqlite3_errmsg(db));
-            sqlite3_close(db);
+        if (SQ.sqlite3_create_module_v2(db, m->tab->name, &MODULE, m, vmod_free) != SQLITE_OK) {
+            rc = tl_errf(err, TL_ESTORE, "SQLite: %s", SQ.sqlite3_errmsg(db));
+            SQ.sqlite3_close(db);
             ctx_unref(c);
             return rc;
         }
     }
     ctx_unref(c);
-    sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, fn_regexp, NULL, NULL);
+    SQ.sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, fn_regexp, NULL, NULL);
     *dbp = db;
     return TL_OK;
 }
 
 void tl_sql_close(sqlite3 *db)
 {
-    if (db) sqlite3_close(db);
+    if (db) SQ.sqlite3_close(db);
+}
+
+void tl_sql_interrupt(sqlite3 *db)
+{
+    if (db) SQ.sqlite3_interrupt(db);
 }
 
 typedef struct cell {
@@ -795,10 +849,10 @@ int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
         if (!*tail) break;
         sqlite3_stmt *st = NULL;
         const char *next = NULL;
-        int rc = sqlite3_prepare_v2(db, tail, -1, &st, &next);
+        int rc = SQ.sqlite3_prepare_v2(db, tail, -1, &st, &next);
         if (rc != SQLITE_OK) {
-            int off = sqlite3_error_offset(db);
-            const char *msg = sqlite3_errmsg(db);
+            int off = SQ.sqlite3_error_offset(db);
+            const char *msg = SQ.sqlite3_errmsg(db);
             int r;
             if (off >= 0) {
                 int pos = (int)(tail - sql) + off, len = 1;
@@ -811,25 +865,25 @@ int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
             return r;
         }
         if (!st) { tail = next; continue; } /* a comment or empty statement */
-        int ncol = sqlite3_column_count(st);
+        int ncol = SQ.sqlite3_column_count(st);
         TL_VEC(cell) cells = {0};
         size_t nrows = 0;
-        while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        while ((rc = SQ.sqlite3_step(st)) == SQLITE_ROW) {
             for (int k = 0; k < ncol; k++) {
-                cell cl = {sqlite3_column_type(st, k), 0, 0, NULL};
-                if (cl.type == SQLITE_INTEGER) cl.i = sqlite3_column_int64(st, k);
-                else if (cl.type == SQLITE_FLOAT) cl.f = sqlite3_column_double(st, k);
-                else if (cl.type != SQLITE_NULL) cl.s = tl_xstrdup((const char *)sqlite3_column_text(st, k));
+                cell cl = {SQ.sqlite3_column_type(st, k), 0, 0, NULL};
+                if (cl.type == SQLITE_INTEGER) cl.i = SQ.sqlite3_column_int64(st, k);
+                else if (cl.type == SQLITE_FLOAT) cl.f = SQ.sqlite3_column_double(st, k);
+                else if (cl.type != SQLITE_NULL) cl.s = tl_xstrdup((const char *)SQ.sqlite3_column_text(st, k));
                 tl_vec_push(&cells, cl);
             }
             nrows++;
         }
         if (rc != SQLITE_DONE) {
             int code = rc == SQLITE_INTERRUPT ? TL_EINTR_ADHOC : TL_EUSAGE;
-            int r = tl_errf(err, code, "sql: %s", rc == SQLITE_INTERRUPT ? "interrupted" : sqlite3_errmsg(db));
+            int r = tl_errf(err, code, "sql: %s", rc == SQLITE_INTERRUPT ? "interrupted" : SQ.sqlite3_errmsg(db));
             for (size_t i = 0; i < cells.n; i++) free(cells.v[i].s);
             tl_vec_free(&cells);
-            sqlite3_finalize(st);
+            SQ.sqlite3_finalize(st);
             tl_table_free(result);
             return r;
         }
@@ -845,7 +899,7 @@ int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
                     any_float |= ty == SQLITE_FLOAT;
                 }
                 tl_type tt = any_text ? TL_STR : any_float ? TL_F64 : TL_I64;
-                const char *nm = sqlite3_column_name(st, k);
+                const char *nm = SQ.sqlite3_column_name(st, k);
                 size_t col = tl_table_add_col(result, nm ? nm : "?", tt);
                 tl_table_set_nrows(result, nrows);
                 for (size_t r = 0; r < nrows; r++) {
@@ -866,7 +920,7 @@ int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
         }
         for (size_t i = 0; i < cells.n; i++) free(cells.v[i].s);
         tl_vec_free(&cells);
-        sqlite3_finalize(st);
+        SQ.sqlite3_finalize(st);
         tail = next;
     }
     *out = result ? result : tl_table_new("sql");

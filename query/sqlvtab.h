@@ -29,7 +29,9 @@
 
 /* Opens an in-memory SQLite connection with the tables registered over s
  * (s must outlive it). cancel (may be NULL) is polled while scanning; the
- * caller may also call sqlite3_interrupt(*db) from a signal handler. */
+ * caller may also call tl_sql_interrupt(*db) from a signal handler.
+ * SQLite itself is loaded here on first use (store/lazylib.h); without it
+ * this fails with TL_EUNSUPPORTED and a message naming the library. */
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **db, tl_err *err);
 /* Runs one or more ';'-separated statements; *out is the result of the last
  * statement that returns columns (an empty table if none). Errors name the
@@ -37,5 +39,7 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **db, 
  * Returns 0, TL_EUSAGE (bad SQL), TL_EINTR_ADHOC (interrupted) or TL_E*. */
 int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err);
 void tl_sql_close(sqlite3 *db);
+/* sqlite3_interrupt (async-signal-safe like it); db from tl_sql_open. */
+void tl_sql_interrupt(sqlite3 *db);
 
 #endif

@@ -19,6 +19,41 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
+#include "../store/lazylib.h"
+
+/* The libxlsxwriter functions this file calls, bound on first use
+ * (store/lazylib.h): only workbooks with charts load the library. */
+#define LXW_FUNCS(X) \
+    X(chart_add_series) \
+    X(chart_axis_set_log_base) \
+    X(chart_axis_set_name) \
+    X(chart_legend_set_position) \
+    X(chart_series_set_categories) \
+    X(chart_series_set_line) \
+    X(chart_series_set_marker_size) \
+    X(chart_series_set_marker_type) \
+    X(chart_series_set_name) \
+    X(chart_series_set_name_range) \
+    X(chart_series_set_values) \
+    X(chart_title_set_name) \
+    X(format_set_bold) \
+    X(lxw_strerror) \
+    X(workbook_add_chart) \
+    X(workbook_add_format) \
+    X(workbook_add_worksheet) \
+    X(workbook_close) \
+    X(workbook_new_opt) \
+    X(workbook_validate_sheet_name) \
+    X(worksheet_freeze_panes) \
+    X(worksheet_hide) \
+    X(worksheet_insert_chart_opt) \
+    X(worksheet_set_column_opt) \
+    X(worksheet_write_boolean) \
+    X(worksheet_write_number) \
+    X(worksheet_write_string)
+static struct { LXW_FUNCS(TL_LAZY_SLOT) } LX;
+static const char *const LX_NAMES[] = { LXW_FUNCS(TL_LAZY_NAME) };
+static tl_lazylib LX_LIB = TL_LAZYLIB_INIT(TL_SONAME_XLSXWRITER, "xlsx output with charts");
 
 #define SHEET_NAME_MAX 31
 #define XLSX_STR_MAX 32767 /* characters per cell */
@@ -45,7 +80,7 @@ struct tl_xlsx {
 
 static int lxw_fail(tl_err *err, lxw_error e, const char *what)
 {
-    return tl_errf(err, TL_EIO, "xlsx: %s: %s", what, lxw_strerror(e));
+    return tl_errf(err, TL_EIO, "xlsx: %s: %s", what, LX.lxw_strerror(e));
 }
 
 int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **out, tl_err *err)
@@ -76,18 +111,24 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
         }
         return rc;
     }
+    int rc = tl_lazylib_bind(&LX_LIB, LX_NAMES, (void **)&LX, sizeof LX_NAMES / sizeof *LX_NAMES, err);
+    if (rc) {
+        tl_arena_free(&x->arena);
+        free(x);
+        return rc;
+    }
     lxw_workbook_options wo = {0};
     wo.constant_memory = x->opts.shared_strings ? LXW_FALSE : LXW_TRUE;
     wo.tmpdir = x->opts.tmpdir ? tl_arena_strdup(&x->arena, x->opts.tmpdir) : NULL;
     wo.use_zip64 = LXW_TRUE; /* sheets near Excel's row limit exceed 4 GiB of XML */
-    x->wb = workbook_new_opt(x->tmp_path, &wo);
+    x->wb = LX.workbook_new_opt(x->tmp_path, &wo);
     if (!x->wb) {
         tl_arena_free(&x->arena);
         free(x);
         return tl_errf(err, TL_ENOMEM, "%s: cannot start workbook", path);
     }
-    x->bold = workbook_add_format(x->wb);
-    format_set_bold(x->bold);
+    x->bold = LX.workbook_add_format(x->wb);
+    LX.format_set_bold(x->bold);
     *out = x;
     return TL_OK;
 }
@@ -287,24 +328,24 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
         fprintf(stderr, "tracelens: sheet name '%s' is already used in %s; sheet '%s' is written as '%s'\n",
                 clean, x->path, t->name, name);
     if (x->ox) return add_table_ooxml(x, t, name, sheet_name, err);
-    lxw_error le = workbook_validate_sheet_name(x->wb, name);
-    if (le) return tl_errf(err, TL_EUSAGE, "xlsx: sheet name '%s': %s", name, lxw_strerror(le));
-    lxw_worksheet *ws = workbook_add_worksheet(x->wb, name);
+    lxw_error le = LX.workbook_validate_sheet_name(x->wb, name);
+    if (le) return tl_errf(err, TL_EUSAGE, "xlsx: sheet name '%s': %s", name, LX.lxw_strerror(le));
+    lxw_worksheet *ws = LX.workbook_add_worksheet(x->wb, name);
     if (!ws) return tl_errf(err, TL_EIO, "xlsx: cannot add sheet '%s'", name);
 
     for (size_t c = 0; c < t->ncols; c++) {
         lxw_row_col_options o = {0};
         o.hidden = t->cols[c].hidden ? 1 : 0;
-        le = worksheet_set_column_opt(ws, (lxw_col_t)c, (lxw_col_t)c, col_width(t, c), NULL, &o);
+        le = LX.worksheet_set_column_opt(ws, (lxw_col_t)c, (lxw_col_t)c, col_width(t, c), NULL, &o);
         if (le) return lxw_fail(err, le, name);
     }
     tl_buf sb = {0};
     int cut = 0;
     for (size_t c = 0; c < t->ncols; c++) {
-        le = worksheet_write_string(ws, 0, (lxw_col_t)c, xml_safe(t->cols[c].name, &sb, &cut), x->bold);
+        le = LX.worksheet_write_string(ws, 0, (lxw_col_t)c, xml_safe(t->cols[c].name, &sb, &cut), x->bold);
         if (le) goto lxw_err;
     }
-    if (t->ncols) worksheet_freeze_panes(ws, 1, 0);
+    if (t->ncols) LX.worksheet_freeze_panes(ws, 1, 0);
     for (size_t r = 0; r < t->nrows; r++) {
         lxw_row_t row = (lxw_row_t)(r + 1);
         for (size_t c = 0; c < t->ncols; c++) {
@@ -314,16 +355,16 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
             if (tl_table_is_missing(t, c, r)) continue;
             switch (col->type) {
             case TL_STR:
-                if (col->v.s[r][0]) le = worksheet_write_string(ws, row, cc, xml_safe(col->v.s[r], &sb, &cut), NULL);
+                if (col->v.s[r][0]) le = LX.worksheet_write_string(ws, row, cc, xml_safe(col->v.s[r], &sb, &cut), NULL);
                 break;
             case TL_F64: {
                 double v = col->v.f[r];
-                if (isinf(v)) le = worksheet_write_string(ws, row, cc, v > 0 ? "inf" : "-inf", NULL);
-                else le = worksheet_write_number(ws, row, cc, v, NULL);
+                if (isinf(v)) le = LX.worksheet_write_string(ws, row, cc, v > 0 ? "inf" : "-inf", NULL);
+                else le = LX.worksheet_write_number(ws, row, cc, v, NULL);
                 break;
             }
-            case TL_I64: le = worksheet_write_number(ws, row, cc, (double)col->v.i[r], NULL); break;
-            case TL_BOOL: le = worksheet_write_boolean(ws, row, cc, col->v.b[r], NULL); break;
+            case TL_I64: le = LX.worksheet_write_number(ws, row, cc, (double)col->v.i[r], NULL); break;
+            case TL_BOOL: le = LX.worksheet_write_boolean(ws, row, cc, col->v.b[r], NULL); break;
             }
             if (le) goto lxw_err;
         }
@@ -374,7 +415,7 @@ static int place_chart(tl_xlsx *x, lxw_chart *ch, const sheet_ent *data, const c
     o.y_scale = ys > 0 ? ys : 1;
     lxw_row_t r = (lxw_row_t)(row > 0 ? row : 1);
     lxw_col_t c = (lxw_col_t)(col >= 0 ? (size_t)col : d->ncols + 1);
-    lxw_error le = worksheet_insert_chart_opt(d->ws, r, c, ch, &o);
+    lxw_error le = LX.worksheet_insert_chart_opt(d->ws, r, c, ch, &o);
     return le ? lxw_fail(err, le, "insert chart") : TL_OK;
 }
 
@@ -394,20 +435,20 @@ int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
                    : c->kind == TL_CHART_COLUMN ? LXW_CHART_COLUMN
                    : c->kind == TL_CHART_PIE    ? LXW_CHART_PIE
                                                 : LXW_CHART_DOUGHNUT;
-    lxw_chart *ch = workbook_add_chart(x->wb, type);
+    lxw_chart *ch = LX.workbook_add_chart(x->wb, type);
     if (!ch) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart");
-    lxw_chart_series *ser = chart_add_series(ch, NULL, NULL);
+    lxw_chart_series *ser = LX.chart_add_series(ch, NULL, NULL);
     if (!ser) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-    chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)c->label_col, r1, (lxw_col_t)c->label_col);
-    chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)c->value_col, r1, (lxw_col_t)c->value_col);
-    chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)c->value_col);
-    if (c->title) chart_title_set_name(ch, c->title);
+    LX.chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)c->label_col, r1, (lxw_col_t)c->label_col);
+    LX.chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)c->value_col, r1, (lxw_col_t)c->value_col);
+    LX.chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)c->value_col);
+    if (c->title) LX.chart_title_set_name(ch, c->title);
     if (type == LXW_CHART_PIE || type == LXW_CHART_DOUGHNUT) {
-        chart_legend_set_position(ch, LXW_CHART_LEGEND_RIGHT);
+        LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_RIGHT);
     } else {
-        chart_legend_set_position(ch, LXW_CHART_LEGEND_NONE); /* one series: the title says it */
-        if (c->x_title) chart_axis_set_name(ch->x_axis, c->x_title);
-        if (c->y_title) chart_axis_set_name(ch->y_axis, c->y_title);
+        LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_NONE); /* one series: the title says it */
+        if (c->x_title) LX.chart_axis_set_name(ch->x_axis, c->x_title);
+        if (c->y_title) LX.chart_axis_set_name(ch->y_axis, c->y_title);
     }
     return place_chart(x, ch, s, c->dest_sheet, c->anchor_row, c->anchor_col, c->x_scale, c->y_scale, err);
 }
@@ -418,20 +459,20 @@ static int put_points(tl_xlsx *x, const tl_xy_series *l, lxw_row_t *r0, lxw_row_
 {
     if (!x->data_ws) {
         char *name = unique_sheet_name(x, "_chart_data");
-        x->data_ws = workbook_add_worksheet(x->wb, name);
+        x->data_ws = LX.workbook_add_worksheet(x->wb, name);
         if (!x->data_ws) return tl_errf(err, TL_EIO, "xlsx: cannot add sheet '%s'", name);
-        worksheet_hide(x->data_ws);
+        LX.worksheet_hide(x->data_ws);
         x->data_name = name;
         sheet_ent e = {name, name, x->data_ws, 0, 2};
         tl_vec_push(&x->sheets, e);
     }
-    lxw_error le = worksheet_write_string(x->data_ws, x->data_row, 0, l->name ? l->name : "", NULL);
-    if (!le) le = worksheet_write_string(x->data_ws, x->data_row, 1, "y", NULL);
+    lxw_error le = LX.worksheet_write_string(x->data_ws, x->data_row, 0, l->name ? l->name : "", NULL);
+    if (!le) le = LX.worksheet_write_string(x->data_ws, x->data_row, 1, "y", NULL);
     *r0 = x->data_row + 1;
     for (size_t i = 0; i < l->n && !le; i++) {
         lxw_row_t r = x->data_row + 1 + (lxw_row_t)i;
-        if (isfinite(l->x[i])) le = worksheet_write_number(x->data_ws, r, 0, l->x[i], NULL);
-        if (!le && isfinite(l->y[i])) le = worksheet_write_number(x->data_ws, r, 1, l->y[i], NULL);
+        if (isfinite(l->x[i])) le = LX.worksheet_write_number(x->data_ws, r, 0, l->x[i], NULL);
+        if (!le && isfinite(l->y[i])) le = LX.worksheet_write_number(x->data_ws, r, 1, l->y[i], NULL);
     }
     if (le) return lxw_fail(err, le, "chart data");
     *r1 = x->data_row + (lxw_row_t)(l->n ? l->n : 1);
@@ -446,40 +487,40 @@ int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *sp, tl_err *er
     lxw_row_t r0, r1;
     int k = chart_range(x, sp->sheet, sp->first_row, sp->nrows, sp->x_col, sp->y_col, &s, &r0, &r1, err);
     if (k <= 0) return k;
-    lxw_chart *ch = workbook_add_chart(x->wb, LXW_CHART_SCATTER);
+    lxw_chart *ch = LX.workbook_add_chart(x->wb, LXW_CHART_SCATTER);
     if (!ch) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart");
-    lxw_chart_series *ser = chart_add_series(ch, NULL, NULL);
+    lxw_chart_series *ser = LX.chart_add_series(ch, NULL, NULL);
     if (!ser) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-    chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)sp->x_col, r1, (lxw_col_t)sp->x_col);
-    chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)sp->y_col, r1, (lxw_col_t)sp->y_col);
-    if (sp->series_name) chart_series_set_name(ser, sp->series_name);
-    else chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)sp->y_col);
-    chart_series_set_marker_type(ser, LXW_CHART_MARKER_CIRCLE);
-    chart_series_set_marker_size(ser, 5);
+    LX.chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)sp->x_col, r1, (lxw_col_t)sp->x_col);
+    LX.chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)sp->y_col, r1, (lxw_col_t)sp->y_col);
+    if (sp->series_name) LX.chart_series_set_name(ser, sp->series_name);
+    else LX.chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)sp->y_col);
+    LX.chart_series_set_marker_type(ser, LXW_CHART_MARKER_CIRCLE);
+    LX.chart_series_set_marker_size(ser, 5);
     for (size_t i = 0; i < sp->nlines; i++) {
         const tl_xy_series *l = &sp->lines[i];
         if (!l->n) continue;
         lxw_row_t a = 0, b = 0;
         int rc = put_points(x, l, &a, &b, err);
         if (rc) return rc;
-        lxw_chart_series *ls = chart_add_series(ch, NULL, NULL);
+        lxw_chart_series *ls = LX.chart_add_series(ch, NULL, NULL);
         if (!ls) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-        chart_series_set_categories(ls, x->data_name, a, 0, b, 0);
-        chart_series_set_values(ls, x->data_name, a, 1, b, 1);
-        if (l->name) chart_series_set_name(ls, l->name);
-        chart_series_set_marker_type(ls, LXW_CHART_MARKER_NONE);
+        LX.chart_series_set_categories(ls, x->data_name, a, 0, b, 0);
+        LX.chart_series_set_values(ls, x->data_name, a, 1, b, 1);
+        if (l->name) LX.chart_series_set_name(ls, l->name);
+        LX.chart_series_set_marker_type(ls, LXW_CHART_MARKER_NONE);
         lxw_chart_line line = {0};
         line.width = 2.0f;
         line.color = i == 0 ? 0xC00000 : 0x1F4E79;
         line.dash_type = LXW_CHART_LINE_DASH_DASH;
-        chart_series_set_line(ls, &line);
+        LX.chart_series_set_line(ls, &line);
     }
-    if (sp->title) chart_title_set_name(ch, sp->title);
-    if (sp->x_title) chart_axis_set_name(ch->x_axis, sp->x_title);
-    if (sp->y_title) chart_axis_set_name(ch->y_axis, sp->y_title);
-    if (!sp->linear_x) chart_axis_set_log_base(ch->x_axis, 10);
-    if (!sp->linear_y) chart_axis_set_log_base(ch->y_axis, 10);
-    chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
+    if (sp->title) LX.chart_title_set_name(ch, sp->title);
+    if (sp->x_title) LX.chart_axis_set_name(ch->x_axis, sp->x_title);
+    if (sp->y_title) LX.chart_axis_set_name(ch->y_axis, sp->y_title);
+    if (!sp->linear_x) LX.chart_axis_set_log_base(ch->x_axis, 10);
+    if (!sp->linear_y) LX.chart_axis_set_log_base(ch->y_axis, 10);
+    LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
     return place_chart(x, ch, s, sp->dest_sheet, sp->anchor_row, sp->anchor_col, sp->x_scale, sp->y_scale, err);
 }
 
@@ -505,9 +546,9 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
         if (rc) tl_ooxml_discard(x->ox);
         else rc = tl_ooxml_close(x->ox, err);
     } else {
-        if (!visible) workbook_add_worksheet(x->wb, NULL);
-        lxw_error le = workbook_close(x->wb);
-        if (le) rc = tl_errf(err, TL_EIO, "%s: cannot write workbook: %s", x->path, lxw_strerror(le));
+        if (!visible) LX.workbook_add_worksheet(x->wb, NULL);
+        lxw_error le = LX.workbook_close(x->wb);
+        if (le) rc = tl_errf(err, TL_EIO, "%s: cannot write workbook: %s", x->path, LX.lxw_strerror(le));
     }
     if (rc == TL_OK && rename(x->tmp_path, x->path) != 0)
         rc = tl_errf(err, TL_EIO, "%s: cannot rename the finished workbook into place: %s", x->path, strerror(errno));
@@ -523,8 +564,8 @@ void tl_report_xlsx_discard(tl_xlsx *x)
         tl_ooxml_discard(x->ox);
     } else {
         /* Closing is the only way libxlsxwriter releases its temp files. */
-        if (!x->sheets.n) workbook_add_worksheet(x->wb, NULL);
-        workbook_close(x->wb);
+        if (!x->sheets.n) LX.workbook_add_worksheet(x->wb, NULL);
+        LX.workbook_close(x->wb);
     }
     unlink(x->tmp_path);
     free_x(x);

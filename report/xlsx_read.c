@@ -13,6 +13,40 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zip.h>
+#include "../store/lazylib.h"
+
+/* The libzip and expat functions this file calls, bound on first use
+ * (store/lazylib.h): only reading a workbook loads the libraries. */
+#define ZIP_FUNCS(X) \
+    X(zip_discard) \
+    X(zip_error_fini) \
+    X(zip_error_init_with_code) \
+    X(zip_error_strerror) \
+    X(zip_fclose) \
+    X(zip_file_strerror) \
+    X(zip_fopen_index) \
+    X(zip_fread) \
+    X(zip_name_locate) \
+    X(zip_open) \
+    X(zip_strerror)
+#define EXPAT_FUNCS(X) \
+    X(XML_ErrorString) \
+    X(XML_GetBuffer) \
+    X(XML_GetCurrentLineNumber) \
+    X(XML_GetErrorCode) \
+    X(XML_ParseBuffer) \
+    X(XML_ParserCreateNS) \
+    X(XML_ParserFree) \
+    X(XML_SetCharacterDataHandler) \
+    X(XML_SetElementHandler) \
+    X(XML_SetUserData) \
+    X(XML_StopParser)
+static struct { ZIP_FUNCS(TL_LAZY_SLOT) } ZP;
+static struct { EXPAT_FUNCS(TL_LAZY_SLOT) } XP;
+static const char *const ZP_NAMES[] = { ZIP_FUNCS(TL_LAZY_NAME) };
+static const char *const XP_NAMES[] = { EXPAT_FUNCS(TL_LAZY_NAME) };
+static tl_lazylib ZP_LIB = TL_LAZYLIB_INIT(TL_SONAME_ZIP, "reading xlsx workbooks");
+static tl_lazylib XP_LIB = TL_LAZYLIB_INIT(TL_SONAME_EXPAT, "reading xlsx workbooks");
 
 #define NS_SEP '|'
 
@@ -43,47 +77,47 @@ static int parse_part(zip_t *z, const char *xlsx, const char *name, part_ctx *pc
                       XML_StartElementHandler st, XML_EndElementHandler en,
                       XML_CharacterDataHandler cd, int optional)
 {
-    zip_int64_t idx = zip_name_locate(z, name, 0);
-    if (idx < 0) idx = zip_name_locate(z, name, ZIP_FL_NOCASE);
+    zip_int64_t idx = ZP.zip_name_locate(z, name, 0);
+    if (idx < 0) idx = ZP.zip_name_locate(z, name, ZIP_FL_NOCASE);
     if (idx < 0) {
         if (optional) return TL_ENOTFOUND;
         return tl_errf(pc->err, TL_EFORMAT, "%s: not a valid xlsx workbook: part %s is missing", xlsx, name);
     }
-    zip_file_t *zf = zip_fopen_index(z, (zip_uint64_t)idx, 0);
-    if (!zf) return tl_errf(pc->err, TL_EFORMAT, "%s: %s: %s", xlsx, name, zip_strerror(z));
-    XML_Parser p = XML_ParserCreateNS(NULL, NS_SEP);
+    zip_file_t *zf = ZP.zip_fopen_index(z, (zip_uint64_t)idx, 0);
+    if (!zf) return tl_errf(pc->err, TL_EFORMAT, "%s: %s: %s", xlsx, name, ZP.zip_strerror(z));
+    XML_Parser p = XP.XML_ParserCreateNS(NULL, NS_SEP);
     if (!p) {
-        zip_fclose(zf);
+        ZP.zip_fclose(zf);
         return tl_errf(pc->err, TL_ENOMEM, "%s: cannot create XML parser", xlsx);
     }
     pc->p = p;
     pc->failed = 0;
-    XML_SetUserData(p, ud);
-    XML_SetElementHandler(p, st, en);
-    XML_SetCharacterDataHandler(p, cd);
+    XP.XML_SetUserData(p, ud);
+    XP.XML_SetElementHandler(p, st, en);
+    XP.XML_SetCharacterDataHandler(p, cd);
     int rc = TL_OK;
     for (;;) {
-        void *buf = XML_GetBuffer(p, 1 << 16);
+        void *buf = XP.XML_GetBuffer(p, 1 << 16);
         if (!buf) {
             rc = tl_errf(pc->err, TL_ENOMEM, "%s: %s: out of memory", xlsx, name);
             break;
         }
-        zip_int64_t k = zip_fread(zf, buf, 1 << 16);
+        zip_int64_t k = ZP.zip_fread(zf, buf, 1 << 16);
         if (k < 0) {
-            rc = tl_errf(pc->err, TL_EFORMAT, "%s: %s: %s", xlsx, name, zip_file_strerror(zf));
+            rc = tl_errf(pc->err, TL_EFORMAT, "%s: %s: %s", xlsx, name, ZP.zip_file_strerror(zf));
             break;
         }
-        if (XML_ParseBuffer(p, (int)k, k == 0) == XML_STATUS_ERROR) {
+        if (XP.XML_ParseBuffer(p, (int)k, k == 0) == XML_STATUS_ERROR) {
             if (pc->failed) rc = pc->err ? pc->err->code : TL_EFORMAT;
             else
                 rc = tl_errf(pc->err, TL_EFORMAT, "%s: %s: line %lu: %s", xlsx, name,
-                             (unsigned long)XML_GetCurrentLineNumber(p), XML_ErrorString(XML_GetErrorCode(p)));
+                             (unsigned long)XP.XML_GetCurrentLineNumber(p), XP.XML_ErrorString(XP.XML_GetErrorCode(p)));
             break;
         }
         if (k == 0) break;
     }
-    XML_ParserFree(p);
-    zip_fclose(zf);
+    XP.XML_ParserFree(p);
+    ZP.zip_fclose(zf);
     return rc;
 }
 
@@ -92,7 +126,7 @@ static void fail(part_ctx *pc, int code, const char *msg)
     if (pc->failed) return;
     pc->failed = 1;
     tl_errf(pc->err, code, "%s", msg);
-    XML_StopParser(pc->p, XML_FALSE);
+    XP.XML_StopParser(pc->p, XML_FALSE);
 }
 
 /* ---- relationships (_rels/.rels, xl/_rels/workbook.xml.rels) */
@@ -380,21 +414,23 @@ static int read_sheet(zip_t *z, const char *xlsx, const char *part, const char *
 
 int tl_report_xlsx_read(const char *path, unsigned flags, tl_report_tables *out, tl_err *err)
 {
+    int rc = tl_lazylib_bind(&ZP_LIB, ZP_NAMES, (void **)&ZP, sizeof ZP_NAMES / sizeof *ZP_NAMES, err);
+    if (!rc) rc = tl_lazylib_bind(&XP_LIB, XP_NAMES, (void **)&XP, sizeof XP_NAMES / sizeof *XP_NAMES, err);
+    if (rc) return rc;
     int zerr = 0;
-    zip_t *z = zip_open(path, ZIP_RDONLY, &zerr);
+    zip_t *z = ZP.zip_open(path, ZIP_RDONLY, &zerr);
     if (!z) {
         zip_error_t ze;
-        zip_error_init_with_code(&ze, zerr);
-        int rc = tl_errf(err, zerr == ZIP_ER_OPEN || zerr == ZIP_ER_NOENT ? TL_EIO : TL_EFORMAT,
-                         "%s: cannot open as xlsx: %s", path, zip_error_strerror(&ze));
-        zip_error_fini(&ze);
+        ZP.zip_error_init_with_code(&ze, zerr);
+        rc = tl_errf(err, zerr == ZIP_ER_OPEN || zerr == ZIP_ER_NOENT ? TL_EIO : TL_EFORMAT,
+                         "%s: cannot open as xlsx: %s", path, ZP.zip_error_strerror(&ze));
+        ZP.zip_error_fini(&ze);
         return rc;
     }
     rels_ctx root = {0}, wbrels = {0};
     wb_ctx wb = {0};
     sst_ctx sst = {0};
     char *wb_part = NULL, *wb_dir = NULL, *wb_rels = NULL, *sst_part = NULL;
-    int rc;
     root.pc.err = wbrels.pc.err = wb.pc.err = sst.pc.err = err;
 
     /* The package root names the workbook part; fall back to the usual one. */
@@ -454,6 +490,6 @@ done:
     free(wb_dir);
     free(wb_rels);
     free(sst_part);
-    zip_discard(z);
+    ZP.zip_discard(z);
     return rc;
 }

@@ -1,7 +1,7 @@
 /* cmd_sql.c — `tracelens sql "SELECT ..."`: full SQL over the stored traces
  * through SQLite virtual tables (query/sqlvtab.h). It only parses flags,
  * runs the statements and renders the last result with the same writers
- * as `tracelens query`. Ctrl-C interrupts SQLite (sqlite3_interrupt) and
+ * as `tracelens query`. Ctrl-C interrupts SQLite (tl_sql_interrupt) and
  * exits 130; the store is only ever read. */
 #include "cli.h"
 #include "../query/adhoc.h"
@@ -90,7 +90,7 @@ static void on_sigint(int sig)
     (void)sig;
     if (g_cancel) _exit(130);
     g_cancel = 1;
-    if (g_db) sqlite3_interrupt(g_db);
+    tl_sql_interrupt(g_db);
 }
 
 static char *read_all(FILE *fp)

@@ -1,0 +1,49 @@
+/* lazylib.h — loads an optional shared library the first time a command
+ * needs it, instead of at process start.
+ *
+ * Why: libxlsxwriter and libzip pull in libcrypto, and with sqlite and
+ * expat these libraries cost every tracelens process ~4.5 ms and ~2.5 MB of
+ * resident memory at start-up (relocations, constructors, fault-around of
+ * their code), although only the xlsx, `sql` and workbook-reading paths
+ * call them. Loading them on first use keeps `ingest`, `ls`, CSV and
+ * terminal reports free of that cost (docs/ARCHITECTURE.md, "Lazily loaded
+ * libraries").
+ *
+ * A user of a library lists the functions it calls in an X-macro and gets a
+ * struct of correctly typed pointers (typed from the library's own header,
+ * so a prototype change is a compile error, not a silent ABI break):
+ *
+ *     #define MY_FUNCS(X) X(zip_open) X(zip_close)
+ *     typedef struct { MY_FUNCS(TL_LAZY_SLOT) } my_api;
+ *     static const char *const my_names[] = { MY_FUNCS(TL_LAZY_NAME) };
+ *     ... tl_lazylib_bind(&lib, my_names, (void **)&api, N, err)
+ *
+ * The soname comes from the build (CMake reads the library the program was
+ * compiled against), so the version loaded is the version compiled for. */
+#ifndef TL_LAZYLIB_H
+#define TL_LAZYLIB_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include "util.h"
+
+#define TL_LAZY_SLOT(f) __typeof__(f) *f;
+#define TL_LAZY_NAME(f) #f,
+
+/* One library's load state; define it static with TL_LAZYLIB_INIT. */
+typedef struct tl_lazylib {
+    const char *soname;   /* e.g. "libxlsxwriter.so.4" */
+    const char *purpose;  /* for the error: "xlsx output" */
+    pthread_mutex_t mu;
+    int state;            /* 0 not tried, 1 bound, -1 failed */
+    char why[512];        /* the failure, repeated to later callers */
+} tl_lazylib;
+#define TL_LAZYLIB_INIT(soname, purpose) { (soname), (purpose), PTHREAD_MUTEX_INITIALIZER, 0, "" }
+
+/* On first call dlopens lib->soname and resolves names[i] into slots[i]
+ * for i < n; later calls return at once. Thread-safe. Returns 0, or
+ * TL_EUNSUPPORTED with a message naming the library, what needs it and
+ * dlerror()'s reason (every later call fails the same way). */
+int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void **slots, size_t n, tl_err *err);
+
+#endif
