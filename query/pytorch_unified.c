@@ -479,10 +479,16 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     const char **types = dims + nr, **strides = dims + 2 * nr, **conc = dims + 3 * nr;
     const char **pn = dims + 4 * nr, **pl = dims + 5 * nr, **tn = dims + 6 * nr;
     struct { const char *p[9]; int64_t rec; const char *ov; } key;
-    tl_bmap m, bm;
+    /* m groups by the whole key; bm, with overlaps only, by the key without
+     * the overlap names (base[group]: its bm group), for the totals the
+     * overlap sheet orders by */
+    tl_bmap m, bm = {0};
     tl_bmap_init(&m, sizeof key, nr);
-    tl_bmap_init(&bm, sizeof key, nr);
-    size_t *base = tl_xmalloc((nr ? nr : 1) * sizeof *base), nbase = 0;
+    size_t *base = NULL, nbase = 0;
+    if (ovf) {
+        tl_bmap_init(&bm, sizeof key, nr);
+        base = tl_xmalloc((nr ? nr : 1) * sizeof *base);
+    }
     ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);
     size_t ng = 0;
     int any_metrics = 0, any_roof = 0;
@@ -507,11 +513,21 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         key.p[8] = conc[i];
         key.rec = rows[i].rec;
         int isnew;
-        size_t *bslot = tl_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
-        if (isnew) *bslot = nbase++;
-        key.ov = ovf ? ovf[i].names : NULL;
+        size_t bgroup = 0;
+        if (ovf) {
+            size_t *bslot = tl_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
+            if (isnew) *bslot = nbase++;
+            bgroup = *bslot;
+            key.ov = ovf[i].names;
+        }
         size_t *slot = tl_bmap_put(&m, &key, &isnew);
-        if (isnew) { *slot = ng; g[ng].ex_uid = rows[i].uid; g[ng].ov_names = key.ov; base[ng] = *bslot; ng++; }
+        if (isnew) {
+            *slot = ng;
+            g[ng].ex_uid = rows[i].uid;
+            g[ng].ov_names = key.ov;
+            if (ovf) base[ng] = bgroup;
+            ng++;
+        }
         tl_vec_push(&g[*slot].m, i);
         if (rows[i].has_metrics) any_metrics = 1;
         if (rows[i].roof_valid) any_roof = 1;
