@@ -37,6 +37,16 @@
  * (or inflater); beyond it drops what it hashed, and the parser maps
  * those pages again. Bounds RSS whatever the file size. */
 #define HASH_AHEAD (8u << 20)
+/* A plain file's release step (per parse part) scales with its size
+ * between 1 MiB and RELEASE_STEP: a fixed 16 MiB step let a 60 MB file,
+ * parsed in two parts, hold 18 MiB of its pages at once (owlv2 ingest peak
+ * RSS 42 -> 26 MB, 0.69 -> 0.43 of the JSON; CPU time unchanged). 1/64 of
+ * the file keeps the madvise calls (and their TLB shootdowns across the
+ * parse threads) to ~64 per part. The hasher's window stays HASH_AHEAD:
+ * scaling it too saved no memory and made the parser re-fault pages
+ * (owlv2 ~15 % slower). */
+#define RELEASE_FRACTION 64
+#define RELEASE_MIN (1u << 20)
 /* Parts of one mapped document parsed on other threads (kineto_split.c). */
 #define MAX_PARTS 16
 
@@ -74,6 +84,7 @@ struct tl_source {
 
     uint64_t out_bytes;
     uint64_t released;  /* plain: bytes dropped with MADV_DONTNEED */
+    uint64_t release_step; /* plain: RELEASE_STEP scaled to the file */
     char *all;          /* tl_source_read_all buffer (gzip) */
 
     tl_progress_fn progress;
@@ -254,6 +265,12 @@ static void *hash_thread(void *arg)
     return NULL;
 }
 
+static uint64_t plain_release_step(uint64_t fsize)
+{
+    uint64_t w = fsize / RELEASE_FRACTION;
+    return w < RELEASE_MIN ? RELEASE_MIN : w > RELEASE_STEP ? RELEASE_STEP : w;
+}
+
 static int open_common(const char *path, tl_source **out, uint64_t *id, int async, tl_err *err)
 {
     *out = NULL;
@@ -284,6 +301,7 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
         madvise(s->map, s->fsize, MADV_SEQUENTIAL);
     }
     s->gz = is_gzip(s->map, s->fsize);
+    s->release_step = plain_release_step(s->fsize);
     if (async) {
         if (pthread_create(&s->hthr, NULL, hash_thread, s) == 0) s->hthr_started = 1;
         else hash_thread(s);
@@ -473,7 +491,7 @@ int tl_source_release(tl_source *s, uint64_t upto)
         s->progress(s->progress_ctx, done, s->fsize);
         s->progress_next = upto + (32u << 20);
     }
-    drop_behind(s, &s->released, upto, RELEASE_STEP);
+    drop_behind(s, &s->released, upto, s->release_step);
     return 0;
 }
 
@@ -514,7 +532,7 @@ void tl_source_part_release(tl_source *s, int k, uint64_t upto)
     if (k <= 0 || k >= atomic_load(&s->nparts)) return;
     atomic_store(&s->part_pos[k], upto);
     if (s->gz || !s->map || s->borrowed) return;
-    drop_behind(s, &s->part_released[k], upto, RELEASE_STEP);
+    drop_behind(s, &s->part_released[k], upto, s->release_step);
 }
 
 size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)
