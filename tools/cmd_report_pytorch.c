@@ -446,14 +446,14 @@ static void print_summary(const tl_pyt_sheets *s)
  * allocates. glibc otherwise raises its mmap threshold each time a large
  * block (a decoded column, a per-event array) is freed, so later ones come
  * from the brk heap, where a free block below a live one is never returned:
- * the report's peak then carries the earlier stages' garbage (owlv2 end to
- * end: 29.6 -> 27.7 MB; no measurable time cost, as glibc looks at the heap
- * top only when a block of 64 KiB or more is freed). Setting the trim
- * threshold also fixes the mmap threshold at its 128 KiB default. Not with
- * GLIBC_TUNABLES set: that is the huge-page re-exec of a large trace, where
- * reusing freed memory beats returning it, or the user's own settings. Not
- * for multi-file ingest either: its worker arenas re-faulting what they
- * returned cost it ~13 %. */
+ * the peak then carries the earlier stages' garbage (owlv2 end to end:
+ * 29.1 -> 26.6 MB). The cost is fresh pages where freed ones would have
+ * been reused: the ingest recycles its chunk buffers itself for that reason
+ * (store.c, payload pool), and the report faults in 1-3 % more pages.
+ * Setting the trim threshold also fixes the mmap threshold at its 128 KiB
+ * default. Not with GLIBC_TUNABLES set: that is the huge-page re-exec of a
+ * large trace, where reusing freed memory beats returning it, or the
+ * user's own settings. */
 static void return_freed_memory(void)
 {
     if (getenv("GLIBC_TUNABLES")) return;
