@@ -1,6 +1,6 @@
 /* cli_hugepages.c — transparent huge pages for malloc, for the commands
- * that compute over large traces (`report` on a trace of 256 MB of JSON or
- * more, corpus-report).
+ * whose time is computing over a trace (`report` on a stored trace or on a
+ * file of 256 MB of JSON or more, corpus-report).
  *
  * A report touches tens to hundreds of MB of fresh memory (decoded columns
  * and args chunks, the per-event arrays); faulting it in 4 KiB at a time
