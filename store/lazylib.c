@@ -3,8 +3,9 @@
 
 #include <dlfcn.h>
 #include <stdio.h>
+#include <string.h>
 
-int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void **slots, size_t n, tl_err *err)
+int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void *slots, size_t n, tl_err *err)
 {
     pthread_mutex_lock(&lib->mu);
     if (lib->state == 0) {
@@ -17,9 +18,11 @@ int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void **slots, siz
         } else {
             size_t i;
             for (i = 0; i < n; i++) {
-                /* POSIX's way to store a dlsym result in a function pointer */
-                slots[i] = dlsym(h, names[i]);
-                if (!slots[i]) break;
+                void *sym = dlsym(h, names[i]);
+                if (!sym) break;
+                /* slot i of a struct of function pointers: copied in as
+                 * bytes, the way POSIX has dlsym results stored in one */
+                memcpy((char *)slots + i * sizeof sym, &sym, sizeof sym);
             }
             if (i < n) snprintf(lib->why, sizeof lib->why, "%s has no symbol %s", lib->soname, names[i]);
             else lib->state = 1;

@@ -16,7 +16,8 @@
  *     #define MY_FUNCS(X) X(zip_open) X(zip_close)
  *     typedef struct { MY_FUNCS(TL_LAZY_SLOT) } my_api;
  *     static const char *const my_names[] = { MY_FUNCS(TL_LAZY_NAME) };
- *     ... tl_lazylib_bind(&lib, my_names, (void **)&api, N, err)
+ *     _Static_assert(sizeof api == sizeof my_names / sizeof *my_names * sizeof(void *), "...");
+ *     ... tl_lazylib_bind(&lib, my_names, &api, N, err)
  *
  * The soname comes from the build (CMake reads the library the program was
  * compiled against), so the version loaded is the version compiled for. */
@@ -40,10 +41,11 @@ typedef struct tl_lazylib {
 } tl_lazylib;
 #define TL_LAZYLIB_INIT(soname, purpose) { (soname), (purpose), PTHREAD_MUTEX_INITIALIZER, 0, "" }
 
-/* On first call dlopens lib->soname and resolves names[i] into slots[i]
- * for i < n; later calls return at once. Thread-safe. Returns 0, or
+/* On first call dlopens lib->soname and resolves names[i] into the i-th
+ * function pointer of the struct at slots, for i < n (the struct holds
+ * exactly those pointers); later calls return at once. Thread-safe. Returns 0, or
  * TL_EUNSUPPORTED with a message naming the library, what needs it and
  * dlerror()'s reason (every later call fails the same way). */
-int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void **slots, size_t n, tl_err *err);
+int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void *slots, size_t n, tl_err *err);
 
 #endif

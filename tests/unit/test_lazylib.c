@@ -18,11 +18,11 @@ static void test_bind_ok(void)
     static tl_lazylib lib = TL_LAZYLIB_INIT("libc.so.6", "testing");
     libc_api api = {0};
     tl_err err = {0};
-    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, (void **)&api, 2, &err), 0);
+    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), 0);
     CHECK(api.strlen && api.abs);
     if (api.strlen) CHECK_EQ_I(api.strlen("four"), 4);
     if (api.abs) CHECK_EQ_I(api.abs(-7), 7);
-    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, (void **)&api, 2, &err), 0); /* again: no-op */
+    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), 0); /* again: no-op */
 }
 
 static void test_missing_library(void)
@@ -31,7 +31,7 @@ static void test_missing_library(void)
     libc_api api = {0};
     for (int pass = 0; pass < 2; pass++) { /* the second call repeats the first failure */
         tl_err err = {0};
-        CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, (void **)&api, 2, &err), TL_EUNSUPPORTED);
+        CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), TL_EUNSUPPORTED);
         CHECK(strstr(err.msg, "xlsx output needs libtracelens-no-such-library.so.9") != NULL);
         CHECK(strstr(err.msg, "install the package") != NULL);
     }
