@@ -298,13 +298,14 @@ void tl_wtrace_start_worker(tl_wtrace *w)
     if (pthread_create(&w->thr, NULL, encode_worker, w) == 0) w->worker = 1;
 }
 
-/* Waits until every queued chunk is encoded and stops the worker. */
 static void pool_free(tl_wtrace *w)
 {
     for (int i = 0; i < w->npool; i++) free(w->pool[i].p);
     w->npool = 0;
 }
 
+/* Waits until every queued chunk is encoded and stops the worker; empties
+ * the payload pool. */
 static void wtrace_drain(tl_wtrace *w)
 {
     if (!w->worker) {

@@ -441,7 +441,6 @@ static void print_summary(const tl_pyt_sheets *s)
     printf("\n%zu sheets; write them with --xlsx PATH or --csv-dir DIR.\n", s->n);
 }
 
-/* Runs the report for a parsed command line on a stored/ingested trace. */
 /* Memory a stage frees goes back to the system before the next stage
  * allocates. glibc otherwise raises its mmap threshold each time a large
  * block (a decoded column, a per-event array) is freed, so later ones come
@@ -460,6 +459,7 @@ static void return_freed_memory(void)
     mallopt(M_TRIM_THRESHOLD, 0);
 }
 
+/* Runs the report for a parsed command line on a stored/ingested trace. */
 static int run(pyt_cli *c)
 {
     return_freed_memory();
