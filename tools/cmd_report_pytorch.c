@@ -446,7 +446,7 @@ static void print_summary(const tl_pyt_sheets *s)
  * block (a decoded column, a per-event array) is freed, so later ones come
  * from the brk heap, where a free block below a live one is never returned:
  * the peak then carries the earlier stages' garbage (owlv2 end to end:
- * 29.1 -> 26.6 MB). The cost is fresh pages where freed ones would have
+ * 28.5 -> 26.5 MiB). The cost is fresh pages where freed ones would have
  * been reused: the ingest recycles its chunk buffers itself for that reason
  * (store.c, payload pool), and the report faults in 1-3 % more pages.
  * Setting the trim threshold also fixes the mmap threshold at its 128 KiB
