@@ -60,10 +60,7 @@
     X(sqlite3_vtab_in) \
     X(sqlite3_vtab_in_first) \
     X(sqlite3_vtab_in_next)
-static struct { SQLITE_FUNCS(TL_LAZY_SLOT) } SQ;
-static const char *const SQ_NAMES[] = { SQLITE_FUNCS(TL_LAZY_NAME) };
-_Static_assert(sizeof SQ == sizeof SQ_NAMES / sizeof *SQ_NAMES * sizeof(void *), "one function pointer per name");
-static tl_lazylib SQ_LIB = TL_LAZYLIB_INIT(TL_SONAME_SQLITE, "sql");
+TL_LAZY_API(SQ, SQLITE_FUNCS, TL_SONAME_SQLITE, "sql");
 
 /* ---- connection context --------------------------------------------------- */
 typedef struct sqlctx {
@@ -784,7 +781,7 @@ static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp, tl_err *err)
 {
     *dbp = NULL;
-    int rc = tl_lazylib_bind(&SQ_LIB, SQ_NAMES, &SQ, sizeof SQ_NAMES / sizeof *SQ_NAMES, err);
+    int rc = tl_lazylib_bind(&SQ_lib, &SQ, err);
     if (rc) return rc;
     sqlctx *c = tl_xcalloc(1, sizeof *c);
     c->s = s;

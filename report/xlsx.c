@@ -51,10 +51,7 @@
     X(worksheet_write_boolean) \
     X(worksheet_write_number) \
     X(worksheet_write_string)
-static struct { LXW_FUNCS(TL_LAZY_SLOT) } LX;
-static const char *const LX_NAMES[] = { LXW_FUNCS(TL_LAZY_NAME) };
-_Static_assert(sizeof LX == sizeof LX_NAMES / sizeof *LX_NAMES * sizeof(void *), "one function pointer per name");
-static tl_lazylib LX_LIB = TL_LAZYLIB_INIT(TL_SONAME_XLSXWRITER, "xlsx output with charts");
+TL_LAZY_API(LX, LXW_FUNCS, TL_SONAME_XLSXWRITER, "xlsx output with charts");
 
 #define SHEET_NAME_MAX 31
 #define XLSX_STR_MAX 32767 /* characters per cell */
@@ -112,7 +109,7 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
         }
         return rc;
     }
-    int rc = tl_lazylib_bind(&LX_LIB, LX_NAMES, &LX, sizeof LX_NAMES / sizeof *LX_NAMES, err);
+    int rc = tl_lazylib_bind(&LX_lib, &LX, err);
     if (rc) {
         tl_arena_free(&x->arena);
         free(x);

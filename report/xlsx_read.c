@@ -41,14 +41,8 @@
     X(XML_SetElementHandler) \
     X(XML_SetUserData) \
     X(XML_StopParser)
-static struct { ZIP_FUNCS(TL_LAZY_SLOT) } ZP;
-static struct { EXPAT_FUNCS(TL_LAZY_SLOT) } XP;
-static const char *const ZP_NAMES[] = { ZIP_FUNCS(TL_LAZY_NAME) };
-_Static_assert(sizeof ZP == sizeof ZP_NAMES / sizeof *ZP_NAMES * sizeof(void *), "one function pointer per name");
-static const char *const XP_NAMES[] = { EXPAT_FUNCS(TL_LAZY_NAME) };
-_Static_assert(sizeof XP == sizeof XP_NAMES / sizeof *XP_NAMES * sizeof(void *), "one function pointer per name");
-static tl_lazylib ZP_LIB = TL_LAZYLIB_INIT(TL_SONAME_ZIP, "reading xlsx workbooks");
-static tl_lazylib XP_LIB = TL_LAZYLIB_INIT(TL_SONAME_EXPAT, "reading xlsx workbooks");
+TL_LAZY_API(ZP, ZIP_FUNCS, TL_SONAME_ZIP, "reading xlsx workbooks");
+TL_LAZY_API(XP, EXPAT_FUNCS, TL_SONAME_EXPAT, "reading xlsx workbooks");
 
 #define NS_SEP '|'
 
@@ -416,8 +410,8 @@ static int read_sheet(zip_t *z, const char *xlsx, const char *part, const char *
 
 int tl_report_xlsx_read(const char *path, unsigned flags, tl_report_tables *out, tl_err *err)
 {
-    int rc = tl_lazylib_bind(&ZP_LIB, ZP_NAMES, &ZP, sizeof ZP_NAMES / sizeof *ZP_NAMES, err);
-    if (!rc) rc = tl_lazylib_bind(&XP_LIB, XP_NAMES, &XP, sizeof XP_NAMES / sizeof *XP_NAMES, err);
+    int rc = tl_lazylib_bind(&ZP_lib, &ZP, err);
+    if (!rc) rc = tl_lazylib_bind(&XP_lib, &XP, err);
     if (rc) return rc;
     int zerr = 0;
     zip_t *z = ZP.zip_open(path, ZIP_RDONLY, &zerr);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void *slots, size_t n, tl_err *err)
+int tl_lazylib_bind(tl_lazylib *lib, void *slots, tl_err *err)
 {
     pthread_mutex_lock(&lib->mu);
     if (lib->state == 0) {
@@ -16,15 +16,15 @@ int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void *slots, size
         if (!h) {
             snprintf(lib->why, sizeof lib->why, "%s", dlerror());
         } else {
-            size_t i;
+            size_t i, n = lib->n;
             for (i = 0; i < n; i++) {
-                void *sym = dlsym(h, names[i]);
+                void *sym = dlsym(h, lib->names[i]);
                 if (!sym) break;
                 /* slot i of a struct of function pointers: copied in as
                  * bytes, the way POSIX has dlsym results stored in one */
                 memcpy((char *)slots + i * sizeof sym, &sym, sizeof sym);
             }
-            if (i < n) snprintf(lib->why, sizeof lib->why, "%s has no symbol %s", lib->soname, names[i]);
+            if (i < n) snprintf(lib->why, sizeof lib->why, "%s has no symbol %s", lib->soname, lib->names[i]);
             else lib->state = 1;
         }
     }

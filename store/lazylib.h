@@ -9,15 +9,15 @@
  * terminal reports free of that cost (docs/ARCHITECTURE.md, "Lazily loaded
  * libraries").
  *
- * A user of a library lists the functions it calls in an X-macro and gets a
- * struct of correctly typed pointers (typed from the library's own header,
- * so a prototype change is a compile error, not a silent ABI break):
+ * A user of a library lists the functions it calls in an X-macro and
+ * declares, at file scope, a struct of correctly typed pointers (typed from
+ * the library's own header, so a prototype change is a compile error, not
+ * a silent ABI break) with the state that binds it:
  *
- *     #define MY_FUNCS(X) X(zip_open) X(zip_close)
- *     typedef struct { MY_FUNCS(TL_LAZY_SLOT) } my_api;
- *     static const char *const my_names[] = { MY_FUNCS(TL_LAZY_NAME) };
- *     _Static_assert(sizeof api == sizeof my_names / sizeof *my_names * sizeof(void *), "...");
- *     ... tl_lazylib_bind(&lib, my_names, &api, N, err)
+ *     #define ZIP_FUNCS(X) X(zip_open) X(zip_close)
+ *     TL_LAZY_API(ZP, ZIP_FUNCS, "libzip.so.4", "reading xlsx workbooks");
+ *     ... if ((rc = tl_lazylib_bind(&ZP_lib, &ZP, err))) return rc;
+ *     ... ZP.zip_open(...)
  *
  * The soname comes from the build (CMake reads the library the program was
  * compiled against), so the version loaded is the version compiled for. */
@@ -31,21 +31,34 @@
 #define TL_LAZY_SLOT(f) __typeof__(f) *f;
 #define TL_LAZY_NAME(f) #f,
 
-/* One library's load state; define it static with TL_LAZYLIB_INIT. */
+/* One library's load state. */
 typedef struct tl_lazylib {
-    const char *soname;   /* e.g. "libxlsxwriter.so.4" */
-    const char *purpose;  /* for the error: "xlsx output" */
+    const char *soname;        /* e.g. "libxlsxwriter.so.4" */
+    const char *purpose;       /* for the error: "xlsx output" */
+    const char *const *names;  /* the functions, in slot order */
+    size_t n;
     pthread_mutex_t mu;
-    int state;            /* 0 not tried, 1 bound, -1 failed */
-    char why[512];        /* the failure, repeated to later callers */
+    int state;                 /* 0 not tried, 1 bound, -1 failed */
+    char why[512];             /* the failure, repeated to later callers */
 } tl_lazylib;
-#define TL_LAZYLIB_INIT(soname, purpose) { (soname), (purpose), PTHREAD_MUTEX_INITIALIZER, 0, "" }
+#define TL_LAZYLIB_INIT(soname, purpose, names, n) \
+    { (soname), (purpose), (names), (n), PTHREAD_MUTEX_INITIALIZER, 0, "" }
 
-/* On first call dlopens lib->soname and resolves names[i] into the i-th
- * function pointer of the struct at slots, for i < n (the struct holds
- * exactly those pointers); later calls return at once. Thread-safe. Returns 0, or
+/* File-scope `static struct { one pointer per function of FUNCS } api;`
+ * and `static tl_lazylib api##_lib` that binds it. */
+#define TL_LAZY_API(api, FUNCS, soname, purpose)                                              \
+    static struct { FUNCS(TL_LAZY_SLOT) } api;                                                \
+    static const char *const api##_names[] = { FUNCS(TL_LAZY_NAME) };                         \
+    _Static_assert(sizeof api == sizeof api##_names / sizeof *api##_names * sizeof(void *),  \
+                   "one function pointer per name");                                         \
+    static tl_lazylib api##_lib =                                                             \
+        TL_LAZYLIB_INIT(soname, purpose, api##_names, sizeof api##_names / sizeof *api##_names)
+
+/* On first call dlopens lib->soname and resolves lib->names[i] into the
+ * i-th function pointer of the struct at slots (which holds exactly those
+ * pointers); later calls return at once. Thread-safe. Returns 0, or
  * TL_EUNSUPPORTED with a message naming the library, what needs it and
  * dlerror()'s reason (every later call fails the same way). */
-int tl_lazylib_bind(tl_lazylib *lib, const char *const *names, void *slots, size_t n, tl_err *err);
+int tl_lazylib_bind(tl_lazylib *lib, void *slots, tl_err *err);
 
 #endif

@@ -766,21 +766,19 @@ out:
     return code;
 }
 
-/* JSON bytes of a trace file, estimated without reading it: a plain
- * file's size, a gzip file's ISIZE trailer (the size mod 2^32; at least 8x
- * the compressed size); 0 when unknown. */
-static uint64_t input_json_bytes(const char *input)
+/* JSON bytes of the trace file input (st: its stat), estimated without
+ * reading it: a plain file's size, a gzip file's ISIZE trailer (the size
+ * mod 2^32; at least 8x the compressed size); 0 when unknown. */
+static uint64_t input_json_bytes(const char *input, const struct stat *st)
 {
-    struct stat st;
-    if (stat(input, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
     FILE *f = fopen(input, "rb");
     if (!f) return 0;
     unsigned char m[2] = {0}, z[4] = {0};
-    uint64_t est = (uint64_t)st.st_size;
-    if (fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b && st.st_size >= 18 &&
+    uint64_t est = (uint64_t)st->st_size;
+    if (fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b && st->st_size >= 18 &&
         fseek(f, -4, SEEK_END) == 0 && fread(z, 1, 4, f) == 4) {
         uint64_t isize = (uint64_t)z[0] | (uint64_t)z[1] << 8 | (uint64_t)z[2] << 16 | (uint64_t)z[3] << 24;
-        est = (uint64_t)st.st_size * 8;
+        est = (uint64_t)st->st_size * 8;
         if (isize > est) est = isize;
     }
     fclose(f);
@@ -826,7 +824,7 @@ void tl_report_hugepages_reexec(const char *input, const char *db)
     if (!tl_cli_hugepages_wanted() || !input) return;
     struct stat st;
     int is_file = stat(input, &st) == 0 && S_ISREG(st.st_mode);
-    if (is_file ? input_json_bytes(input) < HUGEPAGES_MIN_JSON : !stored_trace(input, db)) return;
+    if (is_file ? input_json_bytes(input, &st) < HUGEPAGES_MIN_JSON : !stored_trace(input, db)) return;
     tl_cli_hugepages_reexec();
 }
 

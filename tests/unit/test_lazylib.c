@@ -8,30 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Functions of libc with known behaviour, bound as any user binds them. */
+/* Functions of libc with known behaviour, declared as any user declares them. */
 #define LIBC_FUNCS(X) X(strlen) X(abs)
-typedef struct { LIBC_FUNCS(TL_LAZY_SLOT) } libc_api;
-static const char *const LIBC_NAMES[] = { LIBC_FUNCS(TL_LAZY_NAME) };
+TL_LAZY_API(LC, LIBC_FUNCS, "libc.so.6", "testing");
 
 static void test_bind_ok(void)
 {
-    static tl_lazylib lib = TL_LAZYLIB_INIT("libc.so.6", "testing");
-    libc_api api = {0};
     tl_err err = {0};
-    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), 0);
-    CHECK(api.strlen && api.abs);
-    if (api.strlen) CHECK_EQ_I(api.strlen("four"), 4);
-    if (api.abs) CHECK_EQ_I(api.abs(-7), 7);
-    CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), 0); /* again: no-op */
+    CHECK_EQ_I(tl_lazylib_bind(&LC_lib, &LC, &err), 0);
+    CHECK(LC.strlen && LC.abs);
+    if (LC.strlen) CHECK_EQ_I(LC.strlen("four"), 4);
+    if (LC.abs) CHECK_EQ_I(LC.abs(-7), 7);
+    CHECK_EQ_I(tl_lazylib_bind(&LC_lib, &LC, &err), 0); /* again: no-op */
 }
 
 static void test_missing_library(void)
 {
-    static tl_lazylib lib = TL_LAZYLIB_INIT("libtracelens-no-such-library.so.9", "xlsx output");
-    libc_api api = {0};
+    static const char *const names[] = {"strlen"};
+    static tl_lazylib lib = TL_LAZYLIB_INIT("libtracelens-no-such-library.so.9", "xlsx output", names, 1);
+    void *slots[1] = {0};
     for (int pass = 0; pass < 2; pass++) { /* the second call repeats the first failure */
         tl_err err = {0};
-        CHECK_EQ_I(tl_lazylib_bind(&lib, LIBC_NAMES, &api, 2, &err), TL_EUNSUPPORTED);
+        CHECK_EQ_I(tl_lazylib_bind(&lib, slots, &err), TL_EUNSUPPORTED);
         CHECK(strstr(err.msg, "xlsx output needs libtracelens-no-such-library.so.9") != NULL);
         CHECK(strstr(err.msg, "install the package") != NULL);
     }
@@ -39,11 +37,11 @@ static void test_missing_library(void)
 
 static void test_missing_symbol(void)
 {
-    static tl_lazylib lib = TL_LAZYLIB_INIT("libc.so.6", "sql");
     static const char *const names[] = {"strlen", "tl_no_such_function"};
+    static tl_lazylib lib = TL_LAZYLIB_INIT("libc.so.6", "sql", names, 2);
     void *slots[2] = {0};
     tl_err err = {0};
-    CHECK_EQ_I(tl_lazylib_bind(&lib, names, slots, 2, &err), TL_EUNSUPPORTED);
+    CHECK_EQ_I(tl_lazylib_bind(&lib, slots, &err), TL_EUNSUPPORTED);
     CHECK(strstr(err.msg, "libc.so.6 has no symbol tl_no_such_function") != NULL);
 }
 
