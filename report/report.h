@@ -107,6 +107,11 @@ typedef struct tl_xlsx_opts {
 #define TL_XLSX_MAX_COLS 16384u
 #define TL_XLSX_COL_WIDTH_MAX 60.0
 
+/* Loads libxlsxwriter (which workbooks with charts need; it is loaded on
+ * first use, store/lazylib.h) now, so that a command can fail before doing
+ * any work when it is missing. 0 or TL_EUNSUPPORTED with a message. */
+int tl_report_xlsx_charts_ready(tl_err *err);
+
 /* Starts a workbook at path (written by tl_report_xlsx_close). */
 int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **out, tl_err *err);
 

@@ -81,6 +81,8 @@ static int lxw_fail(tl_err *err, lxw_error e, const char *what)
     return tl_errf(err, TL_EIO, "xlsx: %s: %s", what, LX.lxw_strerror(e));
 }
 
+int tl_report_xlsx_charts_ready(tl_err *err) { return tl_lazylib_bind(&LX_lib, &LX, err); }
+
 int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **out, tl_err *err)
 {
     /* libxlsxwriter only touches the file at close; check the directory now
@@ -109,7 +111,7 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
         }
         return rc;
     }
-    int rc = tl_lazylib_bind(&LX_lib, &LX, err);
+    int rc = tl_report_xlsx_charts_ready(err);
     if (rc) {
         tl_arena_free(&x->arena);
         free(x);

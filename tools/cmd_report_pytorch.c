@@ -476,6 +476,15 @@ static int run(pyt_cli *c)
     tl_pyt_sheets sheets = {0};
     char *xlsx_default = NULL;
 
+    const char *xlsx = c->xlsx;
+    if (!xlsx && !c->csv_dir && !c->tracelens_style) xlsx = xlsx_default = default_xlsx(c->input);
+    /* the workbook's library before any work: a missing one fails here,
+     * not after an ingest and the whole report */
+    if (xlsx && tl_report_xlsx_charts_ready(&err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        code = TL_EXIT_FAIL;
+        goto out;
+    }
     if (c->arch_json || c->arch_platform) {
         int rc = c->arch_json ? tl_pm_arch_load_file(c->arch_json, &arch, &err)
                               : tl_pm_arch_load_platform(getenv("TRACELENS_DATADIR") ? getenv("TRACELENS_DATADIR") : TL_DATADIR,
@@ -727,12 +736,6 @@ static int run(pyt_cli *c)
     for (size_t i = 0; i < sheets.npending; i++)
         fprintf(stderr, "tracelens: note: sheet %s is not available in this build\n", sheets.pending[i]);
 
-    const char *xlsx = c->xlsx;
-    if (!xlsx && !c->csv_dir && !c->tracelens_style) {
-        struct stat st;
-        /* a trace id has no path: name the workbook after the id */
-        xlsx = xlsx_default = default_xlsx(stat(c->input, &st) == 0 ? c->input : c->input);
-    }
     if (c->csv_dir) {
         if (tl_report_csv_write_dir(sheets.v, sheets.n, c->csv_dir, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);

@@ -80,8 +80,8 @@ static const char *HELP =
     "                   JOIN ops o ON o.trace_id = k.trace_id AND o.uid = k.launcher\n"
     "                   JOIN traces t ON t.trace_id = k.trace_id GROUP BY 1, 2 ORDER BY 3 DESC\"\n"
     "\n"
-    "Exit status: 0 ok; 2 bad SQL (the message points at the token); 3 store\n"
-    "error; 130 interrupted.\n";
+    "Exit status: 0 ok; 1 SQLite cannot be loaded; 2 bad SQL (the message points\n"
+    "at the token); 3 store error; 130 interrupted.\n";
 
 static volatile sig_atomic_t g_cancel;
 static sqlite3 *g_db;
@@ -151,7 +151,7 @@ int tl_cmd_sql(int argc, char **argv)
         fprintf(stderr, "tracelens sql: %s\n", err.msg);
         tl_store_close(s);
         tl_buf_free(&sql);
-        return TL_EXIT_STORE;
+        return err.code == TL_EUNSUPPORTED ? TL_EXIT_FAIL : TL_EXIT_STORE; /* SQLite missing, or the store */
     }
     g_db = h;
     struct sigaction sa, old;
