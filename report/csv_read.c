@@ -125,10 +125,17 @@ static char *unique_name(tl_arena *a, char **names, size_t n, const char *want)
 void tl_report_table_fill_text(tl_table *t, const char *const *header, size_t ncols,
                                const char *const *cells, size_t nrows, unsigned flags)
 {
+    int raw = (flags & TL_READ_RAW) != 0, ref = (flags & TL_READ_REF_CELLS) != 0;
+    /* Raw tables keep the header text as written (the reference's two-line
+     * MultiIndex header repeats a name); typed ones name columns as pandas. */
     char **names = tl_xmalloc((ncols ? ncols : 1) * sizeof *names);
     for (size_t c = 0; c < ncols; c++) {
         const char *h = header ? header[c] : NULL;
         char unnamed[40];
+        if (raw) {
+            names[c] = tl_arena_strdup(&t->arena, h ? h : "");
+            continue;
+        }
         if (!h || !*h) {
             snprintf(unnamed, sizeof unnamed, "Unnamed: %zu", c);
             h = unnamed;
@@ -136,7 +143,6 @@ void tl_report_table_fill_text(tl_table *t, const char *const *header, size_t nc
         names[c] = unique_name(&t->arena, names, c, h);
     }
     tl_table_set_nrows(t, nrows);
-    int raw = (flags & TL_READ_RAW) != 0, ref = (flags & TL_READ_REF_CELLS) != 0;
     for (size_t c = 0; c < ncols; c++) {
         size_t n_int = 0, n_num = 0, n_bool = 0, n_val = 0;
         if (!raw) {

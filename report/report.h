@@ -50,7 +50,8 @@ void tl_report_csv_field(tl_buf *b, const char *s, size_t n);
  * <NA>, ... ) count as empty. Duplicate header names get ".1", ".2"
  * suffixes and empty ones "Unnamed: <i>", as pandas names them. */
 enum {
-    TL_READ_RAW = 1,       /* no inference: every column TL_STR, only "" missing */
+    TL_READ_RAW = 1,       /* no inference: every column TL_STR, only "" missing,
+                              header names as written (no ".1" suffixes) */
     TL_READ_REF_CELLS = 2, /* tl_report_table_fill_text: cells already live
                               in the table's arena; store pointers, no copy */
     TL_READ_ALL_SHEETS = 4 /* xlsx: also read hidden sheets (default: skip
