@@ -1,8 +1,8 @@
 /* builder.c — filling a tl_build and committing it to the store (see
  * builder.h). Strings are interned in one dictionary per trace; cold
  * columns and the args blob are encoded chunk by chunk as rows arrive. */
-#include "builder_internal.h"
-#include "json.h"
+#include "ingest/builder_internal.h"
+#include "ingest/json.h"
 
 #include <stdlib.h>
 #include <string.h>

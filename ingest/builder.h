@@ -16,9 +16,9 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "../store/util.h"
-#include "../store/store.h"
-#include "schema.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "ingest/schema.h"
 
 typedef struct tl_build tl_build;
 

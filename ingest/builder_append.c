@@ -5,7 +5,7 @@
  * string ids mapped to the main dictionary, event positions (uid) and
  * args_sel rows shifted, the shard's encoded args chunks moved after the
  * main builder's. */
-#include "builder_internal.h"
+#include "ingest/builder_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

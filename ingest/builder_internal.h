@@ -3,7 +3,7 @@
 #ifndef TL_BUILDER_INTERNAL_H
 #define TL_BUILDER_INTERNAL_H
 
-#include "builder.h"
+#include "ingest/builder.h"
 
 /* A cold column: values buffered for one chunk, then encoded into the
  * pending store write so that memory stays bounded. */

@@ -11,7 +11,7 @@
  * earlier version staggered the starts to keep the peaks apart, which
  * left a core idle for half a parse at each end of the run and is not
  * needed since the seal moved to the workers). */
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 #include <malloc.h>
 #include <pthread.h>

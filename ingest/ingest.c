@@ -1,14 +1,14 @@
 /* ingest.c — one file into the store: open (hash = trace id), skip if
  * already stored, sniff the format by content, run the reader, build the
  * tree, commit in one transaction. Also the progress bar. */
-#include "ingest.h"
+#include "ingest/ingest.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rocprof.h"
-#include "xplane.h"
+#include "ingest/rocprof.h"
+#include "ingest/xplane.h"
 
 const char *tl_format_name(tl_format f)
 {

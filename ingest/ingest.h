@@ -6,10 +6,10 @@
 #define TL_INGEST_H
 
 #include <stdint.h>
-#include "../store/util.h"
-#include "../store/store.h"
-#include "builder.h"
-#include "source.h"
+#include "base/base.h"
+#include "store/store.h"
+#include "ingest/builder.h"
+#include "ingest/source.h"
 
 typedef enum { TL_FMT_UNKNOWN = 0, TL_FMT_KINETO, TL_FMT_ROCPROF, TL_FMT_XPLANE } tl_format;
 const char *tl_format_name(tl_format f);

@@ -1,8 +1,8 @@
 /* json.c — the zero-copy, validating JSON scanner (see json.h). The hot
  * paths — whitespace runs of pretty-printed traces and string bodies — scan
  * 16 bytes at a time with SSE2; everything else is plain byte code. */
-#include "json.h"
-#include "source.h"
+#include "ingest/json.h"
+#include "ingest/source.h"
 
 #include <emmintrin.h>
 #include <stdarg.h>

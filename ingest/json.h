@@ -20,7 +20,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "../store/util.h"
+#include "base/base.h"
 #include <emmintrin.h>
 
 #define TL_JNEED 1 /* positive: not an error, the window needs more input */

@@ -5,7 +5,7 @@
  * events keep their raw args text; the args the reports need are promoted
  * into typed columns (ints) or interned minified JSON text (Input Dims …).
  * See spec/pytorch-report.md §2 for the event kinds. */
-#include "kineto_internal.h"
+#include "ingest/kineto_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,9 @@
 #ifndef TL_KINETO_INTERNAL_H
 #define TL_KINETO_INTERNAL_H
 
-#include "ingest.h"
-#include "json.h"
-#include "source.h"
+#include "ingest/ingest.h"
+#include "ingest/json.h"
+#include "ingest/source.h"
 
 /* A direct-mapped cache of recently interned short strings (names and
  * categories repeat constantly): a hit costs a cheap hash and a compare

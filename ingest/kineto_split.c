@@ -13,7 +13,7 @@
  * parser that went past its start reads that text itself). The result —
  * events, their order, errors and the byte offsets in them — is therefore
  * the serial parse's, whatever the guesses were; only the time differs. */
-#include "kineto_internal.h"
+#include "ingest/kineto_internal.h"
 
 #include <pthread.h>
 #include <stdio.h>

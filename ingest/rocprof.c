@@ -7,10 +7,10 @@
  * buffer_records; when a file has them (or the metadata / strings tables)
  * after the records, the records are kept in a compact array and turned into
  * events at the end instead — same result, more memory. */
-#include "rocprof.h"
-#include "ingest.h"
-#include "json.h"
-#include "source.h"
+#include "ingest/rocprof.h"
+#include "ingest/ingest.h"
+#include "ingest/json.h"
+#include "ingest/source.h"
 
 #include <stdlib.h>
 #include <string.h>

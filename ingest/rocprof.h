@@ -30,7 +30,7 @@
 #define TL_ROCPROF_H
 
 #include <stddef.h>
-#include "builder.h"
+#include "ingest/builder.h"
 
 /* 1 if the head of a decompressed document looks like rocprofiler-sdk-tool
  * JSON: an object whose key "rocprofiler-sdk-tool" appears in the head. */

@@ -8,7 +8,7 @@
  * growable window that keeps only the bytes of the unit it is parsing.
  * ISA-L measured faster than zlib here (see bench/ingest); both are
  * Debian packages. Multi-member gzip files are supported. */
-#include "source.h"
+#include "ingest/source.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "../store/util.h"
+#include "base/base.h"
 
 typedef struct tl_source tl_source;
 

@@ -12,7 +12,7 @@
  *   - kernel launcher attribution (§4.4) for the default (no python) tree.
  * Times are compared as the reference does: doubles of µs, t_end = ts + dur
  * computed once (§3.2, §5.4). */
-#include "builder_internal.h"
+#include "ingest/builder_internal.h"
 
 #include <ctype.h>
 #include <pthread.h>

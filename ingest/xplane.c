@@ -6,10 +6,10 @@
  * unknown to that schema are skipped by protobuf-c, never fatal. Every
  * failure names the file; nothing here may crash on hostile input (fuzzed by
  * tests/fuzz/fuzz_xplane.c). */
-#include "xplane.h"
-#include "ingest.h"
-#include "source.h"
-#include "schema.h"
+#include "ingest/xplane.h"
+#include "ingest/ingest.h"
+#include "ingest/source.h"
+#include "ingest/schema.h"
 #include "xplane.pb-c.h"
 #include "hlo.pb-c.h"
 

@@ -21,8 +21,8 @@
 #define TL_XPLANE_H
 
 #include <stddef.h>
-#include "../store/util.h"
-#include "builder.h"
+#include "base/base.h"
+#include "ingest/builder.h"
 
 #define TL_XPLANE_HLO_EXTRA "hlo"
 #define TL_XPLANE_HLO_MAGIC "TLHLO1"

@@ -1,7 +1,7 @@
 /* csv.c — tables to CSV text exactly as the reference tool's pandas to_csv
  * writes them (spec pytorch-report.md §11.1), so our CSV folders can be
  * diffed against the reference ones byte for byte where the numbers agree. */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <fcntl.h>

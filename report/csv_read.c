@@ -4,7 +4,7 @@
  * have the same nulls, ints and floats. The same inference serves the xlsx
  * reader (tl_report_table_fill_text). Also the report-list helpers and the
  * "any report path" dispatcher. */
-#include "report.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
 #define TL_REPORT_H
 
 #include <stdio.h>
-#include "../query/table.h"
+#include "query/core/table.h"
 
 /* A list of tables, e.g. the sheets of a workbook in sheet order. Works with
  * the tl_vec_* macros of store/util.h. */

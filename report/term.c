@@ -3,7 +3,7 @@
  * fixed precision and long text is cut, unlike the CSV text rules. Widths
  * count display columns, not bytes, because the reference column names use
  * "µ" and kernel names may hold any UTF-8. */
-#include "report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * beside the workbook instead of being cut. The workbook is written under a
  * temporary name and renamed on close, so a failure never leaves half a file
  * under the requested name. */
-#include "report.h"
-#include "xlsx_ooxml.h"
+#include "report/report.h"
+#include "report/xlsx_ooxml.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <xlsxwriter.h>
-#include "../store/lazylib.h"
+#include "base/lazylib.h"
 
 /* The libxlsxwriter functions this file calls, bound on first use
  * (store/lazylib.h): only workbooks with charts load the library. */

@@ -15,9 +15,9 @@
  * pass and nothing is held), its column widths and a frozen header row.
  * The sheets go first in the zip: their names and count are known only at
  * close, and zip readers go by the central directory. */
-#include "xlsx_ooxml.h"
+#include "report/xlsx_ooxml.h"
 
-#include "zip_write.h"
+#include "report/zip_write.h"
 
 #include <math.h>
 #include <stdio.h>

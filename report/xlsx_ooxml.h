@@ -4,8 +4,8 @@
 #ifndef TL_REPORT_XLSX_OOXML_H
 #define TL_REPORT_XLSX_OOXML_H
 
-#include "query/table.h"
-#include "store/util.h"
+#include "query/core/table.h"
+#include "base/base.h"
 
 typedef struct tl_ooxml tl_ooxml;
 

@@ -5,7 +5,7 @@
  * sheet list comes from xl/workbook.xml resolved through its relationships
  * (never from guessed part names); cell text then goes through the same
  * pandas-like type inference as the CSV reader. */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <expat.h>
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zip.h>
-#include "../store/lazylib.h"
+#include "base/lazylib.h"
 
 /* The libzip and expat functions this file calls, bound on first use
  * (store/lazylib.h): only reading a workbook loads the libraries. */

@@ -13,7 +13,7 @@
  * caller generates the next block (the corpus workbook: ~0.8 -> ~0.6 s of
  * writing on 2 cores); everything else (headers, the end of an entry, the
  * directory) happens on the caller's thread while the compressor idles. */
-#include "zip_write.h"
+#include "report/zip_write.h"
 
 #include <errno.h>
 #include <isa-l/crc.h>

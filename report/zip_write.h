@@ -4,7 +4,7 @@
 #ifndef TL_REPORT_ZIP_WRITE_H
 #define TL_REPORT_ZIP_WRITE_H
 
-#include "store/util.h"
+#include "base/base.h"
 
 #include <stddef.h>
 

@@ -1,5 +1,5 @@
 /* for_codec.c — frame-of-reference narrowing of int64 chunks (for_codec.h). */
-#include "for_codec.h"
+#include "store/for_codec.h"
 
 #include <emmintrin.h>
 #include <string.h>

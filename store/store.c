@@ -12,8 +12,8 @@
  * int64 chunks whose values fit in 4 bytes or fewer are narrowed instead
  * (encoding 2, for_codec.h): a 16-byte header {u8 width, u8 inner (0 raw,
  * 1 LZ4), 6 zero, i64 base}, then the offsets, LZ4'd when that saves half. */
-#include "store.h"
-#include "for_codec.h"
+#include "store/store.h"
+#include "store/for_codec.h"
 
 #include <errno.h>
 #include <lmdb.h>

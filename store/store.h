@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
-#include "util.h"
+#include "base/base.h"
 
 #define TL_SCHEMA_VERSION 2
 #define TL_CHUNK_ROWS 65536u

@@ -1,7 +1,7 @@
 /* cli.c — helpers shared by the CLI subcommands (see cli.h). */
-#include "cli.h"
-#include "../ingest/ingest.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "ingest/ingest.h"
+#include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>

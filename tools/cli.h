@@ -7,8 +7,8 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "../store/store.h"
-#include "../query/table.h"
+#include "store/store.h"
+#include "query/core/table.h"
 
 /* Opens the store (db may be NULL: default location). Prints the error and
  * returns NULL on failure. */

@@ -15,7 +15,7 @@
  * /proc/self/cmdline). Skipped when the tunable is already given, THP is
  * off, glibc is older, or TRACELENS_NO_HUGEPAGES is set; any failure just
  * carries on. */
-#include "cli.h"
+#include "tools/cli.h"
 
 #include <gnu/libc-version.h>
 #include <stdio.h>

@@ -5,10 +5,10 @@
  * configuration (--config), ingests files that are not yet stored (in
  * parallel), runs query/collective and writes the sheets, then prints the
  * per-rank imbalance summary. No analysis here. */
-#include "cli.h"
-#include "../ingest/ingest.h"
-#include "../query/collective.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "ingest/ingest.h"
+#include "query/multirank/multirank.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <malloc.h>

@@ -4,11 +4,11 @@
  * tool's) or, beyond the reference, as a trace (stored id or trace file)
  * whose PyTorch report is computed from the store on the fly; runs
  * query/compare and writes the workbook and/or the CSVs. No analysis here. */
-#include "cli.h"
-#include "../query/compare.h"
-#include "../query/pytorch_report.h"
-#include "../query/trace.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "query/diff/diff.h"
+#include "query/pytorch/pytorch.h"
+#include "query/core/trace.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <math.h>

@@ -6,11 +6,11 @@
  * parallel, and writes one workbook per configuration from the store
  * (query/corpus_report). Unlike the reference, an existing workbook is left
  * alone and the other configurations still run. No analysis here. */
-#include "cli.h"
-#include "../ingest/ingest.h"
-#include "../query/collective.h"
-#include "../query/corpus_report.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "ingest/ingest.h"
+#include "query/multirank/multirank.h"
+#include "query/multirank/multirank.h"
+#include "report/report.h"
 
 #include <dirent.h>
 #include <malloc.h>

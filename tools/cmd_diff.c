@@ -2,10 +2,10 @@
  * (stored ids or files, ingested on the fly). Parses arguments, loads both
  * traces from the store, runs query/tracediff and writes the reference's
  * file set and/or a terminal summary. No analysis here. */
-#include "cli.h"
-#include "../query/trace.h"
-#include "../query/tracediff.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "query/core/trace.h"
+#include "query/diff/diff.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <math.h>

@@ -3,9 +3,9 @@
  * the answer as an aligned table, CSV, JSON lines or xlsx. Ctrl-C raises a
  * flag the engine checks between traces; readers never write, so the store
  * is untouched and the command exits 130. */
-#include "cli.h"
-#include "../query/adhoc.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "query/adhoc/adhoc.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <signal.h>

@@ -4,9 +4,9 @@
  * command line to the matching report: Kineto -> the PyTorch report,
  * rocprof -> the rocprofv3 report, xplane -> the JAX report, translating
  * the short output flags into the reference tools' names. */
-#include "cli.h"
-#include "../store/store.h"
-#include "../query/trace.h"
+#include "tools/cli.h"
+#include "store/store.h"
+#include "query/core/trace.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,10 +3,10 @@
  * §2.12), same defaults and output naming. Parses arguments, ingests the
  * trace into the store when given a file, runs query/jax_report and writes
  * the sheets; no analysis here. */
-#include "cli.h"
-#include "../query/jax_report.h"
-#include "../query/trace.h"
-#include "../ingest/xplane.h"
+#include "tools/cli.h"
+#include "query/jax/jax.h"
+#include "query/core/trace.h"
+#include "ingest/xplane.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,15 +4,15 @@
  * `tracelens report`. Parses flags, opens (or ingests) the trace, runs
  * query/pytorch_report and hands the tables to report/ for CSV, xlsx (with
  * native charts) or the terminal. */
-#include "cli.h"
-#include "../query/phases.h"
-#include "../query/trace.h"
-#include "../query/graph_replay.h"
-#include "../query/pytorch_report.h"
-#include "../query/tracediff.h"
-#include "../query/perfmodel.h"
-#include "../query/plugin.h"
-#include "../report/report.h"
+#include "tools/cli.h"
+#include "query/inference/inference.h"
+#include "query/core/trace.h"
+#include "query/inference/inference.h"
+#include "query/pytorch/pytorch.h"
+#include "query/diff/diff.h"
+#include "query/perfmodel/perfmodel.h"
+#include "query/pytorch/plugin.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <malloc.h>

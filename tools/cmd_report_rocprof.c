@@ -3,11 +3,11 @@
  * formats.md §1.8) and the rocprof branch of `tracelens report ID|FILE`.
  * It only parses arguments, ingests the file into the store when needed,
  * runs query/rocprof_report and writes the sheets. */
-#include "cli.h"
-#include "../ingest/ingest.h"
-#include "../ingest/rocprof.h"
-#include "../query/rocprof_report.h"
-#include "../query/trace.h"
+#include "tools/cli.h"
+#include "ingest/ingest.h"
+#include "ingest/rocprof.h"
+#include "query/rocprof/rocprof.h"
+#include "query/core/trace.h"
 
 #include <errno.h>
 #include <math.h>

@@ -4,11 +4,11 @@
  * trace (query/graph_replay.h). Also home of tl_cli_graph_merge, the CLI
  * side of the merge that the report command calls, because it ingests the
  * capture files (tools/ may, query/ may not). */
-#include "cli.h"
-#include "../query/trace.h"
-#include "../query/phases.h"
-#include "../query/split.h"
-#include "../query/graph_replay.h"
+#include "tools/cli.h"
+#include "query/core/trace.h"
+#include "query/inference/inference.h"
+#include "query/inference/inference.h"
+#include "query/inference/inference.h"
 
 #include <stdio.h>
 #include <stdlib.h>

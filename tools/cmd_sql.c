@@ -3,9 +3,9 @@
  * runs the statements and renders the last result with the same writers
  * as `tracelens query`. Ctrl-C interrupts SQLite (tl_sql_interrupt) and
  * exits 130; the store is only ever read. */
-#include "cli.h"
-#include "../query/adhoc.h"
-#include "../query/sqlvtab.h"
+#include "tools/cli.h"
+#include "query/adhoc/adhoc.h"
+#include "query/adhoc/adhoc.h"
 
 #include <signal.h>
 #include <stdlib.h>

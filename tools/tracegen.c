@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "tracegen_step.h"
+#include "tools/tracegen_step.h"
 
 /* -------------------------------------------------------------- sink */
 typedef struct sink {

@@ -8,7 +8,7 @@
 #ifndef TRACEGEN_BUILD_H
 #define TRACEGEN_BUILD_H
 
-#include "tracegen_model.h"
+#include "tools/tracegen_model.h"
 
 static const char *S(model *m, const char *s) { return sa_dup(&m->sa, s, strlen(s)); }
 

@@ -4,7 +4,7 @@
 #ifndef TRACEGEN_CATALOG_H
 #define TRACEGEN_CATALOG_H
 
-#include "tracegen_build.h"
+#include "tools/tracegen_build.h"
 
 static void mk_ag(model *m, opspec *ag, opspec *det, shp s)
 {

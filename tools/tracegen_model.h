@@ -16,7 +16,7 @@
 #ifndef TRACEGEN_MODEL_H
 #define TRACEGEN_MODEL_H
 
-#include "tracegen_fmt.h"
+#include "tools/tracegen_fmt.h"
 
 /* ---------------------------------------------------------------- events */
 enum { HK_OP, HK_SEQ, HK_EVAL, HK_UA, HK_PY };

@@ -6,7 +6,7 @@
 #ifndef TRACEGEN_STEP_H
 #define TRACEGEN_STEP_H
 
-#include "tracegen_catalog.h"
+#include "tools/tracegen_catalog.h"
 
 enum { HS_CONV, HS_FLAT, HS_TPE, HS_POS, HS_LNF, HS_MEAN, HS_HT, HS_HMM, HS_TO, HS_SUM, HS_MUL, HS_N };
 

@@ -1,9 +1,9 @@
 /* tracelens.c — the command-line entry: dispatches on the subcommand, or on
  * the name it was called by (the reference tool's command names are links
  * to this binary), and wires the modules together. No analysis here. */
-#include "cli.h"
-#include "../ingest/ingest.h"
-#include "../query/trace.h" /* tl_args_get_*: catalog records are JSON */
+#include "tools/cli.h"
+#include "ingest/ingest.h"
+#include "query/core/trace.h" /* tl_args_get_*: catalog records are JSON */
 
 #include <dirent.h>
 #include <libgen.h>

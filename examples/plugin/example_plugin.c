@@ -1,7 +1,7 @@
 /* example_plugin.c — a worked example of a tracelens report plugin
  * (docs/EXTENSIONS.md). Build it, then pass it to the report:
  *
- *     cc -shared -fPIC -O2 -I../../query -o example_plugin.so example_plugin.c
+ *     cc -shared -fPIC -O2 -I../../query/pytorch -o example_plugin.so example_plugin.c
  *     TraceLens_generate_perf_report_pytorch --profile_json_path trace.json.gz \
  *         --output_csvs_dir out --extension_file ./example_plugin.so
  *
@@ -10,7 +10,7 @@
  *   2. a perf model: aten::gelu gets FLOPs/bytes (so it gets a "GELU" perf
  *      sheet, has_perf_model = True and GFLOPS/TB/s in unified_perf_summary);
  *   3. a table: "kernels_by_stream", kernel count and busy time per GPU stream.
- * It includes only query/plugin.h and links against nothing of tracelens:
+ * It includes only query/pytorch/plugin.h and links against nothing of tracelens:
  * every service comes through the api table. */
 #include "plugin.h"
 

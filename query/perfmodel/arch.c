@@ -2,7 +2,7 @@
  * reference's JSON format (name, mem_bw_gbps, max_achievable_tflops keyed by
  * Compute Spec), loading by path or shipped platform name (data/arch/), and
  * the mapping from a trace's deviceProperties GPU name to a shipped table. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <ctype.h>
 #include <math.h>

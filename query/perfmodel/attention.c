@@ -4,7 +4,7 @@
  * (halved when causal), backward FLOPs with the flash recomputation, and
  * bytes of q/k/v/out charged at a constant 2 bytes per element — the
  * reference's deliberate simplification — except flash_bwd in forward mode. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * mixes in floats only where its formulas do), the raising accessors over
  * the parsed args, the text conversions of perf-models.md §1.3, the dtype
  * tables of §3, and param/value builders. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -7,7 +7,7 @@
  * bias as the Dims[3] list itself, and the backward bytes add a bias element
  * count to a byte count. ConvBias*_Backward borrows its shapes from the
  * forward op with the same sequence number (tl_pm_ctx cache). */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  * input and the source dtype as the output; a Python scalar operand is one
  * 4-byte element ("Scalar"); the output width of a binary op is the wider
  * input only when both operands are tensors. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <string.h>
 

@@ -3,7 +3,7 @@
  * reference's Python does), and turns FLOPs/bytes into the static metrics of
  * perf-models.md §6.1; tl_pm_metrics_eval adds the kernel-time rates (§6.3)
  * and the roofline (§6.5) for one instance. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <math.h>
 #include <string.h>

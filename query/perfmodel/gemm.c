@@ -3,7 +3,7 @@
  * Y = M·K·a + K·N·b + M·N·o + N·c with the per-model element widths, and
  * the shared tail every GEMM gets: B = 1 appended when missing, then the
  * transpose flags read from the first Tensile/hipBLASLt or nvjet kernel. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
  * is NumPy's pairwise summation, std is the population std of NumPy's
  * two-pass formula, and the trunc mean is NumPy's round-half-even to 2
  * decimals; reproducing them keeps the text identical, not just close. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

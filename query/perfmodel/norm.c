@@ -5,7 +5,7 @@
  * norm called without weight still counts as affine), batch norm's
  * is_training is the truthiness of the text ("False" is true), and group
  * norm backward divides the channels by the group count as a float. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <string.h>
 

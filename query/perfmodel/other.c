@@ -3,7 +3,7 @@
  * dispatch/combine traffic, causal conv1d and Mamba SSD, fused RoPE and
  * cross-entropy. These are CODE-only in the spec (no reference CSV row),
  * so they follow the spec text literally. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <stdlib.h>
 #include <string.h>

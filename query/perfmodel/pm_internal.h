@@ -8,7 +8,7 @@
 #define TL_PM_INTERNAL_H
 
 #include <setjmp.h>
-#include "../perfmodel.h"
+#include "query/perfmodel/perfmodel.h"
 
 /* Model ids: one per model of perf-models.md §5. */
 enum pm_model_id {

@@ -4,7 +4,7 @@
  * writes them as strings, so in practice every non-cumulative reduction
  * reports a single output element. That behaviour is reproduced; the
  * genuine-JSON path is kept for producers that write real values. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <string.h>
 

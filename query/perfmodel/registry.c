@@ -3,7 +3,7 @@
  * reference's perf-model table (pytorch-report.md §7), which fixes the order
  * of the sheet families in the workbook. Adding an op is adding a line.
  * Lookup goes through an open-addressing hash built once on first use. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <pthread.h>
 #include <string.h>

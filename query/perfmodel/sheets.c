@@ -7,7 +7,7 @@
  * kernel-list summary cells, the final sort, and the fwd/bwd set-aside rules
  * of §9.6.1. Sheets are aggregated into an internal form first so that the
  * set-aside rows can move between sheets before one tl_table is emitted. */
-#include "pm_internal.h"
+#include "query/perfmodel/pm_internal.h"
 
 #include <math.h>
 #include <stdlib.h>

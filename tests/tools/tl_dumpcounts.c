@@ -2,7 +2,7 @@
  * of one trace per category, per process and per (process, thread), plus
  * flow and metadata counts, so tests can compare them with counts computed
  * independently from the source JSON. Usage: tl_dumpcounts DB ID */
-#include "query/trace.h"
+#include "query/core/trace.h"
 
 #include <stdio.h>
 #include <stdlib.h>

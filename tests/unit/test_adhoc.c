@@ -3,11 +3,11 @@
  * expected number is known): selectors, where-expressions, grouping and
  * every aggregate, sort/limit, token-precise errors, threads, interruption,
  * and that SQL gives the same answers with push-down and uid lookups. */
-#include "query/adhoc.h"
-#include "query/adhoc_internal.h"
-#include "query/sqlvtab.h"
+#include "query/adhoc/adhoc.h"
+#include "query/adhoc/adhoc_internal.h"
+#include "query/adhoc/adhoc.h"
 #include "ingest/ingest.h"
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 
 #include <stdlib.h>
 #include <string.h>

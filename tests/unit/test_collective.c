@@ -7,9 +7,9 @@
  * mismatch (the reference's ValueError text) vs the non-strict mode, the
  * summaries, straggler and node labels, all_to_allv and the heatmap. */
 #include "ingest/ingest.h"
-#include "query/collective.h"
-#include "query/corpus_report.h"
-#include "tl_test.h"
+#include "query/multirank/multirank.h"
+#include "query/multirank/multirank.h"
+#include "tests/unit/tl_test.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -5,9 +5,9 @@
  * descending sort replayed, the group rules and errors; and, with the
  * shared data, the same comparison from CSV folders and from workbooks
  * written and read back by report/ (hidden columns included). */
-#include "tl_test.h"
-#include "../../query/compare.h"
-#include "../../report/report.h"
+#include "tests/unit/tl_test.h"
+#include "query/diff/diff.h"
+#include "report/report.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,9 +8,9 @@
  * are read without the report's args) included; and one worker or several
  * give the same workbook, cell for cell. */
 #include "ingest/ingest.h"
-#include "query/collective.h"
-#include "query/corpus_report.h"
-#include "tl_test.h"
+#include "query/multirank/multirank.h"
+#include "query/multirank/multirank.h"
+#include "tests/unit/tl_test.h"
 
 #include <stdlib.h>
 #include <string.h>

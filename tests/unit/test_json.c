@@ -1,7 +1,7 @@
 /* test_json.c — the JSON scanner: exact µs→ns parsing, strings and
  * escapes, UTF-8 validation, nesting limit, error messages with byte
  * offsets, and the Kineto reader on small documents (good and bad). */
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 #include "ingest/ingest.h"
 #include "ingest/json.h"
 

@@ -2,8 +2,8 @@
  * two ways it can fail (library missing, symbol missing) giving a message
  * that names the library and the feature, the same on every later call;
  * and that the program itself does not link the lazily loaded libraries. */
-#include "tl_test.h"
-#include "store/lazylib.h"
+#include "tests/unit/tl_test.h"
+#include "base/lazylib.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -12,9 +12,9 @@
  *    FLOPS/Byte, Compute Spec and every param column are compared.
  * Parts 1-5 need no data; 6-7 skip themselves when ../shared/data is absent
  * (the program returns 77 only when nothing data-dependent could run). */
-#include "tl_test.h"
-#include "query/perfmodel.h"
-#include "query/pyval.h"
+#include "tests/unit/tl_test.h"
+#include "query/perfmodel/perfmodel.h"
+#include "query/core/pyval.h"
 
 #include <dirent.h>
 #include <math.h>

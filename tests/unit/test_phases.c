@@ -2,10 +2,10 @@
  * the checked examples of C4 and one per single method), step-annotation
  * parsing (C8), and the phase sheets on the shared vLLM/SGLang samples
  * (annotations win where present; the graph-merged trace keeps its steps). */
-#include "tl_test.h"
-#include "../../query/phases.h"
-#include "../../query/graph_replay.h"
-#include "../../ingest/ingest.h"
+#include "tests/unit/tl_test.h"
+#include "query/inference/inference.h"
+#include "query/inference/inference.h"
+#include "ingest/ingest.h"
 
 #include <stdlib.h>
 #include <unistd.h>

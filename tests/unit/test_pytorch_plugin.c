@@ -3,9 +3,9 @@
  * compiler, loads it through query/plugin.h, and checks what it registered
  * (a category, a perf model with its sheet and unified columns, an extra
  * table) on a small synthetic trace. Skipped (77) without a C compiler. */
-#include "tl_test.h"
-#include "query/pytorch_internal.h"
-#include "query/plugin.h"
+#include "tests/unit/tl_test.h"
+#include "query/pytorch/pytorch_internal.h"
+#include "query/pytorch/plugin.h"
 #include "ingest/ingest.h"
 
 #include <stdlib.h>
@@ -43,7 +43,7 @@ int main(void)
     if (!p) { printf("source tree not found: skipped\n"); return 77; }
     *p = 0;
     snprintf(so, sizeof so, "%s/example_plugin.so", dir);
-    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -I'%squery' -o '%s' '%sexamples/plugin/example_plugin.c' 2>&1",
+    snprintf(cmd, sizeof cmd, "cc -shared -fPIC -O1 -I'%squery/pytorch' -o '%s' '%sexamples/plugin/example_plugin.c' 2>&1",
              src, so, src);
     if (system(cmd) != 0 || access(so, R_OK) != 0) {
         printf("no C compiler / example plugin not built: skipped\n");

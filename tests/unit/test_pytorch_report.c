@@ -4,9 +4,9 @@
  * without ac2g flows (which the reference cannot link; we must), and the
  * worked-example facts of spec pytorch-report.md §14 on the real bert trace
  * and §4.3 on Qwen when the shared data is present. */
-#include "tl_test.h"
-#include "query/pytorch_internal.h"
-#include "query/perfmodel.h"
+#include "tests/unit/tl_test.h"
+#include "query/pytorch/pytorch_internal.h"
+#include "query/perfmodel/perfmodel.h"
 #include "ingest/ingest.h"
 
 #include <stdlib.h>

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE /* nftw, open_memstream, mkdtemp */
 #endif
 #include "report/report.h"
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 
 #include <dirent.h>
 #include <ftw.h>

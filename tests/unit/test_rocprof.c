@@ -9,9 +9,9 @@
  * the synthetic checks). */
 #include "ingest/ingest.h"
 #include "ingest/rocprof.h"
-#include "query/rocprof_report.h"
-#include "query/trace.h"
-#include "tl_test.h"
+#include "query/rocprof/rocprof.h"
+#include "query/core/trace.h"
+#include "tests/unit/tl_test.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * LZ4, narrowed int64), blobs,
  * catalog, id prefixes, delete, map growth from a tiny map, appending one
  * writer's chunks to another's, and the schema version check. */
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 #include "store/store.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* test_table.c — tl_table: the CSV cell text of every type (spec
  * pytorch-report.md §11.1/§11.2), missing cells, growth and permute. */
-#include "query/table.h"
-#include "tl_test.h"
+#include "query/core/table.h"
+#include "tests/unit/tl_test.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -3,10 +3,10 @@
  * tiny Kineto traces, ingested into a temporary store and diffed; plus the
  * name normalisation rules (A2), the A10 report hook, and — when the shared
  * data is present — the UID-map examples of the reference pair (A4.9). */
-#include "tl_test.h"
-#include "../../ingest/ingest.h"
-#include "../../query/trace.h"
-#include "../../query/tracediff.h"
+#include "tests/unit/tl_test.h"
+#include "ingest/ingest.h"
+#include "query/core/trace.h"
+#include "query/diff/diff.h"
 
 #include <stdarg.h>
 #include <stdlib.h>

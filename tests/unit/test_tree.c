@@ -6,8 +6,8 @@
  * twice, once with small consecutive correlation ids and once with ids
  * spread over 2^60, so that both forms of the link-value index (an array;
  * a hash map) are checked against the same expected edges. */
-#include "tl_test.h"
-#include "query/trace.h"
+#include "tests/unit/tl_test.h"
+#include "query/core/trace.h"
 #include "ingest/ingest.h"
 
 #include <inttypes.h>

@@ -1,8 +1,8 @@
 /* test_util.c — store/util's shared algorithms against naive versions:
  * the quickselect medians against sorting, the stable radix sort of rows
  * against a stable insertion sort. Random inputs with many ties. */
-#include "tl_test.h"
-#include "store/util.h"
+#include "tests/unit/tl_test.h"
+#include "base/base.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,11 +4,11 @@
  * events and stats); the shared samples check counts, timestamps and HLO
  * extraction; corrupt, truncated and foreign inputs must fail with a
  * message naming the file. Skips the sample part (77) without shared data. */
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 #include "ingest/builder_internal.h"
 #include "ingest/xplane.h"
 #include "ingest/ingest.h"
-#include "query/jax_report.h"
+#include "query/jax/jax.h"
 #include "xplane.pb-c.h"
 
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * the same double. */
 #include "report/xlsx_ooxml.h"
 #include "report/zip_write.h"
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* tl_test.c — shared bits of the unit-test programs. */
-#include "tl_test.h"
+#include "tests/unit/tl_test.h"
 #include "store/store.h"
 #include <ftw.h>
 #include <stdlib.h>

@@ -1,0 +1,88 @@
+/* map.c — hash map of fixed-size binary keys (tl_bmap) */
+#include "base/base.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <xxhash.h>
+
+/* ---- maps of fixed-size binary keys -------------------------------------- */
+
+void tl_bmap_init(tl_bmap *m, size_t keylen, size_t hint)
+{
+    m->keylen = keylen;
+    m->cap = 64;
+    while (m->cap < hint * 2) m->cap *= 2;
+    m->keys = tl_xmalloc(m->cap * keylen);
+    m->vals = tl_xmalloc(m->cap * sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
+    m->n = 0;
+}
+
+void tl_bmap_free(tl_bmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+/* Keys of up to four 8-byte words (pointers, ids) are mixed word by word:
+ * the byte hash cost the collective matching ~25 ms on 2.7 M lookups. */
+static uint64_t bmap_hash(const void *key, size_t keylen)
+{
+    if (keylen % 8 || keylen > 32) return tl_hash64(key, keylen, 0);
+    uint64_t h = keylen, w;
+    for (size_t o = 0; o < keylen; o += 8) {
+        memcpy(&w, (const char *)key + o, 8);
+        h = tl_mix64(h ^ w);
+    }
+    return h;
+}
+
+static size_t bmap_slot(const tl_bmap *m, const void *key, uint64_t h, int *found)
+{
+    size_t i = h & (m->cap - 1);
+    while (m->used[i]) {
+        if (!memcmp(m->keys + i * m->keylen, key, m->keylen)) { *found = 1; return i; }
+        i = (i + 1) & (m->cap - 1);
+    }
+    *found = 0;
+    return i;
+}
+
+size_t *tl_bmap_put(tl_bmap *m, const void *key, int *isnew)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        tl_bmap o = *m;
+        tl_bmap_init(m, o.keylen, o.cap);
+        for (size_t i = 0; i < o.cap; i++)
+            if (o.used[i]) {
+                int f;
+                const char *k = o.keys + i * o.keylen;
+                size_t s = bmap_slot(m, k, bmap_hash(k, o.keylen), &f);
+                memcpy(m->keys + s * m->keylen, k, m->keylen);
+                m->vals[s] = o.vals[i];
+                m->used[s] = 1;
+                m->n++;
+            }
+        tl_bmap_free(&o);
+    }
+    int found;
+    size_t s = bmap_slot(m, key, bmap_hash(key, m->keylen), &found);
+    *isnew = !found;
+    if (!found) {
+        memcpy(m->keys + s * m->keylen, key, m->keylen);
+        m->vals[s] = 0;
+        m->used[s] = 1;
+        m->n++;
+    }
+    return &m->vals[s];
+}

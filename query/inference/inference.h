@@ -1,0 +1,214 @@
+/* inference.h — the inference report family: prefill/decode phase analysis,
+ * graph-replay attribution from capture traces, and traces cut into steps. */
+#ifndef TL_INFERENCE_INFERENCE_H
+#define TL_INFERENCE_INFERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "query/core/trace.h"
+#include "query/core/table.h"
+#include "query/pytorch/pytorch.h"
+#include "ingest/builder.h"
+
+/* ---- inference phase analysis (prefill vs decode) for the PyTorch
+ * report: spec/diff-compare-phases.md Part C.
+ *
+ * Two sources of truth, in this order:
+ *   1. step annotations written by the serving engine (C8:
+ *      `execute_<tok>_context_<n>(..)_generation_<n>(..)`, `step[DECODE bs=..]`,
+ *      `prefill[..]` / `decode[..]`). They are exact: every GPU event that runs
+ *      inside a prefill-only or decode-only step gets that step's phase.
+ *   2. the branch heuristics (C3-C5: kernel_names, framework_apis,
+ *      attention_patterns, operation_frequency, gemm_params, hybrid, union),
+ *      used for rows outside any step or inside a mixed prefill+decode step.
+ * The produced `phase_analysis` sheet says which source labelled how many rows.
+ *
+ * Steps are also what `tracelens split` cuts along (query/split.h). */
+
+typedef enum { TL_PHASE_MIXED = 0, TL_PHASE_PREFILL = 1, TL_PHASE_DECODE = 2 } tl_phase;
+const char *tl_phase_name(int phase); /* "Mixed", "Prefill", "Decode" */
+
+typedef enum {
+    TL_PM_UNION = 0,
+    TL_PM_GEMM_PARAMS,
+    TL_PM_KERNEL_NAMES,
+    TL_PM_ATTENTION_PATTERNS,
+    TL_PM_FRAMEWORK_APIS,
+    TL_PM_OPERATION_FREQUENCY,
+    TL_PM_HYBRID,
+} tl_phase_method;
+/* --phase_detection_method value -> method. Unknown names run hybrid, as
+ * the reference does (C3); *known is set to 0 for them (may be NULL). */
+int tl_phase_method_parse(const char *s, int *known);
+const char *tl_phase_method_name(int m);
+
+/* One launcher row as the heuristics see it (C2). */
+typedef struct tl_phase_row {
+    const char *name;       /* cpu op (or runtime) name */
+    const char *in_dims;    /* raw JSON text of "Input Dims", or NULL */
+    const char **knames;    /* kernel names of kernel_details */
+    size_t nk;
+} tl_phase_row;
+
+/* Labels rows with one method (C3/C4), out[i] = tl_phase. threshold is
+ * --decode_threshold (C1, default 10). */
+void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double threshold,
+                       uint8_t *out);
+
+/* Kernel category of C7 (branch `Kernel category`) from a kernel name. */
+const char *tl_kernel_category(const char *kernel_name);
+
+/* ---- step annotations (C8) ---------------------------------------------- */
+
+typedef enum { TL_STEP_MIXED = 0, TL_STEP_PREFILL_ONLY = 1, TL_STEP_DECODE_ONLY = 2 } tl_step_kind;
+const char *tl_step_kind_name(int k); /* "prefilldecode", "prefill_only", "decode_only" */
+
+typedef struct tl_step {
+    const char *name;       /* annotation text */
+    int kind;               /* tl_step_kind */
+    int64_t bs;             /* requests in the step (-1 unknown) */
+    int64_t tokens;         /* tokens (-1 unknown) */
+    int64_t ctx, gen;       /* context / generation request counts (-1 unknown) */
+    int64_t cpu_ts, cpu_end; /* ns, host annotation interval */
+    int64_t gpu_lo, gpu_hi; /* ns, span of GPU work launched inside it (lo > hi: none) */
+    int32_t row;            /* annotation row (-1 when read from a stored step list) */
+} tl_step;
+
+typedef struct tl_steps {
+    tl_step *v;
+    size_t n;
+    tl_arena arena;
+} tl_steps;
+
+/* Finds the steps of a trace, in time order. A trace written by graph-replay
+ * merging carries its steps as the extra blob "inference_steps" (its host
+ * times no longer say which GPU work belongs to which step); that list wins.
+ * Annotations nested in an accepted step (SGLang writes both
+ * `execute_..` and `step[..]` for one step) are folded into it. */
+int tl_steps_find(const tl_trace *t, tl_steps *out);
+void tl_steps_free(tl_steps *s);
+/* Parses one annotation name; 1 if it is a step annotation. */
+int tl_step_parse(const char *name, tl_step *st);
+/* Step whose GPU span contains ts (ns), or -1. */
+long tl_steps_at_gpu(const tl_steps *s, int64_t ts);
+/* Serialises / parses the "inference_steps" extra blob (tab-separated text). */
+void tl_steps_serialise(const tl_steps *s, tl_buf *out);
+/* Table `inference_steps`: one row per step. */
+tl_table *tl_steps_table(const tl_steps *s);
+
+/* ---- the report's phase sheets (C6) ------------------------------------- */
+
+typedef struct tl_phase_opts {
+    int method;             /* tl_phase_method, default union */
+    double decode_threshold; /* default 10 */
+    int kernel_summary;     /* --enable_kernel_summary: kernel_summary_prefill/decode */
+    int no_annotations;     /* heuristics only, even where step annotations exist */
+} tl_phase_opts;
+void tl_phase_opts_default(tl_phase_opts *o);
+
+/* Appends to out, in this order: `phase_analysis` (source, method, row counts),
+ * `inference_steps` (when steps exist), `ops_summary_prefill`,
+ * `ops_summary_decode`, and with kernel_summary `kernel_summary_prefill`,
+ * `kernel_summary_decode` (each only when it has rows). GPU-only traces get
+ * only the kernel sheets. po: the report's options (categories, etc.). */
+int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opts *o,
+                    tl_pyt_sheets *out, tl_err *err);
+
+
+/* ---- kernels replayed from CUDA/HIP graphs, attributed to the
+ * CPU ops that captured them (spec/diff-compare-phases.md C8, graph mode;
+ * spec/pytorch-report.md §4.3 for how a graph launch owns its kernels).
+ *
+ * A replay trace shows one `hipGraphLaunch`/`cudaGraphLaunch` owning hundreds
+ * of kernels, so ops_summary and the roofline sheets see one opaque row. The
+ * graph-capture traces (--capture_folder) recorded the CPU ops, shapes and
+ * launch calls while the graph was captured. Each graph launch's kernel
+ * sequence is matched against the capture windows (StreamBeginCapture ..
+ * StreamEndCapture) by kernel names, and a merged trace is stored: the replay
+ * unchanged except that every matched kernel is re-linked to a copy of its
+ * capturing launch call, nested in copies of the capturing CPU ops (on a
+ * synthetic thread per graph launch, times shifted to the launch). GPU events
+ * and their times are untouched, so every GPU total is unchanged; the report
+ * then runs on the merged trace as on any trace. */
+
+/* C8 classification of a capture trace: FULL if it has at most one
+ * StreamBeginCapture runtime call, else PIECEWISE; batch size from a
+ * `capture_<bs>_<kind>` annotation, else the most common first dimension of
+ * cpu-op inputs (-1 if none). */
+void tl_gr_classify(const tl_trace *cap, int64_t *batch_size, int *full);
+
+/* One capture trace handed to the merge. */
+typedef struct tl_gr_source {
+    const tl_trace *t;
+    const char *file;     /* for the summary */
+    int64_t batch_size;   /* from execution_details.json or tl_gr_classify */
+    int full;
+} tl_gr_source;
+
+/* Merges and stores; *merged_id = the derived trace (an existing one is
+ * reused: the id hashes the replay and capture ids). *summary (may be NULL)
+ * gets the `graph_launches` table with the resolution of every launch. */
+int tl_gr_merge(tl_store *s, const tl_trace *replay, const tl_gr_source *caps, size_t ncap,
+                uint64_t *merged_id, tl_table **summary, tl_err *err);
+
+/* `graph_launches` for a trace without capture traces: every graph launch
+ * with its kernel count, kernel time and share of GPU kernel time, and a note
+ * that --capture_folder would resolve them. NULL when there is none. */
+tl_table *tl_gr_launch_table(const tl_trace *t);
+
+/* execution_details.json of a capture folder: entries {file, batch_size,
+ * mode}. Without that file every *.json / *.json.gz in dir is listed with
+ * batch_size -1 and mode unknown (-1: classify from the trace). Returns the
+ * count; the files, bs and full arrays are malloc'd (files: malloc'd full paths). */
+int tl_gr_read_folder(const char *dir, char ***files, int64_t **bs, int **full, tl_err *err);
+
+/* CLI side (implemented in tools/cmd_split.c, since it ingests the capture
+ * files into the store): ingest the folder, merge with replay_id, store.
+ * Prints its errors; returns a TL_EXIT_* code. summary may be NULL. */
+int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *capture_dir,
+                       uint64_t *merged_id, tl_table **summary);
+
+
+/* ---- new stored traces derived from stored ones: copying a selection
+ * of a trace's rows into a builder (used by graph-replay merging,
+ * query/graph_replay.h) and cutting an inference trace into per-step or
+ * steady-state windows along its step annotations (`tracelens split`,
+ * spec/diff-compare-phases.md C8). Each window becomes its own trace with
+ * labels (step kind, batch size, parent id), so phases can be compared with
+ * `tracelens compare` and queried across runs like any other trace. */
+
+/* Copies rows of t into b (keep NULL: all rows), re-interning strings.
+ * corr (may be NULL): per row a replacement correlation (TL_NONE: keep).
+ * Flows are copied when their id is the correlation of a kept event (all
+ * flows when keep is NULL), metadata events always, and the catalog's
+ * top-level metadata (deviceProperties, ...) as top-level keys. */
+/* Fills e from row i of t, strings re-interned into b (caller may change
+ * fields before tl_build_event). */
+void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e);
+/* Interns string id sid of t into b. */
+uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid);
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr);
+
+typedef struct tl_window {
+    int64_t host_lo, host_hi; /* ns: host rows fully inside are kept */
+    int64_t gpu_lo, gpu_hi;   /* ns: GPU rows starting inside are kept */
+    int kind;                 /* tl_step_kind of its steps */
+    int64_t bs, tokens;       /* batch size / tokens (mean over steps for steady windows) */
+    size_t first_step, nsteps;
+} tl_window;
+
+/* Windows of a trace: one per step annotation, or (steady) for each step kind
+ * the run of consecutive same-kind steps with the highest mean batch size
+ * (the steady state: highest concurrency; ties: the longer run). Returns the
+ * count (0: no step annotations); *out is malloc'd. */
+size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
+
+/* Stores window w of t as a new trace; its id is derived from t's id and the
+ * window, so splitting twice is a no-op. *id_out gets the id, *existed 1
+ * when it was already stored. */
+int tl_split_store(tl_store *s, const tl_trace *t, const tl_window *w, int steady,
+                   uint64_t *id_out, int *existed, tl_err *err);
+
+
+#endif

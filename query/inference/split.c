@@ -1,0 +1,245 @@
+/* split.c — derived traces: row copying into a builder (shared with the
+ * graph-replay merge) and the per-step / steady-state windows of
+ * `tracelens split`. A derived trace goes through the same tree builder and
+ * commit as an ingested file, so every report works on it unchanged. */
+#include "query/inference/inference.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "query/inference/inference.h"
+#include "ingest/json.h"
+
+static uint32_t rs(tl_build *b, const tl_trace *t, uint32_t sid)
+{
+    if (!sid) return 0;
+    size_t n;
+    const char *s = tl_dict_get(&t->dict, sid, &n);
+    return s ? tl_build_str(b, s, n) : 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* the catalog's "metadata" object -> top-level keys of the new trace */
+static void copy_toplevel(tl_build *b, const tl_trace *t)
+{
+    if (!t->catalog) return;
+    const char *m = strstr(t->catalog, "\"metadata\":{");
+    if (!m) return;
+    m += strlen("\"metadata\":");
+    tl_err err = {0};
+    tl_json j;
+    tl_json_init_buf(&j, m, strlen(m), "catalog", &err);
+    if (tl_json_expect(&j, '{', "object")) return;
+    int first = 1;
+    const char *k;
+    size_t kn;
+    while (tl_json_obj_next(&j, &first, &k, &kn) == 0 && k) {
+        const char *v;
+        size_t vn;
+        if (tl_json_skip(&j, &v, &vn)) return;
+        tl_build_toplevel(b, k, kn, v, vn);
+    }
+}
+
+void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e)
+{
+    memset(e, 0, sizeof *e);
+    e->uid = t->uid[i];
+    e->ts = t->ts[i];
+    e->dur = t->dur[i];
+    e->name = rs(b, t, t->name[i]);
+    e->cat = rs(b, t, t->cat[i]);
+    e->kind = t->kind[i];
+    e->pid_is_str = t->idflags[i] & 1;
+    e->tid_is_str = (t->idflags[i] >> 1) & 1;
+    e->pid = e->pid_is_str ? rs(b, t, (uint32_t)t->pid[i]) : t->pid[i];
+    e->tid = e->tid_is_str ? rs(b, t, (uint32_t)t->tid[i]) : t->tid[i];
+    e->corr = t->corr[i];
+    e->ext_id = t->ext_id[i];
+    e->stream = t->stream[i];
+    e->device = t->device[i];
+    e->seq = t->seq[i];
+    e->fwd_tid = t->fwd_tid[i];
+    e->in_dims = rs(b, t, t->in_dims[i]);
+    e->in_type = rs(b, t, t->in_type[i]);
+    e->in_strides = rs(b, t, t->in_strides[i]);
+    e->concrete = rs(b, t, t->concrete[i]);
+    e->grid = rs(b, t, t->grid[i]);
+    e->block = rs(b, t, t->block[i]);
+    size_t al;
+    const char *a = tl_trace_args(t, i, &al);
+    if (a && al) {
+        e->args = a;
+        e->args_len = al;
+    }
+}
+
+uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid) { return rs(b, t, sid); }
+
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr)
+{
+    int64_t *kc = NULL;
+    size_t nkc = 0;
+    if (keep) {
+        kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+        for (size_t i = 0; i < t->n; i++)
+            if (keep[i] && t->corr[i] != TL_NONE) kc[nkc++] = t->corr[i];
+        qsort(kc, nkc, sizeof *kc, cmp_i64);
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        if (keep && !keep[i]) continue;
+        tl_ev_in e;
+        tl_event_in(b, t, i, &e);
+        if (corr && corr[i] != TL_NONE) e.corr = corr[i];
+        tl_build_event(b, &e);
+    }
+    for (size_t f = 0; f < t->nflows; f++) {
+        if (keep && !bsearch(&t->f_id[f], kc, nkc, sizeof *kc, cmp_i64)) continue;
+        uint8_t ps = t->f_idflags[f] & 1, ts = (t->f_idflags[f] >> 1) & 1;
+        tl_build_flow(b, t->f_uid[f], (char)t->f_ph[f], rs(b, t, t->f_cat[f]), rs(b, t, t->f_name[f]),
+                      t->f_id[f], ps ? rs(b, t, (uint32_t)t->f_pid[f]) : t->f_pid[f],
+                      ts ? rs(b, t, (uint32_t)t->f_tid[f]) : t->f_tid[f], ps, ts, t->f_ts[f]);
+    }
+    for (size_t m = 0; m < t->nmeta; m++) {
+        uint8_t ps = t->m_idflags[m] & 1, ts = (t->m_idflags[m] >> 1) & 1, ht = (t->m_idflags[m] >> 2) & 1;
+        const char *a = NULL;
+        size_t al = 0;
+        if (t->m_args.offsets && m < t->m_args.n) {
+            a = t->m_args.bytes + t->m_args.offsets[m];
+            al = (size_t)(t->m_args.offsets[m + 1] - t->m_args.offsets[m]);
+        }
+        tl_build_meta(b, t->m_uid[m], rs(b, t, t->m_name[m]), ps ? rs(b, t, (uint32_t)t->m_pid[m]) : t->m_pid[m],
+                      ts ? rs(b, t, (uint32_t)t->m_tid[m]) : t->m_tid[m], ps, ts, ht, al ? a : NULL, al);
+    }
+    copy_toplevel(b, t);
+    free(kc);
+}
+
+size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
+{
+    tl_steps s;
+    tl_steps_find(t, &s);
+    *out = NULL;
+    if (!s.n) {
+        tl_steps_free(&s);
+        return 0;
+    }
+    tl_window *w = tl_xmalloc(s.n * sizeof *w);
+    size_t nw = 0;
+    if (!steady) {
+        for (size_t i = 0; i < s.n; i++) {
+            const tl_step *st = &s.v[i];
+            w[nw++] = (tl_window){st->cpu_ts, st->cpu_end, st->gpu_lo, st->gpu_hi, st->kind,
+                                  st->bs, st->tokens, i, 1};
+        }
+    } else {
+        for (int kind = 0; kind < 3; kind++) {
+            size_t best_a = 0, best_n = 0;
+            double best_bs = -1;
+            for (size_t i = 0; i < s.n;) {
+                if (s.v[i].kind != kind) {
+                    i++;
+                    continue;
+                }
+                size_t j = i;
+                double sum = 0;
+                while (j < s.n && s.v[j].kind == kind) sum += (double)s.v[j++].bs;
+                double mean = sum / (double)(j - i);
+                if (mean > best_bs || (mean == best_bs && j - i > best_n))
+                    best_bs = mean, best_a = i, best_n = j - i;
+                i = j;
+            }
+            if (!best_n) continue;
+            tl_window x = {INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, kind, (int64_t)(best_bs + 0.5), 0,
+                           best_a, best_n};
+            double tok = 0;
+            for (size_t i = best_a; i < best_a + best_n; i++) {
+                const tl_step *st = &s.v[i];
+                if (st->cpu_ts < x.host_lo) x.host_lo = st->cpu_ts;
+                if (st->cpu_end > x.host_hi) x.host_hi = st->cpu_end;
+                if (st->gpu_lo <= st->gpu_hi) {
+                    if (st->gpu_lo < x.gpu_lo) x.gpu_lo = st->gpu_lo;
+                    if (st->gpu_hi > x.gpu_hi) x.gpu_hi = st->gpu_hi;
+                }
+                tok += (double)st->tokens;
+            }
+            x.tokens = (int64_t)(tok / (double)best_n + 0.5);
+            w[nw++] = x;
+        }
+    }
+    tl_steps_free(&s);
+    *out = w;
+    return nw;
+}
+
+static const char *kind_label(int kind)
+{
+    return kind == TL_STEP_PREFILL_ONLY ? "prefill" : kind == TL_STEP_DECODE_ONLY ? "decode" : "prefilldecode";
+}
+
+int tl_split_store(tl_store *s, const tl_trace *t, const tl_window *w, int steady,
+                   uint64_t *id_out, int *existed, tl_err *err)
+{
+    uint64_t h = tl_hash64("split", 5, 0);
+    h = tl_hash64(&t->id, sizeof t->id, h);
+    int64_t wk[5] = {w->host_lo, w->host_hi, w->gpu_lo, w->gpu_hi, w->kind};
+    h = tl_hash64(wk, sizeof wk, h);
+    h = tl_hash64(&steady, sizeof steady, h);
+    *id_out = h;
+    *existed = 0;
+    tl_reader *r;
+    int rc = tl_reader_open(s, &r, err);
+    if (rc) return rc;
+    int have = tl_reader_has(r, h);
+    tl_reader_close(r);
+    if (have) {
+        *existed = 1;
+        return 0;
+    }
+    uint8_t *keep = tl_xmalloc(t->n ? t->n : 1);
+    size_t nkeep = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        int64_t a = t->ts[i], e = t->ts[i] + t->dur[i];
+        keep[i] = tl_kind_is_gpu(t->kind[i]) || t->kind[i] == TL_K_GPU_ANNOTATION
+                      ? (w->gpu_lo <= w->gpu_hi && a >= w->gpu_lo && a <= w->gpu_hi)
+                      : (a >= w->host_lo && e <= w->host_hi);
+        nkeep += keep[i];
+    }
+    tl_build *b = tl_build_new();
+    tl_build_set_format(b, t->format ? t->format : "kineto");
+    tl_copy_rows(b, t, keep, NULL);
+    free(keep);
+    rc = tl_build_tree(b, err);
+    if (!rc) {
+        char idhex[17], labels[512], path[4096];
+        snprintf(idhex, sizeof idhex, "%016llx", (unsigned long long)t->id);
+        snprintf(labels, sizeof labels,
+                 "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
+                 "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
+                 kind_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens,
+                 idhex, steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
+        const char *pp = NULL;
+        char pbuf[2048] = "";
+        if (t->catalog && (pp = strstr(t->catalog, "\"path\":\""))) {
+            pp += 8;
+            size_t k = 0;
+            while (pp[k] && pp[k] != '"' && k + 1 < sizeof pbuf) {
+                pbuf[k] = pp[k];
+                k++;
+            }
+            pbuf[k] = 0;
+        }
+        snprintf(path, sizeof path, "%s#%s%zu", pbuf, steady ? "steady-" : "step", w->first_step);
+        tl_build_info info = {.id = h, .path = path, .format = t->format ? t->format : "kineto",
+                              .rank = -1, .labels_json = labels};
+        rc = tl_build_commit(b, s, &info, err);
+    }
+    tl_build_free(b);
+    (void)nkeep;
+    return rc;
+}

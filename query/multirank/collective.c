@@ -1,0 +1,534 @@
+/* collective.c — the collective report's entry points: the §3 formulas,
+ * reading the ranks on worker threads, and the order of the sheets
+ * (spec formats.md §3.8). The sheets themselves are built in
+ * collective_sheets.c, collective_a2a.c and collective_imbalance.c. */
+#include "query/multirank/collective_internal.h"
+#include "query/core/pyval.h"
+
+#include <libgen.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- formulas ------------------------------------------------------------ */
+
+tl_coll_type tl_coll_type_of(const char *n)
+{
+    if (!n) return TL_COLL_UNKNOWN;
+    static const struct {
+        const char *name;
+        tl_coll_type t;
+    } MAP[] = {
+        {"allreduce", TL_COLL_ALLREDUCE},
+        {"allreduce_coalesced", TL_COLL_ALLREDUCE},
+        {"reducescatter", TL_COLL_REDUCESCATTER},
+        {"_reduce_scatter_base", TL_COLL_REDUCESCATTER},
+        {"reduce_scatter_tensor_coalesced", TL_COLL_REDUCESCATTER},
+        {"allgather", TL_COLL_ALLGATHER},
+        {"all_gather", TL_COLL_ALLGATHER},
+        {"_allgather_base", TL_COLL_ALLGATHER},
+        {"all_gather_into_tensor_coalesced", TL_COLL_ALLGATHER},
+        {"allgather_into_tensor_coalesced", TL_COLL_ALLGATHER},
+        {"all_to_all", TL_COLL_ALLTOALL},
+        {"all_to_allv", TL_COLL_ALLTOALLV},
+    };
+    for (size_t i = 0; i < sizeof MAP / sizeof *MAP; i++)
+        if (!strcmp(n, MAP[i].name)) return MAP[i].t;
+    return TL_COLL_UNKNOWN;
+}
+
+const char *tl_coll_type_name(tl_coll_type t)
+{
+    switch (t) {
+    case TL_COLL_ALLREDUCE: return "allreduce";
+    case TL_COLL_REDUCESCATTER: return "reducescatter";
+    case TL_COLL_ALLGATHER: return "allgather";
+    case TL_COLL_ALLTOALL: return "alltoall";
+    case TL_COLL_ALLTOALLV: return "alltoallv";
+    default: return "";
+    }
+}
+
+int tl_coll_type_is_implicit_sync(tl_coll_type t)
+{
+    return t == TL_COLL_ALLREDUCE || t == TL_COLL_REDUCESCATTER || t == TL_COLL_ALLGATHER ||
+           t == TL_COLL_ALLTOALL;
+}
+
+int tl_coll_dtype_bytes(const char *d)
+{
+    if (!d) return 0;
+    static const struct {
+        const char *name;
+        int bytes;
+    } MAP[] = {
+        {"Float", 4}, {"Int", 4}, {"Long", 8}, {"BFloat16", 2}, {"Bool", 1},
+        {"Byte", 1},  {"Double", 8}, {"Half", 2}, {"Short", 2},
+    };
+    for (size_t i = 0; i < sizeof MAP / sizeof *MAP; i++)
+        if (!strcmp(d, MAP[i].name)) return MAP[i].bytes;
+    return 0;
+}
+
+double tl_coll_busbw_factor(tl_coll_type t, int64_t n)
+{
+    if (n < 1) return NAN;
+    /* integer numerator, one correctly rounded division: what Python's
+     * 2 * (n - 1) / n computes */
+    switch (t) {
+    case TL_COLL_ALLREDUCE: return (double)(2 * (n - 1)) / (double)n;
+    case TL_COLL_REDUCESCATTER:
+    case TL_COLL_ALLGATHER:
+    case TL_COLL_ALLTOALL: return (double)(n - 1) / (double)n;
+    default: return NAN;
+    }
+}
+
+double tl_coll_algo_bw(double msg_mb, double latency_us)
+{
+    if (isnan(msg_mb) || isnan(latency_us) || latency_us == 0) return NAN;
+    return (msg_mb / 1024) / (latency_us / 1e6);
+}
+
+double tl_coll_msg_mb(int64_t nelems, int bytes)
+{
+    if (!bytes || nelems == COLL_NONE) return NAN;
+    return (double)nelems * (double)bytes / 1048576.0;
+}
+
+/* numpy's pairwise summation (numpy/_core/src/umath/loops_utils.h): blocks
+ * of up to 128 summed with 8 accumulators, larger ranges split in halves.
+ * np.add.reduce starts from the identity 0 and adds this sum. */
+static double pairwise(const double *a, size_t n)
+{
+    if (n < 8) {
+        double r = -0.0;
+        for (size_t i = 0; i < n; i++) r += a[i];
+        return r;
+    }
+    if (n <= 128) {
+        double r[8];
+        for (int j = 0; j < 8; j++) r[j] = a[j];
+        size_t i;
+        for (i = 8; i < n - (n % 8); i += 8)
+            for (int j = 0; j < 8; j++) r[j] += a[i + j];
+        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
+        for (; i < n; i++) res += a[i];
+        return res;
+    }
+    size_t n2 = n / 2;
+    n2 -= n2 % 8;
+    return pairwise(a, n2) + pairwise(a + n2, n - n2);
+}
+
+double tl_coll_np_sum(const double *v, size_t n)
+{
+    return 0.0 + pairwise(v, n);
+}
+
+double tl_coll_round(double x, int digits)
+{
+    double p = 1;
+    for (int i = 0; i < digits; i++) p *= 10;
+    return rint(x * p) / p;
+}
+
+void tl_coll_sync_metrics(const double *ts, const double *dur, const int *ranks, size_t n,
+                          double *wait_out, tl_coll_sync *m)
+{
+    m->comm_latency = m->skew_start = m->skew_end = m->avg_wait = NAN;
+    m->earliest_rank = m->last_rank = -1;
+    if (!n) return;
+    double latest = ts[0], lat = dur[0], emin = ts[0] + dur[0], emax = emin;
+    for (size_t i = 1; i < n; i++) {
+        if (ts[i] > latest) latest = ts[i];
+        if (dur[i] < lat) lat = dur[i];
+        double e = ts[i] + dur[i];
+        if (e < emin) emin = e;
+        if (e > emax) emax = e;
+    }
+    double *w = wait_out ? wait_out : tl_xmalloc(n * sizeof *w);
+    double wmax = -INFINITY, wmin = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        w[i] = latest - ts[i];
+        /* ties: the earliest-arrival rank is the higher rank number, the
+         * last arrival the lower (idxmax over ascending ranks, reversed) */
+        if (w[i] >= wmax) wmax = w[i], m->earliest_rank = ranks[i];
+        if (w[i] < wmin) wmin = w[i], m->last_rank = ranks[i];
+    }
+    m->comm_latency = lat;
+    m->skew_start = wmax;
+    m->skew_end = emax - emin;
+    m->avg_wait = tl_coll_np_sum(w, n) / (double)n;
+    if (!wait_out) free(w);
+}
+
+/* ---- options and results ------------------------------------------------- */
+
+void tl_coll_opts_default(tl_coll_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->strict_metadata = 1;
+    o->imbalance = 1;
+}
+
+void tl_coll_sheets_free(tl_coll_sheets *s)
+{
+    tl_tables_free(s->v, s->n);
+    memset(s, 0, sizeof *s);
+}
+
+tl_table *tl_coll_sheet(const tl_coll_sheets *s, const char *name) { return tl_tables_find(s->v, s->n, name); }
+
+void tl_coll_summary_free(tl_coll_summary *s)
+{
+    free(s->ranks);
+    memset(s, 0, sizeof *s);
+}
+
+static void push(tl_coll_sheets *s, tl_table *t)
+{
+    if (!t) return;
+    tl_vec_push(s, t);
+}
+
+/* ---- reading ranks on worker threads -------------------------------------- */
+
+typedef struct pool {
+    tl_store *s;
+    const uint64_t *ids;
+    size_t world;
+    coll_rank *ranks;
+    atomic_size_t next;
+    atomic_int failed;
+    int *rc;
+    tl_err *errs;
+} pool;
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    for (;;) {
+        if (atomic_load(&p->failed)) break;
+        size_t r = atomic_fetch_add(&p->next, 1);
+        if (r >= p->world) break;
+        p->rc[r] = coll_read_rank(p->s, p->ids[r], (int)r, &p->ranks[r], &p->errs[r]);
+        if (p->rc[r]) atomic_store(&p->failed, 1);
+    }
+    return NULL;
+}
+
+static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int workers, coll_rank *ranks,
+                      tl_err *err)
+{
+    pool p = {.s = s, .ids = ids, .world = world, .ranks = ranks};
+    atomic_init(&p.next, 0);
+    atomic_init(&p.failed, 0);
+    p.rc = tl_xcalloc(world, sizeof *p.rc);
+    p.errs = tl_xcalloc(world, sizeof *p.errs);
+    if (workers <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        workers = cpus > 0 ? (int)cpus : 1;
+        if (workers > 8) workers = 8;
+    }
+    if ((size_t)workers > world) workers = (int)world;
+    pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
+    int started = 0;
+    for (int i = 0; i + 1 < workers; i++) {
+        if (pthread_create(&th[i], NULL, worker, &p)) break;
+        started++;
+    }
+    worker(&p); /* the calling thread works too */
+    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    free(th);
+    int rc = 0;
+    for (size_t r = 0; r < world; r++)
+        if (p.rc[r]) {
+            rc = p.rc[r];
+            if (err) *err = p.errs[r];
+            break;
+        }
+    free(p.rc);
+    free(p.errs);
+    return rc;
+}
+
+/* ---- the report ------------------------------------------------------------ */
+
+/* The analysis over ranks already read (ranks[r] is rank r); consumes
+ * them. tl_coll_report reads them from the store first; the
+ * per-configuration workbook (corpus_report.c) reads each rank's trace once
+ * for its own sheets and this analysis (coll_read_trace). */
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err);
+
+int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll_opts *o,
+                   tl_coll_sheets *out, tl_coll_summary *summary, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (summary) memset(summary, 0, sizeof *summary);
+    tl_coll_opts def;
+    if (!o) tl_coll_opts_default(&def), o = &def;
+    if (world == 0) return tl_errf(err, TL_EUSAGE, "world_size must be provided");
+    for (size_t i = 0; i < o->nagg; i++)
+        if (!coll_agg_known(o->agg[i]))
+            return tl_errf(err, TL_EUSAGE,
+                           "unknown aggregation '%s' in --agg_metrics (known: mean median min max std sum count first last)",
+                           o->agg[i]);
+    coll_rank *ranks = tl_xcalloc(world, sizeof *ranks);
+    int timing = getenv("TRACELENS_TIMING") != NULL;
+    double t0 = tl_now();
+    int rc = read_ranks(s, ids, world, o->max_workers, ranks, err);
+    if (timing) fprintf(stderr, "timing: collective read %zu ranks %.3f s\n", world, tl_now() - t0);
+    if (rc) {
+        for (size_t r = 0; r < world; r++) coll_rank_free(&ranks[r]);
+        free(ranks);
+        return rc;
+    }
+    return coll_report_ranks(ranks, world, o, out, summary, err);
+}
+
+typedef struct long_job {
+    coll_run *run;
+    tl_table *lng, *sum_long;
+} long_job;
+
+static void *long_sheets(void *arg)
+{
+    long_job *j = arg;
+    j->lng = coll_sheet_long(j->run);
+    j->sum_long = coll_sheet_summary_long(j->run);
+    return NULL;
+}
+
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (summary) memset(summary, 0, sizeof *summary);
+    tl_coll_opts def;
+    if (!o) tl_coll_opts_default(&def), o = &def;
+    static const char *const DEF_AGG[] = {"mean", "median", "min", "max"};
+    int rc = 0;
+    for (size_t i = 0; i < o->nagg && !rc; i++)
+        if (!coll_agg_known(o->agg[i]))
+            rc = tl_errf(err, TL_EUSAGE,
+                         "unknown aggregation '%s' in --agg_metrics (known: mean median min max std sum count first last)",
+                         o->agg[i]);
+
+    coll_run run = {.o = o, .world = world};
+    run.agg = o->nagg ? o->agg : DEF_AGG;
+    run.nagg = o->nagg ? o->nagg : 4;
+    tl_arena_init(&run.arena, 1 << 16);
+    run.ranks = ranks;
+    int timing = getenv("TRACELENS_TIMING") != NULL;
+    double t0 = tl_now();
+    if (rc || world == 0) {
+        if (!rc) rc = tl_errf(err, TL_EUSAGE, "world_size must be provided");
+        goto done;
+    }
+
+    /* §3.7: gpus per node from the flag, else rank 0's deviceProperties */
+    if (o->gpus_per_node > 0) run.gpn = o->gpus_per_node;
+    else if (run.ranks[0].ndevices > 0) run.gpn = run.ranks[0].ndevices;
+    else if (!o->quiet)
+        fprintf(stderr, "note: rank 0's trace has no deviceProperties; no node_id/node_span "
+                        "columns (give --gpus_per_node)\n");
+
+    if ((rc = coll_match(&run, err))) goto done;
+
+    /* nccl_long and its summary on a thread of their own, beside the
+     * implicit-sync and all_to_allv sheets: after the match they only read
+     * the run, and the implicit sheet writes only its sync_* arrays, which
+     * the long sheets do not read (8 x 1 GB corpus: 0.34 -> 0.31 s) */
+    long_job lj = {&run, NULL, NULL};
+    pthread_t lth;
+    int threaded = o->max_workers != 1 && pthread_create(&lth, NULL, long_sheets, &lj) == 0;
+    if (!threaded) long_sheets(&lj);
+    tl_table *sync = NULL, *a2a = NULL, *sum_sync = NULL;
+    rc = coll_sheet_implicit(&run, &sync, err);
+    if (!rc) rc = coll_sheet_a2av(&run, &a2a, err);
+    if (!rc) sum_sync = coll_sheet_summary_implicit(&run, sync);
+    if (threaded) pthread_join(lth, NULL);
+    tl_table *lng = lj.lng, *sum_long = lj.sum_long;
+    if (rc) {
+        tl_table_free(lng);
+        tl_table_free(sum_long);
+        tl_table_free(sync);
+        tl_table_free(sum_sync);
+        goto done;
+    }
+    tl_table *sum_a2a = a2a ? coll_sheet_summary_a2av(&run, a2a) : NULL;
+    tl_table *heat = a2a && o->all2allv_heatmap ? coll_sheet_heatmap(&run) : NULL;
+    tl_table *strag = sync->nrows ? coll_sheet_straggler(&run) : NULL;
+    tl_table *imb_r = o->imbalance ? coll_sheet_imb_ranks(&run) : NULL;
+    tl_table *imb_c = o->imbalance && sync->nrows ? coll_sheet_imb_colls(&run) : NULL;
+
+    /* §3.8 order, then ours */
+    tl_table *order[] = {sum_sync, sum_long, sum_a2a, heat, lng, sync, a2a, strag, imb_r, imb_c};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        if (!order[i]) continue;
+        coll_add_node_labels(&run, order[i]);
+        tl_table_int_na_as_float(order[i]);
+        push(out, order[i]);
+    }
+    if (timing) fprintf(stderr, "timing: collective match + sheets %.3f s\n", tl_now() - t0);
+    if (summary) {
+        summary->world = world;
+        summary->simplified = run.simplified;
+        summary->gpus_per_node = run.gpn;
+        summary->n_long = run.nall;
+        summary->n_sync = sync->nrows;
+        summary->n_a2av = a2a ? a2a->nrows : 0;
+        summary->ranks = tl_xcalloc(world, sizeof *summary->ranks);
+        for (size_t r = 0; r < world; r++) summary->ranks[r] = run.ranks[r].info;
+    }
+done:
+    for (size_t r = 0; r < world; r++) coll_rank_free(&run.ranks[r]);
+    free(run.ranks);
+    free(run.all);
+    for (size_t g = 0; g < run.ngroups; g++) free(run.groups[g].ev);
+    free(run.groups);
+    free(run.sync_g);
+    free(run.sync_m);
+    free(run.sync_wait);
+    tl_arena_free(&run.arena);
+    return rc;
+}
+
+/* ---- a stored configuration ------------------------------------------------- */
+
+typedef struct cfg_scan {
+    const char *config;
+    int by_dir;             /* config names a directory */
+    TL_VEC(uint64_t) id;
+    TL_VEC(int64_t) rank;
+    TL_VEC(int64_t) when;
+    TL_VEC(char *) path;
+    tl_arena a;
+} cfg_scan;
+
+static int cfg_cb(void *ctx, uint64_t id, const char *json)
+{
+    cfg_scan *c = ctx;
+    tl_arena_free(&c->a);
+    tl_arena_init(&c->a, 1 << 14);
+    tl_pv *root;
+    if (tl_pv_parse(&c->a, json, strlen(json), &root, NULL)) return 0;
+    const tl_pv *cfg = tl_pv_get(root, "config"), *path = tl_pv_get(root, "path");
+    const tl_pv *rank = tl_pv_get(root, "rank"), *when = tl_pv_get(root, "ingest_time_ns");
+    if (!path || path->kind != TL_PV_STR || !rank || rank->kind != TL_PV_INT) return 0;
+    int match;
+    if (c->by_dir) {
+        char *dup = tl_xstrdup(path->u.s.p);
+        match = !strcmp(dirname(dup), c->config);
+        free(dup);
+    } else {
+        match = cfg && cfg->kind == TL_PV_STR && !strcmp(cfg->u.s.p, c->config);
+    }
+    if (!match || rank->u.i.v < 0) return 0;
+    tl_vec_push(&c->id, id);
+    tl_vec_push(&c->rank, rank->u.i.v);
+    tl_vec_push(&c->when, when && when->kind == TL_PV_INT ? when->u.i.v : 0);
+    tl_vec_push(&c->path, tl_xstrdup(path->u.s.p));
+    return 0;
+}
+
+/* Deepest directory containing every path (component-wise). */
+static char *common_dir(char *const *paths, size_t n)
+{
+    char *common = NULL;
+    for (size_t i = 0; i < n; i++) {
+        char *dup = tl_xstrdup(paths[i]);
+        char *d = dirname(dup);
+        if (!common) {
+            common = tl_xstrdup(d);
+        } else {
+            size_t k = 0, cut = 0;
+            for (;; k++) {
+                char a = common[k], b = d[k];
+                int end_a = a == 0 || a == '/', end_b = b == 0 || b == '/';
+                if (end_a && end_b) cut = k; /* both at a component boundary */
+                if (a != b || a == 0) break;
+            }
+            common[cut] = 0;
+            if (cut == 0) strcpy(common, paths[i][0] == '/' ? "/" : ".");
+        }
+        free(dup);
+    }
+    return common;
+}
+
+int tl_coll_config_ids(tl_store *s, const char *config, size_t world_hint, int quiet,
+                       uint64_t **ids_out, size_t *world_out, char **dir_out, tl_err *err)
+{
+    *ids_out = NULL;
+    *world_out = 0;
+    if (dir_out) *dir_out = NULL;
+    cfg_scan c = {.config = config};
+    char *real = NULL;
+    if (strchr(config, '/')) {
+        real = realpath(config, NULL);
+        c.config = real ? real : config;
+        c.by_dir = 1;
+    }
+    tl_arena_init(&c.a, 1 << 14);
+    tl_reader *r;
+    int rc = tl_reader_open(s, &r, err);
+    if (rc) goto out;
+    rc = tl_reader_foreach(r, cfg_cb, &c, err);
+    tl_reader_close(r);
+    if (rc) goto out;
+    if (!c.id.n) {
+        rc = tl_errf(err, TL_ENOTFOUND,
+                     "no stored traces of configuration '%s' with a rank (ingest the folder of rank files first; "
+                     "`tracelens ls` lists what is stored)", config);
+        goto out;
+    }
+    int64_t maxr = -1;
+    for (size_t i = 0; i < c.id.n; i++)
+        if (c.rank.v[i] > maxr) maxr = c.rank.v[i];
+    size_t world = world_hint ? world_hint : (size_t)maxr + 1;
+    uint64_t *ids = tl_xcalloc(world, sizeof *ids);
+    int64_t *when = tl_xcalloc(world, sizeof *when);
+    char *have = tl_xcalloc(world, 1);
+    for (size_t i = 0; i < c.id.n; i++) {
+        int64_t rk = c.rank.v[i];
+        if ((size_t)rk >= world) continue;
+        if (have[rk] && ids[rk] != c.id.v[i]) {
+            if (!quiet)
+                fprintf(stderr, "note: configuration '%s' has several traces for rank %lld; using the latest ingested\n",
+                        config, (long long)rk);
+            if (c.when.v[i] < when[rk]) continue;
+        }
+        have[rk] = 1, ids[rk] = c.id.v[i], when[rk] = c.when.v[i];
+    }
+    tl_buf miss = {0};
+    size_t nmiss = 0;
+    for (size_t k = 0; k < world; k++)
+        if (!have[k]) tl_buf_printf(&miss, "%s%zu", nmiss++ ? ", " : "", k);
+    if (nmiss) {
+        rc = tl_errf(err, TL_ENOTFOUND,
+                     "Missing ranks in configuration '%s': [%s]. NcclAnalyser requires a complete rank set (0..%zu)",
+                     config, miss.p, world - 1);
+        tl_buf_free(&miss);
+        free(ids), free(when), free(have);
+        goto out;
+    }
+    tl_buf_free(&miss);
+    if (dir_out) *dir_out = common_dir(c.path.v, c.path.n);
+    free(when), free(have);
+    *ids_out = ids;
+    *world_out = world;
+out:
+    for (size_t i = 0; i < c.path.n; i++) free(c.path.v[i]);
+    tl_vec_free(&c.id);
+    tl_vec_free(&c.rank);
+    tl_vec_free(&c.when);
+    tl_vec_free(&c.path);
+    tl_arena_free(&c.a);
+    free(real);
+    return rc;
+}

@@ -1,0 +1,585 @@
+/* pytorch_ops.c — the launcher-based sheets of the PyTorch report (spec
+ * pytorch-report.md §9.2-§9.4): ops_summary_by_category, ops_summary and
+ * ops_unique_args (plus its _kl_overlap twin's inputs), all grouped from the
+ * launcher table: one row per kernel launcher with its direct and subtree
+ * kernel times. Also the kernel-detail list summaries (§9.10) shared with
+ * unified_perf_summary, which delegate to the perf-model module's
+ * implementation so both sheet families print identical text. */
+#include "query/pytorch/pytorch_internal.h"
+#include "query/perfmodel/perfmodel.h"
+
+#include <stdlib.h>
+
+/* Cache of summaries by the exact kernel lists: an op's unique-args group
+ * and its unified_perf_summary group usually summarise the same kernels,
+ * and the text (NumPy statistics printed as Python) is the costly part. */
+typedef struct kd_ent {
+    int32_t *seq;      /* nlists, then per list: n, rows */
+    size_t len;
+    const char *summary, *trunc;
+} kd_ent;
+
+static uint64_t kd_key(const pyt_klist *lists, size_t nlists, int32_t **seq, size_t *len)
+{
+    size_t n = 1;
+    for (size_t i = 0; i < nlists; i++) n += 1 + lists[i].n;
+    int32_t *s = tl_xmalloc(n * sizeof *s);
+    size_t k = 0;
+    s[k++] = (int32_t)nlists;
+    for (size_t i = 0; i < nlists; i++) {
+        s[k++] = (int32_t)lists[i].n;
+        memcpy(s + k, lists[i].rows, lists[i].n * sizeof *s);
+        k += lists[i].n;
+    }
+    *seq = s;
+    *len = n;
+    return tl_hash64(s, n * sizeof *s, 11);
+}
+
+int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
+                 const char **summary, const char **trunc)
+{
+    *summary = *trunc = NULL;
+    int32_t *seq;
+    size_t len;
+    struct { uint64_t h; size_t len; } key;
+    memset(&key, 0, sizeof key);
+    key.h = kd_key(lists, nlists, &seq, &len);
+    key.len = len;
+    if (!c->kd_init) {
+        tl_bmap_init(&c->kd_map, sizeof key, 256);
+        c->kd_init = 1;
+    }
+    int isnew;
+    size_t *slot = tl_bmap_put(&c->kd_map, &key, &isnew);
+    kd_ent *e = NULL;
+    if (!isnew) {
+        e = ((kd_ent **)c->kd_ents)[*slot];
+        if (e->len != len || memcmp(e->seq, seq, len * sizeof *seq)) e = NULL; /* hash collision */
+    }
+    if (!e) {
+        size_t tot = 0;
+        for (size_t i = 0; i < nlists; i++) tot += lists[i].n;
+        tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
+        const tl_pm_kernel **lp = tl_xmalloc((nlists ? nlists : 1) * sizeof *lp);
+        size_t *lens = tl_xmalloc((nlists ? nlists : 1) * sizeof *lens);
+        size_t q = 0;
+        for (size_t i = 0; i < nlists; i++) {
+            lp[i] = k + q;
+            lens[i] = lists[i].n;
+            for (size_t j = 0; j < lists[i].n; j++, q++) {
+                int32_t r = lists[i].rows[j];
+                k[q].name = pyt_name(c, r);
+                k[q].dur = pyt_dur(c, r);
+                k[q].has_stream = pyt_stream(c, r, &k[q].stream);
+            }
+        }
+        tl_buf s = {0}, t = {0};
+        int has_trunc = tl_pm_kdetails_summarize(lp, lens, nlists, &s, &t);
+        e = tl_arena_zalloc(&c->arena, sizeof *e);
+        e->seq = tl_arena_alloc(&c->arena, len * sizeof *seq);
+        memcpy(e->seq, seq, len * sizeof *seq);
+        e->len = len;
+        e->summary = tl_arena_strndup(&c->arena, s.p ? s.p : "", s.n);
+        e->trunc = has_trunc ? tl_arena_strndup(&c->arena, t.p ? t.p : "", t.n) : NULL;
+        tl_buf_free(&s);
+        tl_buf_free(&t);
+        free(k);
+        free(lp);
+        free(lens);
+        if (isnew) {
+            if (c->kd_n == c->kd_cap) {
+                c->kd_cap = c->kd_cap ? c->kd_cap * 2 : 256;
+                c->kd_ents = tl_xrealloc(c->kd_ents, c->kd_cap * sizeof(kd_ent *));
+            }
+            ((kd_ent **)c->kd_ents)[c->kd_n] = e;
+            *slot = c->kd_n++;
+        }
+    }
+    free(seq);
+    *summary = tl_arena_strdup(a, e->summary);
+    if (e->trunc) *trunc = tl_arena_strdup(a, e->trunc);
+    return 0;
+}
+
+/* ---- the launcher table (§9 "Common derived inputs") ------------------------ */
+
+typedef struct ltab {
+    size_t n;
+    int32_t *row;
+    const char **name, **cat, **dims, **types, **strides, **conc, **pname, **plabel, **tname;
+    double *direct, *subtree;
+    int32_t **k;    /* direct kernels sorted by ts */
+    size_t *nk;
+    int8_t *rec;    /* -1 absent */
+} ltab;
+
+static void ltab_build(pyt_ctx *c, ltab *L)
+{
+    size_t n = c->nl, nz = n ? n : 1;
+    L->n = n;
+    L->row = c->l_row;
+#define A(f) L->f = tl_arena_alloc(&c->arena, nz * sizeof *L->f)
+    A(name); A(cat); A(dims); A(types); A(strides); A(conc); A(pname); A(plabel); A(tname);
+    A(k); A(nk); A(rec);
+#undef A
+    L->direct = c->l_direct;
+    L->subtree = c->l_subtree;
+    const tl_trace *t = c->t;
+    for (size_t j = 0; j < n; j++) {
+        int32_t r = c->l_row[j];
+        L->name[j] = pyt_name(c, r);
+        L->cat[j] = c->l_cat[j];
+        L->dims[j] = pyt_arg_tuple(c, t->in_dims[r]);
+        L->types[j] = pyt_arg_tuple(c, t->in_type[r]);
+        L->strides[j] = pyt_arg_tuple(c, t->in_strides[r]);
+        L->conc[j] = pyt_arg_tuple(c, t->concrete[r]);
+        pyt_meta_names(c, r, &L->pname[j], &L->plabel[j], &L->tname[j]);
+        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
+        L->k[j] = tl_arena_alloc(&c->arena, (dn ? dn : 1) * sizeof(int32_t));
+        memcpy(L->k[j], c->l_k + c->l_koff[j], dn * sizeof(int32_t));
+        pyt_sort_rows_by_ts(c, L->k[j], dn);
+        L->nk[j] = dn;
+        L->rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
+    }
+}
+
+/* ---- ops_summary_by_category / ops_summary ----------------------------------- */
+
+typedef struct sgroup {
+    const char *key;
+    int rec;
+    double dsum, ssum, dc, sc; /* Kahan sums, as pandas' group sum */
+    int64_t count;
+    TL_VEC(const char *) cats;
+} sgroup;
+
+static int cmp_sgroup(const void *a, const void *b)
+{
+    const sgroup *x = *(const sgroup *const *)a, *y = *(const sgroup *const *)b;
+    int c = strcmp(x->key, y->key);
+    if (c) return c;
+    return x->rec - y->rec;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Groups launchers by key (+ is_recompute) in ascending key order, then
+ * sorts by the direct-time sum descending the way pandas does (§8 note:
+ * NumPy's unstable introsort decides the order of ties). Keys are
+ * dictionary or interned pointers, one per distinct text. */
+static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys, size_t *ng_out,
+                             sgroup **store)
+{
+    struct { const char *key; int64_t rec; } bk;
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof bk, 64);
+    sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
+    size_t ng = 0, last = 0;
+    for (size_t j = 0; j < L->n; j++) {
+        /* keys are interned (one pointer per text), and runs of launchers
+         * of one op are common: the previous launcher's group first */
+        if (!(ng && g[last].key == keys[j] && g[last].rec == L->rec[j])) {
+            memset(&bk, 0, sizeof bk);
+            bk.key = keys[j];
+            bk.rec = L->rec[j];
+            int isnew;
+            size_t *slot = tl_bmap_put(&m, &bk, &isnew);
+            if (isnew) {
+                *slot = ng;
+                g[ng].key = keys[j];
+                g[ng].rec = L->rec[j];
+                ng++;
+            }
+            last = *slot;
+        }
+        sgroup *s = &g[last];
+        s->count++;
+        /* the group sums are Kahan sums in launcher order (pandas) */
+        double y = L->direct[j] - s->dc, tt = s->dsum + y;
+        s->dc = (tt - s->dsum) - y;
+        s->dsum = tt;
+        y = L->subtree[j] - s->sc;
+        tt = s->ssum + y;
+        s->sc = (tt - s->ssum) - y;
+        s->ssum = tt;
+        int have = 0;
+        for (size_t q = 0; q < s->cats.n; q++)
+            if (!strcmp(s->cats.v[q], L->cat[j])) have = 1;
+        if (!have) tl_vec_push(&s->cats, L->cat[j]);
+    }
+    tl_bmap_free(&m);
+    sgroup **order = tl_xmalloc((ng ? ng : 1) * sizeof *order);
+    for (size_t i = 0; i < ng; i++) order[i] = &g[i];
+    qsort(order, ng, sizeof *order, cmp_sgroup);
+    double *sums = tl_xmalloc((ng ? ng : 1) * sizeof *sums);
+    size_t *idx = tl_xmalloc((ng ? ng : 1) * sizeof *idx);
+    for (size_t i = 0; i < ng; i++) { sums[i] = order[i]->dsum; idx[i] = i; }
+    pyt_sort_desc(c, idx, ng, sums);
+    sgroup **sorted = tl_xmalloc((ng ? ng : 1) * sizeof *sorted);
+    for (size_t i = 0; i < ng; i++) sorted[i] = order[idx[i]];
+    free(order);
+    free(sums);
+    free(idx);
+    *ng_out = ng;
+    *store = g;
+    return sorted;
+}
+
+static void free_groups(sgroup *g, size_t ng, sgroup **sorted)
+{
+    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].cats);
+    free(g);
+    free(sorted);
+}
+
+static tl_table *sheet_by_category(pyt_ctx *c, const ltab *L)
+{
+    size_t ng;
+    sgroup *g;
+    sgroup **s = group_simple(c, L, L->cat, &ng, &g);
+    tl_table *t = tl_table_new("ops_summary_by_category");
+    size_t c0 = tl_table_add_col(t, "op category", TL_STR);
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t ccount = tl_table_add_col(t, "Count", TL_I64);
+    size_t cms = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
+    for (size_t i = 0; i < ng; i++) {
+        size_t r = tl_table_add_row(t);
+        tl_table_set_str(t, c0, r, s[i]->key);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
+        tl_table_set_i64(t, ccount, r, s[i]->count);
+        tl_table_set_f64(t, cms, r, s[i]->dsum / 1000.0);
+    }
+    pyt_add_percentages(t, cms);
+    free_groups(g, ng, s);
+    return t;
+}
+
+static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
+{
+    size_t ng;
+    sgroup *g;
+    sgroup **s = group_simple(c, L, L->name, &ng, &g);
+    tl_table *t = tl_table_new("ops_summary");
+    size_t c0 = tl_table_add_col(t, "name", TL_STR);
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t cds = tl_table_add_col(t, "total_direct_kernel_time_sum", TL_F64);
+    size_t css = tl_table_add_col(t, "total_subtree_kernel_time_sum", TL_F64);
+    size_t cdm = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
+    size_t csm = tl_table_add_col(t, "total_subtree_kernel_time_ms", TL_F64);
+    size_t ccount = tl_table_add_col(t, "Count", TL_I64);
+    size_t ccat = tl_table_add_col(t, "Categories", TL_STR);
+    tl_buf b = {0};
+    for (size_t i = 0; i < ng; i++) {
+        size_t r = tl_table_add_row(t);
+        tl_table_set_str(t, c0, r, s[i]->key);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
+        tl_table_set_f64(t, cds, r, s[i]->dsum);
+        tl_table_set_f64(t, css, r, s[i]->ssum);
+        tl_table_set_f64(t, cdm, r, s[i]->dsum / 1000.0);
+        tl_table_set_f64(t, csm, r, s[i]->ssum / 1000.0);
+        tl_table_set_i64(t, ccount, r, s[i]->count);
+        qsort(s[i]->cats.v, s[i]->cats.n, sizeof *s[i]->cats.v, cmp_str);
+        b.n = 0;
+        tl_buf_putc(&b, '[');
+        for (size_t q = 0; q < s[i]->cats.n; q++) {
+            if (q) tl_buf_puts(&b, ", ");
+            tl_buf_pystr(&b, s[i]->cats.v[q], strlen(s[i]->cats.v[q]));
+        }
+        tl_buf_putc(&b, ']');
+        tl_table_set_strn(t, ccat, r, b.p, b.n);
+    }
+    tl_buf_free(&b);
+    pyt_add_percentages(t, cdm);
+    free_groups(g, ng, s);
+    return t;
+}
+
+/* ---- ops_unique_args (§9.4) -------------------------------------------------- */
+
+typedef struct ugroup {
+    size_t first;            /* launcher index of the first member */
+    TL_VEC(size_t) m;        /* members in launcher order */
+    double dsum;
+    int64_t ex_uid;
+    /* _kl_overlap sorting: totals over the groups sharing the key without
+     * the overlap names (§9.11) */
+    size_t base;
+    double base_total;
+    int64_t base_min_uid;
+    const char *ov_names;
+} ugroup;
+
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local ugroup *sort_ugroups;
+static int cmp_ugroup(const void *a, const void *b)
+{
+    const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
+    if (x->dsum > y->dsum) return -1;
+    if (x->dsum < y->dsum) return 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+int pyt_cmp_kl(const void *a, const void *b)
+{
+    const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
+    if (x->base_total != y->base_total) return x->base_total > y->base_total ? -1 : 1;
+    if (x->base_min_uid != y->base_min_uid) return x->base_min_uid < y->base_min_uid ? -1 : 1;
+    if (x->ov_names != y->ov_names) {
+        if (!x->ov_names || !y->ov_names) return x->ov_names ? -1 : 1;
+        int r = strcmp(x->ov_names, y->ov_names);
+        if (r) return r;
+    }
+    if (x->dsum != y->dsum) return x->dsum > y->dsum ? -1 : 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* base groups of the kl sort: same key except the overlap names */
+static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
+{
+    tl_bmap m;
+    tl_bmap_init(&m, keylen, ng);
+    size_t *tot_idx = tl_xmalloc((ng ? ng : 1) * sizeof *tot_idx);
+    double *tot = tl_xcalloc(ng ? ng : 1, sizeof *tot);
+    int64_t *mn = tl_xmalloc((ng ? ng : 1) * sizeof *mn);
+    size_t nb = 0;
+    for (size_t i = 0; i < ng; i++) {
+        int isnew;
+        size_t *slot = tl_bmap_put(&m, (const char *)keys + i * keylen, &isnew);
+        if (isnew) { *slot = nb; mn[nb] = g[i].ex_uid; nb++; }
+        g[i].base = *slot;
+        tot[*slot] += g[i].dsum;
+        if (g[i].ex_uid < mn[*slot]) mn[*slot] = g[i].ex_uid;
+    }
+    for (size_t i = 0; i < ng; i++) { g[i].base_total = tot[g[i].base]; g[i].base_min_uid = mn[g[i].base]; }
+    tl_bmap_free(&m);
+    free(tot_idx);
+    free(tot);
+    free(mn);
+}
+
+static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf)
+{
+    const tl_trace *tr = c->t;
+    /* group key: interned pointers (equal texts share one pointer) */
+    struct { const char *p[9]; int64_t nk, rec; const char *ov; } key;
+    tl_bmap m;
+    tl_bmap_init(&m, sizeof key, L->n);
+    ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
+    size_t ng = 0;
+    for (size_t j = 0; j < L->n; j++) {
+        memset(&key, 0, sizeof key);
+        key.p[0] = L->name[j];
+        key.p[1] = L->cat[j];
+        key.p[2] = L->pname[j];
+        key.p[3] = L->plabel[j];
+        key.p[4] = L->tname[j];
+        key.p[5] = L->dims[j];
+        key.p[6] = L->types[j];
+        key.p[7] = L->strides[j];
+        key.p[8] = L->conc[j];
+        key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
+        key.rec = L->rec[j];
+        key.ov = ovf ? ovf[j].names : NULL;
+        int isnew;
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
+        if (isnew) {
+            *slot = ng;
+            g[ng].first = j;
+            g[ng].ex_uid = tr->uid[L->row[j]];
+            g[ng].ov_names = key.ov;
+            ng++;
+        }
+        tl_vec_push(&g[*slot].m, j);
+    }
+    tl_bmap_free(&m);
+
+    size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
+    double *tmp = tl_xmalloc((L->n ? L->n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < ng; i++) {
+        for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = L->direct[g[i].m.v[q]];
+        g[i].dsum = pyt_kahan_sum(tmp, g[i].m.n);
+        ord[i] = i;
+    }
+    sort_ugroups = g;
+    if (ovf) {
+        /* the key without the overlap names, per group */
+        char *bk = tl_xcalloc(ng ? ng : 1, sizeof key);
+        for (size_t i = 0; i < ng; i++) {
+            size_t j = g[i].first;
+            memset(&key, 0, sizeof key);
+            key.p[0] = L->name[j]; key.p[1] = L->cat[j]; key.p[2] = L->pname[j];
+            key.p[3] = L->plabel[j]; key.p[4] = L->tname[j]; key.p[5] = L->dims[j];
+            key.p[6] = L->types[j]; key.p[7] = L->strides[j]; key.p[8] = L->conc[j];
+            key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
+            key.rec = L->rec[j];
+            memcpy(bk + i * sizeof key, &key, sizeof key);
+        }
+        kl_bases(g, ng, bk, sizeof key);
+        free(bk);
+        qsort(ord, ng, sizeof *ord, pyt_cmp_kl);
+    } else {
+        qsort(ord, ng, sizeof *ord, cmp_ugroup);
+    }
+
+    tl_table *t = tl_table_new(ovf ? "ops_unique_args_kl_overlap" : "ops_unique_args");
+    size_t cn = tl_table_add_col(t, "name", TL_STR);
+    long cov = ovf ? (long)tl_table_add_col(t, "overlapping_kernel_names", TL_STR) : -1;
+    size_t ccat = tl_table_add_col(t, "op category", TL_STR);
+    size_t cpn = tl_table_add_col(t, "process_name", TL_STR);
+    size_t cpl = tl_table_add_col(t, "process_label", TL_STR);
+    size_t ctn = tl_table_add_col(t, "thread_name", TL_STR);
+    size_t cd = tl_table_add_col(t, "Input Dims", TL_STR);
+    size_t cty = tl_table_add_col(t, "Input type", TL_STR);
+    size_t cst = tl_table_add_col(t, "Input Strides", TL_STR);
+    size_t cci = tl_table_add_col(t, "Concrete Inputs", TL_STR);
+    long cnk = c->o->group_by_num_kernels ? (long)tl_table_add_col(t, "num_kernels", TL_I64) : -1;
+    long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
+    size_t ccount = tl_table_add_col(t, "operation_count", TL_I64);
+    long cfo = c->o->include_first_occurrence_time
+                   ? (long)tl_table_add_col(t, "first_occurrence_time", TL_F64) : -1;
+    static const char *const stat[] = {"mean", "median", "std", "min", "max", "sum"};
+    size_t cstat[6][2];
+    char nm[96];
+    for (int s = 0; s < 6; s++) {
+        snprintf(nm, sizeof nm, "total_direct_kernel_time_%s", stat[s]);
+        cstat[s][0] = tl_table_add_col(t, nm, TL_F64);
+        snprintf(nm, sizeof nm, "total_subtree_kernel_time_%s", stat[s]);
+        cstat[s][1] = tl_table_add_col(t, nm, TL_F64);
+    }
+    size_t cex = tl_table_add_col(t, "ex_UID", TL_I64);
+    size_t cks = tl_table_add_col(t, "kernel_details_summary", TL_STR);
+    size_t ctr = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+    size_t cos = 0, cot = 0, cop[5] = {0};
+    static const char *const OST[] = {"mean", "median", "std", "min", "max"};
+    if (ovf) {
+        cos = tl_table_add_col(t, "overlapping_kernels_details_summary", TL_STR);
+        cot = tl_table_add_col(t, "trunc_overlapping_kernels_details", TL_STR);
+        for (int k = 0; k < 5; k++) {
+            snprintf(nm, sizeof nm, "overlap_pct_%s", OST[k]);
+            cop[k] = tl_table_add_col(t, nm, TL_F64);
+        }
+    }
+    const pyt_ovf **ol = ovf ? tl_xmalloc((L->n ? L->n : 1) * sizeof *ol) : NULL;
+
+    double tsmin = INFINITY;
+    if (cfo >= 0)
+        for (size_t j = 0; j < L->n; j++)
+            if (c->ts[L->row[j]] < tsmin) tsmin = c->ts[L->row[j]];
+    pyt_klist *kl = tl_xmalloc((L->n ? L->n : 1) * sizeof *kl);
+    int pending_kd = 0;
+    for (size_t oi = 0; oi < ng; oi++) {
+        ugroup *G = &g[ord[oi]];
+        size_t f = G->first, r = tl_table_add_row(t);
+        tl_table_set_str(t, cn, r, L->name[f]);
+        tl_table_set_str(t, ccat, r, L->cat[f]);
+        tl_table_set_str(t, cpn, r, L->pname[f]);
+        tl_table_set_str(t, cpl, r, L->plabel[f]);
+        tl_table_set_str(t, ctn, r, L->tname[f]);
+        if (L->dims[f]) tl_table_set_str(t, cd, r, L->dims[f]);
+        if (L->types[f]) tl_table_set_str(t, cty, r, L->types[f]);
+        if (L->strides[f]) tl_table_set_str(t, cst, r, L->strides[f]);
+        if (L->conc[f]) tl_table_set_str(t, cci, r, L->conc[f]);
+        if (cnk >= 0) tl_table_set_i64(t, (size_t)cnk, r, (int64_t)L->nk[f]);
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, L->rec[f]);
+        tl_table_set_i64(t, ccount, r, (int64_t)G->m.n);
+        if (cfo >= 0) {
+            double mn = INFINITY;
+            for (size_t q = 0; q < G->m.n; q++)
+                if (c->ts[L->row[G->m.v[q]]] < mn) mn = c->ts[L->row[G->m.v[q]]];
+            tl_table_set_f64(t, (size_t)cfo, r, mn - tsmin);
+        }
+        for (int w = 0; w < 2; w++) {
+            for (size_t q = 0; q < G->m.n; q++) tmp[q] = (w ? L->subtree : L->direct)[G->m.v[q]];
+            pyt_stats st;
+            pyt_stats_of(tmp, G->m.n, &st);
+            double v[6] = {st.mean, st.median, st.std, st.min, st.max, st.sum};
+            for (int s = 0; s < 6; s++) tl_table_set_f64(t, cstat[s][w], r, v[s]);
+        }
+        tl_table_set_i64(t, cex, r, G->ex_uid);
+        for (size_t q = 0; q < G->m.n; q++) {
+            kl[q].rows = L->k[G->m.v[q]];
+            kl[q].n = L->nk[G->m.v[q]];
+        }
+        const char *ks, *kt;
+        if (pyt_kdetails(c, kl, G->m.n, &t->arena, &ks, &kt) < 0) pending_kd = 1;
+        if (ks) tl_table_set_str_ref(t, cks, r, ks);
+        if (kt) tl_table_set_str_ref(t, ctr, r, kt);
+        if (ovf) {
+            if (G->ov_names) tl_table_set_str(t, (size_t)cov, r, G->ov_names);
+            for (size_t q = 0; q < G->m.n; q++) ol[q] = &ovf[G->m.v[q]];
+            const char *os, *ot;
+            pyt_overlap_summary(ol, G->m.n, &t->arena, &os, &ot);
+            tl_table_set_str_ref(t, cos, r, os);
+            if (ot) tl_table_set_str_ref(t, cot, r, ot);
+            for (size_t q = 0; q < G->m.n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+            pyt_stats st;
+            pyt_stats_of(tmp, G->m.n, &st);
+            if (!isnan(st.mean) && isnan(st.std)) st.std = 0.0; /* filled where a mean exists */
+            double v[5] = {st.mean, st.median, st.std, st.min, st.max};
+            for (int k = 0; k < 5; k++) tl_table_set_f64(t, cop[k], r, pyt_round2(v[k]));
+        }
+    }
+    free(ol);
+    (void)pending_kd;
+    pyt_add_percentages(t, cstat[5][0]);
+    free(kl);
+    free(tmp);
+    free(ord);
+    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
+    free(g);
+    return t;
+}
+
+/* ops_summary alone, for the per-configuration workbook
+ * (query/corpus_report.c), which pools no other launcher sheet: the
+ * launcher table is filled only in the fields this sheet groups and sums
+ * (name, category, direct/subtree times, recompute mark); the argument
+ * reprs, metadata names and sorted kernel lists of ltab_build are what
+ * ops_unique_args needs. Same groups, sums and order as pyt_sheets_ops. */
+int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    if (!c->nl) return 0;
+    size_t n = c->nl, nz = n ? n : 1;
+    ltab L = {.n = n, .row = c->l_row, .direct = c->l_direct, .subtree = c->l_subtree};
+    L.name = tl_xmalloc(nz * sizeof *L.name);
+    L.cat = tl_xmalloc(nz * sizeof *L.cat);
+    L.rec = tl_xmalloc(nz * sizeof *L.rec);
+    for (size_t j = 0; j < n; j++) {
+        int32_t r = c->l_row[j];
+        L.name[j] = pyt_name(c, r);
+        L.cat[j] = c->l_cat[j];
+        L.rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
+    }
+    pyt_sheets_push(out, sheet_ops_summary(c, &L));
+    free(L.name);
+    free(L.cat);
+    free(L.rec);
+    return 0;
+}
+
+int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    if (!c->nl) return 0; /* no launchers: the launcher sheets are omitted */
+    ltab L;
+    ltab_build(c, &L);
+    pyt_sheets_push(out, sheet_by_category(c, &L));
+    pyt_sheets_push(out, sheet_ops_summary(c, &L));
+    pyt_sheets_push(out, sheet_unique_args(c, &L, NULL));
+    if (c->o->include_overlap_info) {
+        if (!c->overlap) c->overlap = pyt_overlap_build(c);
+        pyt_ovf *ovf = tl_xcalloc(L.n ? L.n : 1, sizeof *ovf);
+        for (size_t j = 0; j < L.n; j++)
+            pyt_overlap_fields(c, c->overlap, L.k[j], L.nk[j], &c->arena, &ovf[j]);
+        pyt_sheets_push(out, sheet_unique_args(c, &L, ovf));
+        free(ovf);
+    }
+    return 0;
+}

@@ -1,0 +1,497 @@
+/* pytorch_perf.c — the perf-model ("roofline") sheet families of the
+ * PyTorch report (spec pytorch-report.md §7, §9.6): collects every event
+ * whose name has a model, with its forward kernel set (its subtree) and
+ * backward kernel set (the subtrees of its linked backward events), and
+ * hands them to the perf-model module (query/perfmodel.h), which evaluates
+ * the models and lays out the sheets. Also builds the same per-event
+ * instance for unified_perf_summary. */
+#include "query/pytorch/pytorch_internal.h"
+#include "query/perfmodel/perfmodel.h"
+#include "query/pytorch/plugin.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+static const char *arg_raw(pyt_ctx *c, uint32_t sid)
+{
+    if (!sid || sid >= c->t->dict.n) return NULL;
+    return tl_trace_str(c->t, sid);
+}
+
+static void fill_kset(pyt_ctx *c, int32_t *rows, size_t n, tl_arena *a, tl_pm_kset *ks)
+{
+    pyt_sort_rows_by_ts(c, rows, n);
+    tl_pm_kernel *k = tl_arena_alloc(a, (n ? n : 1) * sizeof *k);
+    for (size_t i = 0; i < n; i++) {
+        k[i].name = pyt_name(c, rows[i]);
+        k[i].dur = pyt_dur(c, rows[i]);
+        k[i].has_stream = pyt_stream(c, rows[i], &k[i].stream);
+    }
+    ks->k = k;
+    ks->n = n;
+    ks->time_us = n ? pyt_busy(c, rows, n) : 0;
+}
+
+/* GPU events of the backward subtree of row (§4.6): the subtrees of the
+ * bwd events of row and of all its descendants, deduplicated. */
+static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8_t *mark)
+{
+    size_t n = 0;
+    int32_t *tmp = NULL;
+    size_t tn = 0, tcap = 0;
+    for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
+        int32_t b = c->bwd_of[c->order[q]];
+        if (b < 0) continue;
+        pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
+        for (size_t i = 0; i < tn; i++) {
+            if (mark[tmp[i]]) continue;
+            mark[tmp[i]] = 1;
+            if (n == *cap) {
+                *cap = *cap ? *cap * 2 : 64;
+                *out = tl_xrealloc(*out, *cap * sizeof **out);
+            }
+            (*out)[n++] = tmp[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++) mark[(*out)[i]] = 0;
+    free(tmp);
+    return n;
+}
+
+/* pid (which 0) / tid (1) text of an event, made once per run of equal
+ * values (a string id is its dictionary text, which lives as long as the
+ * trace; a number is printed into the context's arena) */
+static const char *id_text(pyt_ctx *c, int which, int64_t v, int is_str)
+{
+    if (c->idtxt[which] && c->idtxt_v[which] == v && c->idtxt_str[which] == is_str) return c->idtxt[which];
+    char b[32];
+    c->idtxt[which] = is_str ? tl_trace_str(c->t, (uint32_t)v)
+                             : tl_arena_strndup(&c->arena, b, (size_t)snprintf(b, sizeof b, "%lld", (long long)v));
+    c->idtxt_v[which] = v;
+    c->idtxt_str[which] = is_str;
+    return c->idtxt[which];
+}
+
+/* Builds row's instance into *in; its kernel lists and texts live in the
+ * context's arena. */
+static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
+{
+    tl_arena *a = &c->arena;
+    if (!c->pm_mark) c->pm_mark = tl_xcalloc(c->n ? c->n : 1, 1); /* bwd_gpu's dedup marks */
+    uint8_t *mark = c->pm_mark;
+    const tl_trace *t = c->t;
+    memset(in, 0, sizeof *in);
+    in->uid = t->uid[row];
+    in->name = pyt_name(c, row);
+    in->cat = tl_trace_str(t, t->cat[row]);
+    in->pid = id_text(c, 0, t->pid[row], (t->idflags[row] & 1) != 0);
+    in->tid = id_text(c, 1, t->tid[row], (t->idflags[row] & 2) != 0);
+    pyt_meta_names(c, row, &in->process_name, &in->process_label, &in->thread_name);
+    in->has_external_id = t->ext_id[row] != TL_NONE;
+    in->external_id = t->ext_id[row];
+    in->input_dims = arg_raw(c, t->in_dims[row]);
+    in->input_type = arg_raw(c, t->in_type[row]);
+    in->input_strides = arg_raw(c, t->in_strides[row]);
+    in->concrete_inputs = arg_raw(c, t->concrete[row]);
+    const tl_pm_op *op = pyt_pm_op(c, row);
+    if (op && !strcmp(op->family, "Reduce")) {
+        size_t len, vl;
+        const char *args = pyt_args(c, row, &len);
+        const char *v = tl_args_get(args, len, TL_ARG_OUTPUT_TYPE, &vl);
+        if (v) in->output_type = tl_arena_strndup(a, v, vl);
+    }
+    in->has_seq = t->seq[row] != TL_NONE;
+    in->seq = t->seq[row];
+    int32_t *rows = NULL;
+    size_t n = 0, cap = 0;
+    pyt_subtree_gpu(c, row, &rows, &n, &cap);
+    fill_kset(c, rows, n, a, &in->fwd);
+    in->has_bwd_events = c->bwd_of[row] >= 0;
+    if (in->has_bwd_events) {
+        n = bwd_gpu(c, row, &rows, &cap, mark);
+        fill_kset(c, rows, n, a, &in->bwd);
+    }
+    in->is_recompute = c->recompute ? c->recompute[row] : -1;
+    free(rows);
+    return 0;
+}
+
+const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
+{
+    /* built once per event: unified_perf_summary and the perf sheets both
+     * need the kernel sets of the same ops */
+    if (!c->pm_inst) c->pm_inst = tl_xcalloc(c->n ? c->n : 1, sizeof *c->pm_inst);
+    if (!c->pm_inst[row]) {
+        tl_pm_instance *in = tl_arena_alloc(&c->arena, sizeof *in);
+        build_instance(c, row, in);
+        c->pm_inst[row] = in;
+    }
+    return c->pm_inst[row];
+}
+
+/* The perf-model family sheets need only the instances (copied out of the
+ * context) and the perf-model module, never the context: they are built on
+ * a worker thread while unified_perf_summary is computed on the caller's
+ * (the instances are built first, on the caller's thread, since that fills
+ * the context's caches). */
+struct pyt_perf_job {
+    tl_pm_instance *inst; /* grouped by family, UID order within one */
+    size_t n;
+    size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
+    tl_pm_sheet_opts so;
+    size_t nfam;
+    tl_table **fw, **bw;    /* per family */
+    int rc;
+    tl_err err;
+    pthread_t thr;
+    int running;
+};
+
+static void *perf_worker(void *arg)
+{
+    pyt_perf_job *j = arg;
+    for (size_t f = 0; f < j->nfam && !j->rc; f++)
+        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst + j->fam_off[f], j->fam_off[f + 1] - j->fam_off[f],
+                                    &j->so, &j->fw[f], &j->bw[f], &j->err);
+    return NULL;
+}
+
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family)
+{
+    if (!o->perf_families) return 1;
+    for (const char *const *f = o->perf_families; *f; f++)
+        if (!strcmp(*f, family)) return 1;
+    return 0;
+}
+
+pyt_perf_job *pyt_perf_start(pyt_ctx *c)
+{
+    const tl_trace *t = c->t;
+    pyt_perf_job *j = tl_xcalloc(1, sizeof *j);
+    size_t nfam = tl_pm_nfamilies();
+    /* candidates: every event (any category) whose name has a model, with
+     * its family's index (-1: no model), found once per name. Each family
+     * gets its own slice of the instances, so that a family's sheets read
+     * its instances alone, not every candidate's. */
+    enum { FAM_UNSEEN = -2 };
+    int *famof = tl_xmalloc((t->dict.n ? t->dict.n : 1) * sizeof *famof);
+    for (size_t d = 0; d < t->dict.n; d++) famof[d] = FAM_UNSEEN;
+    int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
+    size_t n = 0;
+    j->fam_off = tl_xcalloc(nfam + 2, sizeof *j->fam_off);
+    for (size_t i = 0; i < c->n; i++) {
+        uint32_t id = t->name[i];
+        if (id >= t->dict.n) continue;
+        if (famof[id] == FAM_UNSEEN) {
+            const char *nm = tl_trace_str(t, id);
+            /* a plugin model for the same name replaces the built-in one */
+            const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
+            famof[id] = -1;
+            if (op && !pyt_family_wanted(c->o, op->family)) op = NULL;
+            for (size_t f = 0; op && f < nfam; f++)
+                if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
+        }
+        if (famof[id] >= 0) {
+            rows[n++] = (int32_t)i;
+            j->fam_off[famof[id] + 2]++;
+        }
+    }
+    if (n) {
+        /* instances are built in row order (that fills the context's caches
+         * in the order unified_perf_summary uses) and placed by family */
+        /* family f's count sits at fam_off[f + 2]: after the prefix sum
+         * fam_off[f + 1] is f's start, which the placement below moves to
+         * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
+        for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
+        j->inst = tl_xmalloc(n * sizeof *j->inst);
+        for (size_t i = 0; i < n; i++) {
+            tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
+            if (c->pm_uncached) build_instance(c, rows[i], slot);
+            else *slot = *pyt_pm_instance(c, rows[i]);
+        }
+        j->n = n;
+        j->so.arch = c->o->arch;
+        j->so.group_by_num_kernels = c->o->group_by_num_kernels;
+        j->so.detect_recompute = c->o->detect_recompute;
+        j->so.ctx = tl_pm_ctx_new();
+        j->nfam = nfam;
+        j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
+        j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
+        if (pyt_threads() && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
+        else perf_worker(j);
+    }
+    free(famof);
+    free(rows);
+    return j;
+}
+
+int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err)
+{
+    if (!j) return 0;
+    if (j->running) pthread_join(j->thr, NULL);
+    int rc = j->rc;
+    for (size_t f = 0; f < j->nfam; f++) {
+        /* in family order, as the sequential build pushed them */
+        if (j->fw[f]) { if (out && !rc) pyt_sheets_push(out, j->fw[f]); else tl_table_free(j->fw[f]); }
+        if (j->bw[f]) { if (out && !rc) pyt_sheets_push(out, j->bw[f]); else tl_table_free(j->bw[f]); }
+    }
+    if (rc && err) *err = j->err;
+    if (j->so.ctx) tl_pm_ctx_free(j->so.ctx);
+    free(j->fw);
+    free(j->bw);
+    free(j->inst);
+    free(j->fam_off);
+    free(j);
+    if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
+    return rc;
+}
+
+int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    return pyt_perf_finish(c, pyt_perf_start(c), out, err);
+}
+
+/* ---- perf models registered by plugins (query/plugin.h) -------------------
+ * A plugin model gives FLOPs, bytes and parameters per instance; the sheet
+ * is laid out like a built-in perf sheet (§9.6.3): grouped by name and the
+ * parameter texts, the same rate and kernel-time statistics, sorted by
+ * total kernel time. */
+
+int pyt_plugin_eval(pyt_ctx *c, const tl_plugin_perf_model *pm, int32_t row, pyt_plugin_metrics *m)
+{
+    const tl_trace *t = c->t;
+    memset(m, 0, sizeof *m);
+    double flops = 0, bytes = 0;
+    int has_bytes = 0;
+    tl_plugin_params *par = tl_arena_zalloc(&c->arena, sizeof *par);
+    if (pm->eval(pm->user, arg_raw(c, t->in_dims[row]), arg_raw(c, t->in_type[row]),
+                 arg_raw(c, t->in_strides[row]), arg_raw(c, t->concrete[row]), &flops, &bytes, &has_bytes,
+                 par))
+        return -1;
+    if (par->n > 16) par->n = 16;
+    const tl_pm_instance *in = pyt_pm_instance(c, row);
+    double kt = in->fwd.n ? in->fwd.time_us : 0;
+    m->params = par;
+    m->gflops = flops / 1e9;
+    m->has_bytes = has_bytes;
+    m->data_mb = has_bytes ? bytes / 1048576.0 : NAN;
+    m->fpb = has_bytes && bytes != 0 ? flops / bytes : NAN;
+    m->ktime = kt;
+    m->tflops = kt != 0 ? (m->gflops / 1e3) / (kt / 1e6) : NAN;
+    m->tbs = kt != 0 && has_bytes ? (bytes / 1e12) / (kt / 1e6) : NAN;
+    m->cspec = pm->compute_spec ? pm->compute_spec : "";
+    tl_buf b = {0};
+    tl_buf_putc(&b, '{');
+    for (size_t i = 0; i < par->n; i++) {
+        if (i) tl_buf_puts(&b, ", ");
+        tl_buf_pystr(&b, par->key[i] ? par->key[i] : "", strlen(par->key[i] ? par->key[i] : ""));
+        tl_buf_puts(&b, ": ");
+        tl_buf_puts(&b, par->val[i]);
+    }
+    tl_buf_putc(&b, '}');
+    m->params_text = par->n ? tl_arena_strndup(&c->arena, b.p, b.n) : NULL;
+    tl_buf_free(&b);
+    return 0;
+}
+
+typedef struct ppgroup {
+    const char *name;
+    const tl_plugin_params *par;
+    TL_VEC(size_t) m;
+    double ksum;
+    int64_t uid_first;
+} ppgroup;
+
+static ppgroup *pp_sort;
+static int cmp_pp(const void *a, const void *b)
+{
+    const ppgroup *x = &pp_sort[*(const size_t *)a], *y = &pp_sort[*(const size_t *)b];
+    if (x->ksum != y->ksum) return x->ksum > y->ksum ? -1 : 1;
+    return x->uid_first < y->uid_first ? -1 : x->uid_first > y->uid_first;
+}
+
+int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    const tl_plugin_set *ps = c->o->plugins;
+    size_t nm = tl_plugin_nperf_models(ps);
+    /* one sheet per distinct sheet name, in registration order */
+    for (size_t mi = 0; mi < nm; mi++) {
+        const tl_plugin_perf_model *pm = tl_plugin_perf_model_at(ps, mi);
+        char sheet[128];
+        snprintf(sheet, sizeof sheet, "%s", pm->sheet ? pm->sheet : "");
+        if (!sheet[0]) snprintf(sheet, sizeof sheet, "%s_plugin", pm->category);
+        int dup = 0;
+        for (size_t k = 0; k < mi && !dup; k++) {
+            const tl_plugin_perf_model *q = tl_plugin_perf_model_at(ps, k);
+            char s2[128];
+            snprintf(s2, sizeof s2, "%s", q->sheet ? q->sheet : "");
+            if (!s2[0]) snprintf(s2, sizeof s2, "%s_plugin", q->category);
+            if (!strcmp(s2, sheet)) dup = 1;
+        }
+        if (dup) continue;
+        /* instances of every model writing to this sheet, UID order */
+        TL_VEC(pyt_plugin_metrics) ms = {0};
+        TL_VEC(int32_t) rows = {0};
+        for (size_t i = 0; i < c->n; i++) {
+            const tl_plugin_perf_model *q = tl_plugin_perf_model_for(ps, pyt_name(c, (int32_t)i));
+            if (!q) continue;
+            char s2[128];
+            snprintf(s2, sizeof s2, "%s", q->sheet ? q->sheet : "");
+            if (!s2[0]) snprintf(s2, sizeof s2, "%s_plugin", q->category);
+            if (strcmp(s2, sheet)) continue;
+            pyt_plugin_metrics m;
+            if (pyt_plugin_eval(c, q, (int32_t)i, &m)) continue;
+            tl_vec_push(&ms, m);
+            tl_vec_push(&rows, (int32_t)i);
+        }
+        if (!ms.n) { tl_vec_free(&ms); tl_vec_free(&rows); continue; }
+        /* group by name + parameter texts */
+        pyt_smap gm;
+        pyt_smap_init(&gm, ms.n);
+        ppgroup *g = tl_xcalloc(ms.n, sizeof *g);
+        size_t ng = 0;
+        tl_buf kb = {0};
+        TL_VEC(const char *) keys = {0};
+        for (size_t i = 0; i < ms.n; i++) {
+            const tl_plugin_params *p = ms.v[i].params;
+            for (size_t k = 0; k < p->n; k++) {
+                int have = 0;
+                for (size_t q = 0; q < keys.n; q++) if (!strcmp(keys.v[q], p->key[k])) have = 1;
+                if (!have) tl_vec_push(&keys, p->key[k]);
+            }
+        }
+        for (size_t i = 0; i < ms.n; i++) {
+            kb.n = 0;
+            tl_buf_puts(&kb, pyt_name(c, rows.v[i]));
+            for (size_t q = 0; q < keys.n; q++) {
+                tl_buf_putc(&kb, '\x1f');
+                const tl_plugin_params *p = ms.v[i].params;
+                const char *v = "nan";
+                for (size_t k = 0; k < p->n; k++) if (!strcmp(p->key[k], keys.v[q])) v = p->val[k];
+                tl_buf_puts(&kb, v);
+            }
+            tl_buf_putc(&kb, 0);
+            int isnew;
+            char *key = tl_arena_strdup(&c->arena, kb.p);
+            size_t *slot = pyt_smap_put(&gm, key, strlen(key), &isnew);
+            if (isnew) {
+                *slot = ng;
+                g[ng].name = pyt_name(c, rows.v[i]);
+                g[ng].par = ms.v[i].params;
+                g[ng].uid_first = c->t->uid[rows.v[i]];
+                ng++;
+            }
+            tl_vec_push(&g[*slot].m, i);
+        }
+        tl_buf_free(&kb);
+        pyt_smap_free(&gm);
+        double *tmp = tl_xmalloc(ms.n * sizeof *tmp);
+        size_t *ord = tl_xmalloc(ng * sizeof *ord);
+        for (size_t i = 0; i < ng; i++) {
+            for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = ms.v[g[i].m.v[q]].ktime;
+            g[i].ksum = pyt_kahan_sum(tmp, g[i].m.n);
+            ord[i] = i;
+        }
+        pp_sort = g;
+        qsort(ord, ng, sizeof *ord, cmp_pp);
+        tl_table *t = tl_table_new(sheet);
+        size_t cn = tl_table_add_col(t, "name", TL_STR);
+        size_t *cp = tl_xmalloc((keys.n ? keys.n : 1) * sizeof *cp);
+        char nmb[160];
+        for (size_t q = 0; q < keys.n; q++) {
+            snprintf(nmb, sizeof nmb, "param: %s", keys.v[q]);
+            cp[q] = tl_table_add_col(t, nmb, TL_STR);
+        }
+        size_t cgf = tl_table_add_col(t, "GFLOPS_first", TL_F64);
+        size_t cdm = tl_table_add_col(t, "Data Moved (MB)_first", TL_F64);
+        size_t cfb = tl_table_add_col(t, "FLOPS/Byte_first", TL_F64);
+        static const char *const ST[] = {"mean", "median", "std", "min", "max", "sum"};
+        size_t ctb[5], ctf[5], ckt[6];
+        for (int k = 0; k < 5; k++) { snprintf(nmb, sizeof nmb, "TB/s_%s", ST[k]); ctb[k] = tl_table_add_col(t, nmb, TL_F64); }
+        for (int k = 0; k < 5; k++) { snprintf(nmb, sizeof nmb, "TFLOPS/s_%s", ST[k]); ctf[k] = tl_table_add_col(t, nmb, TL_F64); }
+        size_t cpn = tl_table_add_col(t, "process_name_first", TL_STR);
+        size_t cpl = tl_table_add_col(t, "process_label_first", TL_STR);
+        size_t ctn = tl_table_add_col(t, "thread_name_first", TL_STR);
+        size_t ccs = tl_table_add_col(t, "Compute Spec", TL_STR);
+        size_t cks = tl_table_add_col(t, "kernel_details__summarize_kernel_stats", TL_STR);
+        size_t ctr = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+        size_t cdi = tl_table_add_col(t, "Input Dims_first", TL_STR);
+        size_t cty = tl_table_add_col(t, "Input type_first", TL_STR);
+        size_t cst = tl_table_add_col(t, "Input Strides_first", TL_STR);
+        size_t cci = tl_table_add_col(t, "Concrete Inputs_first", TL_STR);
+        for (int k = 0; k < 6; k++) { snprintf(nmb, sizeof nmb, "Kernel Time (µs)_%s", ST[k]); ckt[k] = tl_table_add_col(t, nmb, TL_F64); }
+        size_t ccount = tl_table_add_col(t, "name_count", TL_I64);
+        size_t cuid = tl_table_add_col(t, "UID_first", TL_I64);
+        pyt_klist *kl = tl_xmalloc(ms.n * sizeof *kl);
+        int32_t **kr = tl_xcalloc(ms.n, sizeof *kr);
+        for (size_t oi = 0; oi < ng; oi++) {
+            const ppgroup *G = &g[ord[oi]];
+            size_t r = tl_table_add_row(t), f = G->m.v[0], n = G->m.n;
+            int32_t row0 = rows.v[f];
+            tl_table_set_str(t, cn, r, G->name);
+            for (size_t q = 0; q < keys.n; q++) {
+                const char *v = "nan";
+                for (size_t k = 0; k < G->par->n; k++) if (!strcmp(G->par->key[k], keys.v[q])) v = G->par->val[k];
+                tl_table_set_str(t, cp[q], r, v);
+            }
+            const pyt_plugin_metrics *m0 = &ms.v[f];
+            tl_table_set_f64(t, cgf, r, m0->gflops);
+            tl_table_set_f64(t, cdm, r, m0->data_mb);
+            tl_table_set_f64(t, cfb, r, m0->fpb);
+            pyt_stats s;
+            for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].tbs;
+            pyt_stats_of(tmp, n, &s);
+            double v5[5] = {s.mean, s.median, s.std, s.min, s.max};
+            for (int k = 0; k < 5; k++) tl_table_set_f64(t, ctb[k], r, v5[k]);
+            for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].tflops;
+            pyt_stats_of(tmp, n, &s);
+            double w5[5] = {s.mean, s.median, s.std, s.min, s.max};
+            for (int k = 0; k < 5; k++) tl_table_set_f64(t, ctf[k], r, w5[k]);
+            const char *pn, *pl, *tn;
+            pyt_meta_names(c, row0, &pn, &pl, &tn);
+            tl_table_set_str(t, cpn, r, pn);
+            tl_table_set_str(t, cpl, r, pl);
+            tl_table_set_str(t, ctn, r, tn);
+            tl_table_set_str(t, ccs, r, m0->cspec);
+            for (size_t q = 0; q < n; q++) {
+                /* each instance's kernels (its subtree) sorted by ts */
+                int32_t *rr = NULL;
+                size_t rn = 0, rcap = 0;
+                pyt_subtree_gpu(c, rows.v[G->m.v[q]], &rr, &rn, &rcap);
+                pyt_sort_rows_by_ts(c, rr, rn);
+                kr[q] = rr;
+                kl[q].rows = rr;
+                kl[q].n = rn;
+            }
+            const char *ks, *kt;
+            pyt_kdetails(c, kl, n, &t->arena, &ks, &kt);
+            for (size_t q = 0; q < n; q++) { free(kr[q]); kr[q] = NULL; }
+            if (ks) tl_table_set_str_ref(t, cks, r, ks);
+            if (kt) tl_table_set_str_ref(t, ctr, r, kt);
+            const char *d = pyt_arg_list(c, c->t->in_dims[row0]);
+            if (d) tl_table_set_str(t, cdi, r, d);
+            if ((d = pyt_arg_list(c, c->t->in_type[row0]))) tl_table_set_str(t, cty, r, d);
+            if ((d = pyt_arg_list(c, c->t->in_strides[row0]))) tl_table_set_str(t, cst, r, d);
+            if ((d = pyt_arg_list(c, c->t->concrete[row0]))) tl_table_set_str(t, cci, r, d);
+            for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].ktime;
+            pyt_stats_of(tmp, n, &s);
+            double k6[6] = {s.mean, s.median, s.std, s.min, s.max, s.sum};
+            for (int k = 0; k < 6; k++) tl_table_set_f64(t, ckt[k], r, k6[k]);
+            tl_table_set_i64(t, ccount, r, (int64_t)n);
+            tl_table_set_i64(t, cuid, r, G->uid_first);
+        }
+        pyt_sheets_push(out, t);
+        free(kl);
+        free(kr);
+        free(cp);
+        free(tmp);
+        free(ord);
+        for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
+        free(g);
+        tl_vec_free(&keys);
+        tl_vec_free(&ms);
+        tl_vec_free(&rows);
+    }
+    return 0;
+}

@@ -1,0 +1,302 @@
+/* pytorch_internal.h — what the query/pytorch_*.c files share: the report
+ * context built once per report from the stored trace (µs times, the tree as
+ * a children array with pre-order ranges, GPU classes, launchers, fwd/bwd
+ * links, recompute marks, metadata names), the interval arithmetic, the
+ * pandas-compatible statistics and small table helpers. Not a public API. */
+#ifndef TL_PYTORCH_INTERNAL_H
+#define TL_PYTORCH_INTERNAL_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#include "query/pytorch/pytorch.h"
+#include "query/core/pyval.h"
+#include "query/core/table.h"
+#include "query/perfmodel/perfmodel.h"
+
+/* GPU classes of §5.1 (0: not a GPU event). */
+enum { PYT_G_NONE = 0, PYT_G_COMP = 1, PYT_G_COMM = 2, PYT_G_MEMCPY = 3 };
+
+/* One GPU activity as the kernel-detail dicts see it. */
+typedef struct pyt_kernel {
+    int32_t row;
+} pyt_kernel;
+
+/* Open-addressing string -> index map (keys borrowed). */
+typedef struct pyt_smap {
+    const char **keys;
+    size_t *vals;
+    uint64_t *hashes;
+    size_t cap, n;
+} pyt_smap;
+
+
+typedef struct pyt_ctx {
+    const tl_trace *t;
+    const tl_pyt_opts *o;
+    const tl_catreg *cat;
+    size_t n;
+    int python;                /* python functions in the tree (§4.1) */
+    const int32_t *parent;     /* t->parent or t->parent_py (or all -1) */
+    int32_t *parent_own;       /* owned fallback when the column is absent */
+
+    double *ts;                /* µs: ts/1000.0 (§3.2); the end is pyt_te */
+    uint8_t *gclass;           /* PYT_G_* per event */
+    uint8_t *name_comm;        /* per name id: 0 unknown, 1 no, 2 comm kernel */
+
+    /* children in tree order: host children by stable ts, GPU by UID */
+    uint32_t *ch_off;          /* n+1 */
+    int32_t *ch;
+    /* pre-order over the forest; subtree of i = order[pos[i] .. end[i]) */
+    uint32_t *pos, *end;
+    int32_t *order;
+    /* GPU events sorted by pre-order position (for subtree queries) */
+    int32_t *gpu_by_pos;
+    uint32_t *gpu_before;      /* [q]: GPU events at positions < q (n + 1 entries),
+                                * so a subtree's are gpu_by_pos[gpu_before[pos + 1] ..
+                                * gpu_before[end]) without a search */
+    size_t ngpu;
+
+    /* launchers (§4.4), in launcher order */
+    size_t nl;
+    int32_t *l_row;
+    uint32_t *l_koff;          /* nl+1 into l_k */
+    int32_t *l_k;              /* direct kernels, UID order */
+    double *l_direct, *l_subtree;
+    const char **l_cat;        /* op category */
+    int32_t *l_first;          /* first direct kernel by ts */
+
+    /* fwd/bwd (§4.6): fwd_of[bwd] = fwd row, bwd_of[fwd] = bwd row, -1 none */
+    int32_t *fwd_of, *bwd_of;
+    /* recompute marks (§4.7), NULL when --detect_recompute is off */
+    uint8_t *recompute;
+
+    /* metadata lookup (§2.4), see pyt_meta_names */
+    void *meta;
+
+    /* per string id caches */
+    const char **tuple_repr;   /* list->tuple repr of an arg text ("" absent) */
+    const char **list_repr;    /* repr keeping lists */
+    const char **name_cat;     /* registry/pattern category of a name id, or NULL */
+    uint8_t *name_cat_done;
+
+    int gpu_only;              /* no cpu_op at all (§4.8) */
+    int any_gpu;
+    double total_time_ms;      /* first gpu_timeline total_time / 1000 */
+    tl_arena arena;
+    struct tl_pm_instance **pm_inst; /* per event, lazily (pytorch_perf.c) */
+    struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
+    /* kernel-detail summary cache (pyt_kdetails) */
+    int kd_init;
+    tl_bmap kd_map;
+    void *kd_ents;
+    size_t kd_n, kd_cap;
+    uint8_t *pm_mark;
+    /* pyt_perf_start builds each instance straight into its job instead of
+     * through pyt_pm_instance's per-row cache (the cache pointer array and a
+     * second copy of every instance): for callers that build no
+     * unified_perf_summary afterwards (the corpus workbook) */
+    int pm_uncached;
+    int32_t execute_id;        /* name id of "execute" (-1 none) */
+    const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
+    /* last pid / tid texts made for perf-model instances (consecutive ops
+     * mostly share them) */
+    int64_t idtxt_v[2];
+    int idtxt_str[2];
+    const char *idtxt[2];
+    uint8_t *pm_op_done;
+    /* args of the events the report reads args of (pyt_args); NULL when
+     * tl_trace_args is used directly */
+    struct pyt_args_job *args_job;
+    /* interned texts (pyt_intern) */
+    int intern_init;
+    pyt_smap intern;
+    const char **intern_str;
+    size_t nintern, capintern;
+} pyt_ctx;
+
+/* An event's end in µs as the reference computes it (§3.2): ts + dur/1000.0,
+ * the same double on every call; worked out on use rather than kept per
+ * event (18 MB of a 1 GB rank). Needs the dur column (loaded). */
+static inline double pyt_te(const pyt_ctx *c, int32_t row)
+{
+    return c->ts[row] + (double)c->t->dur[row] / 1000.0;
+}
+
+/* ---- pytorch_tree.c ---- */
+int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_catreg *cat,
+                 tl_err *err);
+void pyt_ctx_free(pyt_ctx *c);
+static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_trace_str(c->t, c->t->name[row]); }
+static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return (double)c->t->dur[row] / 1000.0; }
+static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
+int pyt_is_comm_name(const char *s);
+/* tl_pm_find of an event's name, cached per name id. */
+const struct tl_pm_op *pyt_pm_op(pyt_ctx *c, int32_t row);
+/* Raw args JSON of an event, as tl_trace_args. The report needs args only
+ * of Reduce-model ops ("Output type") and communication kernels
+ * (coll_analysis): pyt_args_start, called before the context is built,
+ * copies those out on a worker thread in one pass over the args column's
+ * chunks (no decoding of the whole column into one block: 29 MB on owlv2);
+ * the first pyt_args call waits for it. Other rows fall back to
+ * tl_trace_args. The caller hands the job to the context (c->args_job),
+ * which frees it; nothing may use the trace's reader before the first
+ * pyt_args or pyt_args_join. */
+/* 0 when TRACELENS_REPORT_THREADS=0: the report's two worker threads (the
+ * args pass, the perf-model sheets) then run their work inline. */
+int pyt_threads(void);
+typedef struct pyt_args_job pyt_args_job;
+pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o);
+void pyt_args_free(pyt_args_job *j);
+void pyt_args_join(pyt_ctx *c);
+/* ms the report waited for the worker (TRACELENS_TIMING) */
+double pyt_args_wait_ms(const pyt_ctx *c);
+const char *pyt_args(pyt_ctx *c, int32_t row, size_t *len);
+int pyt_row_is_comm(pyt_ctx *c, int32_t row);
+/* GPU events of the subtree of row (excluding row), appended to out in
+ * pre-order; the caller sorts as needed. */
+void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
+/* Same, ordered as the reference's gpu_events list (runtime UID, then GPU UID). */
+void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
+/* Process/thread names of an event (never NULL; "Unknown" when absent). */
+void pyt_meta_names(pyt_ctx *c, int32_t row, const char **pname, const char **plabel,
+                    const char **tname);
+/* Repr text of a stored arg string id: tuples (list->tuple) or lists; NULL
+ * when the arg is absent (sid 0). */
+const char *pyt_arg_tuple(pyt_ctx *c, uint32_t sid);
+const char *pyt_arg_list(pyt_ctx *c, uint32_t sid);
+/* §6 category of an event given its first kernel (row or -1). */
+const char *pyt_category(pyt_ctx *c, int32_t row, int32_t first_kernel);
+const char *pyt_category_name(pyt_ctx *c, const char *name, const char *first_kernel_name);
+/* stream of a GPU event, has = 0 when absent */
+static inline int pyt_stream(const pyt_ctx *c, int32_t row, int64_t *s)
+{
+    *s = c->t->stream[row];
+    return *s != TL_NONE;
+}
+/* Stable sort of rows by ts (ties keep the given order). */
+void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n);
+/* Stable sort of an index array by a double key (descending if desc). */
+void pyt_sort_idx_f64(size_t *idx, size_t n, const double *key, int desc);
+/* pandas' single-column sort_values(ascending=False): NumPy's unstable
+ * introsort, so ties come out in the reference's order (§8 note). idx is
+ * the pre-sort row order; key is indexed by idx values. */
+void pyt_sort_desc_np(size_t *idx, size_t n, const double *key);
+/* The report's single-column descending sort: pandas' order, or stable
+ * with --fix_quirks. */
+void pyt_sort_desc(const pyt_ctx *c, size_t *idx, size_t n, const double *key);
+
+/* ---- pytorch_timeline.c ---- */
+typedef struct pyt_metrics {
+    double total, comp, comm, exposed_comm, memcpy, exposed_memcpy, busy, idle, micro_idle,
+        macro_idle;
+} pyt_metrics;
+/* Busy time (length of the union) of the given GPU rows; 0 when n == 0. */
+double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n);
+int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_metrics *m);
+int pyt_sheet_gpu_timeline(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* ---- pytorch_ops.c ---- */
+int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+/* Kernel-detail list text helpers (§9.10), shared with unified. */
+typedef struct pyt_klist {
+    const int32_t *rows;
+    size_t n;
+} pyt_klist;
+/* Summary + trunc texts of a group's kernel lists (rows ordered per list).
+ * *trunc NULL when the summary is empty. Returns 0, or -1 when the
+ * perf-model module's summariser is not linked in. */
+int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
+                 const char **summary, const char **trunc);
+
+/* ---- pytorch_kernels.c ---- */
+int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* ---- pytorch_unified.c ---- */
+int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* ---- pytorch_perf.c ---- */
+int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+/* The same in two steps: start builds the instances and the family sheets
+ * on a worker thread (which never touches the context); finish waits and
+ * pushes them, then the plugin perf sheets. finish with out NULL only
+ * discards (error paths). */
+typedef struct pyt_perf_job pyt_perf_job;
+pyt_perf_job *pyt_perf_start(pyt_ctx *c);
+/* Whether o builds family's sheets (o->perf_families). */
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family);
+int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
+struct tl_pm_instance;
+/* The perf-model instance of an event (kernel sets: forward = its subtree,
+ * backward = subtrees of its backward events), built once per report. */
+const struct tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row);
+
+/* plugin perf models (query/plugin.h) */
+struct tl_plugin_perf_model;
+struct tl_plugin_params;
+typedef struct pyt_plugin_metrics {
+    const struct tl_plugin_params *params;
+    const char *params_text;   /* perf_params dict text, NULL when none */
+    double gflops, data_mb, fpb, tflops, tbs, ktime;
+    int has_bytes;
+    const char *cspec;
+} pyt_plugin_metrics;
+/* Evaluates a plugin model on an event; -1 when the model declines. */
+int pyt_plugin_eval(pyt_ctx *c, const struct tl_plugin_perf_model *pm, int32_t row, pyt_plugin_metrics *m);
+int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* ---- pytorch_coll.c ---- */
+int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
+
+/* ---- pytorch_optional.c: overlap sweep, call stacks ---- */
+typedef struct pyt_ovpair { int32_t a, b; double lo, hi; } pyt_ovpair;
+typedef struct pyt_overlap {
+    uint32_t *off;     /* n+1: partners of event i are p[off[i] .. off[i+1]) */
+    pyt_ovpair *p;     /* a = the event, b = its partner, [lo, hi) the overlap */
+} pyt_overlap;
+/* Per-op overlap fields (§5.5). names: interned list text or NULL. */
+typedef struct pyt_ovf {
+    const char *names;
+    tl_pm_kernel *details;
+    size_t ndetails;
+    double pct;        /* NaN: nothing overlaps */
+} pyt_ovf;
+double pyt_round2(double x);
+pyt_overlap *pyt_overlap_build(pyt_ctx *c);
+void pyt_overlap_free(pyt_overlap *ov);
+void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, size_t nd, tl_arena *a,
+                        pyt_ovf *f);
+void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, const char **summary,
+                         const char **trunc);
+/* call_stack_full text of an op's kernels; entry_point frame name */
+const char *pyt_call_stack(pyt_ctx *c, const int32_t *gpu, size_t ng, tl_arena *a);
+const char *pyt_entry_point(pyt_ctx *c, int32_t op);
+
+/* ---- pytorch_util.c: statistics with pandas' algorithms ---- */
+typedef struct pyt_stats {
+    size_t n;
+    double sum, mean, median, std, min, max;
+} pyt_stats;
+/* Kahan sum, mean, median, sample std (Welford), min, max over the
+ * non-NaN values of v (which is sorted in place for the median, so pass a
+ * scratch copy). */
+void pyt_stats_of(double *v, size_t n, pyt_stats *s);
+double pyt_kahan_sum(const double *v, size_t n);
+
+void pyt_sheets_push(tl_pyt_sheets *s, tl_table *t);
+void pyt_sheets_pending(tl_pyt_sheets *s, const char *name);
+/* Appends "Percentage (%)" and "Cumulative Percentage (%)" from column vcol. */
+void pyt_add_percentages(tl_table *t, size_t vcol);
+
+void pyt_smap_init(pyt_smap *m, size_t hint);
+void pyt_smap_free(pyt_smap *m);
+/* Returns the value slot for key; *isnew = 1 when inserted (slot holds 0). */
+size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew);
+size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen);
+
+
+/* One pointer per distinct text for the whole report (arena-owned). */
+const char *pyt_intern(pyt_ctx *c, const char *s);
+
+#endif

@@ -1,0 +1,932 @@
+/* pytorch_unified.c — the unified_perf_summary sheet of the PyTorch report
+ * (spec pytorch-report.md §9.5): one row per unique-args group of the ops
+ * that best describe the GPU work — ops with a perf model, sole backward ops
+ * of modelled forward ops, leaf kernel launchers — plus synthetic ops for
+ * kernels none of those cover, so that the sheet's kernel time accounts for
+ * every non-communication kernel. The collection walk, the synthetic-op
+ * naming and categorisation (including the reference's kernel_details
+ * quirk) follow §9.5.1-§9.5.2; perf metrics come from query/perfmodel.h. */
+#include "query/pytorch/pytorch_internal.h"
+#include "query/perfmodel/perfmodel.h"
+#include "query/pytorch/plugin.h"
+
+#include <stdlib.h>
+
+typedef struct urow {
+    int32_t src;            /* the event (synthetic: its parent) */
+    int64_t uid;
+    const char *name, *cat;
+    int32_t *g;             /* gpu_events, reference order */
+    size_t ng;
+    double dur;
+    int has_pm, has_metrics;
+    double gflops, data_mb, fpb, tbs, tflops, ktime;
+    const char *cspec;
+    struct evalent *params;  /* model result whose params print as perf_params */
+    const char *params_text; /* plugin models: the text itself */
+    int roof_valid;
+    double rtime, rpct;
+    const char *rbound;
+    int rec;
+} urow;
+
+typedef struct uctx {
+    pyt_ctx *c;
+    tl_arena a;
+    uint8_t *visited, *desc_pm, *own_pm_cache, *sole_done;
+    int8_t *sole;           /* per event: 1 sole backward op, 0 not (valid if sole_done) */
+    int32_t *sole_fwd;      /* the forward op of a sole backward op */
+    uint32_t *gcount;       /* GPU events strictly below */
+    TL_VEC(int32_t) collected;
+    uint8_t *mark;
+    tl_pm_ctx *pm;
+    /* cache of forward ops' backward metrics (sole backward ops) */
+    int32_t *bwd_cached;    /* per event: -1 not computed, 0 failed, else 1 + index */
+    TL_VEC(tl_pm_metrics) bwd_m;
+    TL_VEC(struct evalent *) bwd_ents;
+    /* model evaluations by (op, mode, arg texts, kernel names): instances
+     * with equal args evaluate once */
+    tl_bmap evmap;
+    TL_VEC(struct evalent *) ev;
+} uctx;
+
+typedef struct evalent {
+    const void **key;       /* the full key (the map holds its hash) */
+    size_t keyn;
+    int rc;
+    tl_pm_result r;
+    const char *params;     /* rendered lazily */
+    int params_done;
+} evalent;
+
+/* ---- per-event predicates ---------------------------------------------------- */
+
+static const tl_pm_op *pm_op(uctx *u, int32_t row)
+{
+    return pyt_pm_op(u->c, row);
+}
+
+/* Own perf model: the perf-model registry or a plugin model. (The Inductor
+ * Triton matcher is not implemented: docs/CONFORMANCE.md.) */
+static int own_pm(uctx *u, int32_t row)
+{
+    uint8_t *v = &u->own_pm_cache[row];
+    if (!*v) {
+        const char *nm = pyt_name(u->c, row);
+        int has = pyt_pm_op(u->c, row) != NULL ||
+                  (u->c->o->plugins && tl_plugin_perf_model_for(u->c->o->plugins, nm) != NULL);
+        *v = has ? 2 : 1;
+    }
+    return *v == 2;
+}
+
+/* §9.5.1 step 6: a kernel/memcpy/memset reachable through cuda_runtime or
+ * python_function nodes only, at most 10 levels down. */
+static int leaf_reach(const pyt_ctx *c, int32_t e, int depth)
+{
+    if (depth > 10) return 0;
+    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) {
+        int32_t ch = c->ch[k];
+        int kind = c->t->kind[ch];
+        if (tl_kind_is_gpu(kind)) return 1;
+        if ((kind == TL_K_RUNTIME || kind == TL_K_PYTHON) && leaf_reach(c, ch, depth + 1)) return 1;
+    }
+    return 0;
+}
+
+static int launches_comm(uctx *u, int32_t row)
+{
+    pyt_ctx *c = u->c;
+    for (uint32_t q = c->pos[row] + 1; q < c->end[row]; q++) {
+        int32_t x = c->order[q];
+        if (c->gclass[x] && pyt_row_is_comm(c, x)) return 1;
+    }
+    return 0;
+}
+
+/* tl_pm_metrics_eval with the model evaluation shared between instances
+ * that give the model identical inputs (args texts are interned dictionary
+ * strings, kernel names too, so pointers identify them). ConvBias models
+ * read a cross-instance cache and are never shared. */
+static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in, tl_pm_mode mode,
+                          tl_pm_metrics *m, evalent **entp)
+{
+    pyt_ctx *c = u->c;
+    memset(m, 0, sizeof *m);
+    *entp = NULL;
+    if (mode == TL_PM_BWD && !in->has_bwd_events) return TL_ENOTFOUND;
+    const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
+    evalent *e = NULL;
+    int shareable = strncmp(op->name, "ConvBias", 8) != 0;
+    size_t keyn = 8 + in->fwd.n;
+    const void **key = NULL;
+    if (shareable) {
+        key = tl_xcalloc(keyn, sizeof *key);
+        key[0] = op;
+        key[1] = (const void *)(uintptr_t)(mode + 1);
+        key[2] = in->input_dims;
+        key[3] = in->input_type;
+        key[4] = in->input_strides;
+        key[5] = in->concrete_inputs;
+        key[6] = in->output_type ? pyt_intern(c, in->output_type) : NULL;
+        key[7] = (const void *)(uintptr_t)in->fwd.n;
+        for (size_t i = 0; i < in->fwd.n; i++) key[8 + i] = in->fwd.k[i].name;
+        /* variable-length key: hash it into the fixed map key, verify below */
+        struct { uint64_t h; size_t n; } hk = {tl_hash64(key, keyn * sizeof *key, 7), keyn};
+        int isnew;
+        size_t *slot = tl_bmap_put(&u->evmap, &hk, &isnew);
+        if (!isnew) {
+            e = u->ev.v[*slot];
+            if (e->keyn != keyn || memcmp(e->key, key, keyn * sizeof *key)) e = NULL; /* collision */
+        } else {
+            e = tl_arena_zalloc(&u->a, sizeof *e);
+            e->rc = 1; /* not evaluated */
+            e->key = tl_arena_alloc(&u->a, keyn * sizeof *key);
+            memcpy(e->key, key, keyn * sizeof *key);
+            e->keyn = keyn;
+            tl_vec_push(&u->ev, e);
+            *slot = u->ev.n - 1;
+        }
+    }
+    if (!e || e->rc == 1) {
+        tl_pm_args args = {
+            .input_dims = in->input_dims,
+            .input_type = in->input_type,
+            .input_strides = in->input_strides,
+            .concrete_inputs = in->concrete_inputs,
+            .output_type = in->output_type,
+            .has_seq = in->has_seq,
+            .seq = in->seq,
+        };
+        const char **names = tl_arena_alloc(&u->a, (in->fwd.n ? in->fwd.n : 1) * sizeof *names);
+        for (size_t i = 0; i < in->fwd.n; i++) names[i] = in->fwd.k[i].name;
+        args.kernel_names = names;
+        args.nkernels = in->fwd.n;
+        if (!e) e = tl_arena_zalloc(&u->a, sizeof *e);
+        tl_err err = {0};
+        e->rc = tl_pm_eval(op, &args, mode, u->pm, &u->a, &e->r, &err);
+    }
+    free(key);
+    *entp = e;
+    if (e->rc) return e->rc;
+    /* the rates, exactly as tl_pm_metrics_eval derives them */
+    m->r = e->r;
+    double t = ks->n ? ks->time_us : 0.0;
+    m->kernel_time_us = t;
+    m->kernel_time_is_int = ks->n == 0;
+    m->num_kernels = ks->n;
+    m->tflops_s = t != 0 ? (m->r.gflops / 1e3) / (t / 1e6) : NAN;
+    m->tb_s = (t != 0 && m->r.has_bytes) ? (m->r.bytes / 1e12) / (t / 1e6) : NAN;
+    tl_pm_roofline_eval(c->o->arch, m->r.gflops, m->r.has_bytes, m->r.bytes, m->r.compute_spec, t, &m->roof);
+    return 0;
+}
+
+/* The forward op's backward metrics (cached per forward op). */
+static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalent **ent)
+{
+    pyt_ctx *c = u->c;
+    if (u->bwd_cached[f] < 0) {
+        const tl_pm_op *op = pyt_pm_op(c, f);
+        u->bwd_cached[f] = 0;
+        if (op) {
+            const tl_pm_instance *in = pyt_pm_instance(c, f);
+            tl_pm_metrics m;
+            evalent *e;
+            if (metrics_cached(u, op, in, TL_PM_BWD, &m, &e) == 0) {
+                tl_vec_push(&u->bwd_m, m);
+                tl_vec_push(&u->bwd_ents, e);
+                u->bwd_cached[f] = (int32_t)u->bwd_m.n;
+            }
+        }
+    }
+    if (u->bwd_cached[f] > 0) {
+        *out = &u->bwd_m.v[u->bwd_cached[f] - 1];
+        if (ent) *ent = u->bwd_ents.v[u->bwd_cached[f] - 1];
+        return 1;
+    }
+    return 0;
+}
+
+static size_t count_main(uctx *u, int32_t w, const char *main)
+{
+    pyt_ctx *c = u->c;
+    size_t n = 0;
+    for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
+        int32_t ch = c->ch[k];
+        if (c->t->kind[ch] != TL_K_CPU_OP) continue;
+        if (u->gcount[ch] && (!main || !strcmp(pyt_name(c, ch), main))) n++;
+        n += count_main(u, ch, main);
+    }
+    return n;
+}
+
+/* §9.5.1 "sole backward op" */
+static int sole_bwd(uctx *u, int32_t e)
+{
+    if (u->sole_done[e]) return u->sole[e];
+    u->sole_done[e] = 1;
+    u->sole[e] = 0;
+    pyt_ctx *c = u->c;
+    int32_t w = -1, a = c->parent[e];
+    for (int i = 0; i < 5 && a >= 0; i++, a = c->parent[a])
+        if (c->fwd_of[a] >= 0) { w = a; break; }
+    if (w < 0) return 0;
+    int32_t f = c->fwd_of[w];
+    const tl_pm_op *op = pyt_pm_op(c, f);
+    if (!op || !op->bwd_category) return 0;
+    const char *wn = pyt_name(c, w), *sep = strstr(wn, ": ");
+    const char *main = sep ? sep + 2 : NULL;
+    if (count_main(u, w, main) != 1) return 0;
+    const tl_pm_metrics *m;
+    if (!fwd_bwd_metrics(u, f, &m, NULL)) return 0;
+    u->sole[e] = 1;
+    u->sole_fwd[e] = f;
+    return 1;
+}
+
+/* ---- collection (§9.5.1) ------------------------------------------------------ */
+
+static void visit(uctx *u, int32_t e)
+{
+    pyt_ctx *c = u->c;
+    if (u->visited[e]) return;
+    u->visited[e] = 1;
+    int kind = c->t->kind[e];
+    if (!c->python && kind != TL_K_CPU_OP) return;
+    if (!u->gcount[e] || c->gclass[e]) return;
+    if (own_pm(u, e)) { tl_vec_push(&u->collected, e); return; }
+    if (sole_bwd(u, e)) {
+        if (u->desc_pm[e]) goto children;
+        tl_vec_push(&u->collected, e);
+        return;
+    }
+    if (u->desc_pm[e]) goto children;
+    if (kind == TL_K_CPU_OP && leaf_reach(c, e, 1)) {
+        if (!launches_comm(u, e)) tl_vec_push(&u->collected, e);
+        return;
+    }
+children:
+    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) visit(u, c->ch[k]);
+}
+
+/* ---- rows (§9.5.2, §9.5.3) ------------------------------------------------------ */
+
+/* kernel_details[0] stored on an event by the earlier stages (§6 note):
+ * perf-model ops carry their (last computed) perf-sheet kernel set,
+ * launchers their direct kernels, others nothing. */
+static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
+{
+    pyt_ctx *c = u->c;
+    const tl_pm_op *op = pm_op(u, row);
+    if (op) {
+        int32_t *rows = NULL;
+        size_t n = 0, cap = 0;
+        pyt_subtree_gpu(c, row, &rows, &n, &cap);
+        int32_t best = -1;
+        if (!(op->flags & TL_PM_SINGLE) && c->bwd_of[row] >= 0) {
+            /* backward set: subtrees of the backward events below row */
+            n = 0;
+            int32_t *tmp = NULL;
+            size_t tn = 0, tcap = 0;
+            for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
+                int32_t b = c->bwd_of[c->order[q]];
+                if (b < 0) continue;
+                pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
+                for (size_t i = 0; i < tn; i++)
+                    if (best < 0 || c->ts[tmp[i]] < c->ts[best] ||
+                        (c->ts[tmp[i]] == c->ts[best] && tmp[i] < best))
+                        best = tmp[i];
+            }
+            free(tmp);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                if (best < 0 || c->ts[rows[i]] < c->ts[best] ||
+                    (c->ts[rows[i]] == c->ts[best] && rows[i] < best))
+                    best = rows[i];
+        }
+        free(rows);
+        return best;
+    }
+    int32_t j = lidx[row];
+    return j >= 0 ? c->l_first[j] : -1;
+}
+
+static void set_metrics(urow *r, const tl_pm_metrics *m)
+{
+    r->has_metrics = 1;
+    r->gflops = m->r.gflops;
+    r->data_mb = m->r.data_moved_mb;
+    r->fpb = m->r.flops_per_byte;
+    r->tbs = m->tb_s;
+    r->tflops = m->tflops_s;
+    r->ktime = m->kernel_time_us;
+    r->cspec = m->r.compute_spec ? m->r.compute_spec : "";
+    r->roof_valid = m->roof.valid;
+    r->rtime = m->roof.time_us;
+    r->rpct = m->roof.pct;
+    r->rbound = m->roof.bound;
+}
+
+/* perf_params text of a model result, rendered once per distinct result
+ * and only for rows that show it */
+static const char *params_text(tl_arena *a, evalent *e)
+{
+    if (!e || e->rc) return NULL;
+    if (!e->params_done) {
+        e->params_done = 1;
+        if (e->r.nparams) {
+            tl_buf b = {0};
+            tl_pm_params_repr(&b, &e->r);
+            e->params = tl_arena_strndup(a, b.p ? b.p : "", b.n);
+            tl_buf_free(&b);
+        }
+    }
+    return e->params;
+}
+
+/* Returns 0 to keep the row, -1 to drop it ("not implemented"). */
+static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
+{
+    pyt_ctx *c = u->c;
+    memset(r, 0, sizeof *r);
+    r->src = e;
+    r->uid = c->t->uid[e];
+    r->name = pyt_name(c, e);
+    r->dur = pyt_dur(c, e);
+    r->rec = c->recompute ? c->recompute[e] : -1;
+    int32_t *g = NULL;
+    size_t ng = 0, cap = 0;
+    pyt_gpu_events(c, e, &g, &ng, &cap);
+    r->g = tl_arena_alloc(&u->a, (ng ? ng : 1) * sizeof *r->g);
+    memcpy(r->g, g, ng * sizeof *g);
+    r->ng = ng;
+    free(g);
+    r->cat = pyt_category(c, e, stored_first_kernel(u, e, lidx));
+    r->ktime = NAN;
+    if (own_pm(u, e)) {
+        r->has_pm = 1;
+        const tl_pm_op *op = pm_op(u, e);
+        const tl_plugin_perf_model *ppm =
+            c->o->plugins ? tl_plugin_perf_model_for(c->o->plugins, r->name) : NULL;
+        if (ppm) {
+            /* a plugin model overrides a built-in one of the same name */
+            pyt_plugin_metrics pm;
+            if (pyt_plugin_eval(c, ppm, e, &pm) == 0) {
+                r->has_metrics = 1;
+                r->gflops = pm.gflops;
+                r->data_mb = pm.data_mb;
+                r->fpb = pm.fpb;
+                r->tbs = pm.tbs;
+                r->tflops = pm.tflops;
+                r->ktime = pm.ktime;
+                r->cspec = pm.cspec;
+                r->params_text = pm.params_text;
+                return 0;
+            }
+        } else if (op) {
+            const tl_pm_instance *in = pyt_pm_instance(c, e);
+            tl_pm_metrics m;
+            evalent *ent;
+            int rc = metrics_cached(u, op, in, TL_PM_FWD, &m, &ent);
+            if (rc == TL_EUNSUPPORTED) return -1;
+            if (rc == 0) {
+                set_metrics(r, &m);
+                r->params = ent;
+                return 0;
+            }
+        }
+    } else if (sole_bwd(u, e)) {
+        r->has_pm = 1;
+        int32_t f = u->sole_fwd[e];
+        const tl_pm_op *op = pyt_pm_op(c, f);
+        if (op && op->bwd_category) r->cat = op->bwd_category;
+        const tl_pm_metrics *m;
+        evalent *ent;
+        if (fwd_bwd_metrics(u, f, &m, &ent)) {
+            set_metrics(r, m);
+            r->params = ent;
+            return 0;
+        }
+    }
+    r->ktime = pyt_busy(c, r->g, r->ng);
+    return 0;
+}
+
+/* ---- summary (§9.5.4) -------------------------------------------------------------- */
+
+typedef struct ugrp {
+    TL_VEC(size_t) m;
+    double ksum;
+    int64_t ex_uid;
+    const char *ov_names;       /* _kl_overlap */
+    double base_total;
+    int64_t base_min_uid;
+} ugrp;
+
+/* per thread: the corpus workbook runs reports of several ranks at once */
+static _Thread_local ugrp *g_sort;
+static int cmp_ugrp(const void *a, const void *b)
+{
+    const ugrp *x = &g_sort[*(const size_t *)a], *y = &g_sort[*(const size_t *)b];
+    if (x->ksum > y->ksum) return -1;
+    if (x->ksum < y->ksum) return 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+static void stat_cols(tl_table *t, const char *base, const char *const *which, size_t n, size_t *cols)
+{
+    char nm[128];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(nm, sizeof nm, "%s_%s", base, which[i]);
+        cols[i] = tl_table_add_col(t, nm, TL_F64);
+    }
+}
+
+static double stat_pick(const pyt_stats *s, const char *w)
+{
+    if (!strcmp(w, "mean")) return s->mean;
+    if (!strcmp(w, "median")) return s->median;
+    if (!strcmp(w, "std")) return s->std;
+    if (!strcmp(w, "min")) return s->min;
+    if (!strcmp(w, "max")) return s->max;
+    return s->sum;
+}
+
+static int cmp_ugrp_kl(const void *a, const void *b)
+{
+    const ugrp *x = &g_sort[*(const size_t *)a], *y = &g_sort[*(const size_t *)b];
+    if (x->base_total != y->base_total) return x->base_total > y->base_total ? -1 : 1;
+    if (x->base_min_uid != y->base_min_uid) return x->base_min_uid < y->base_min_uid ? -1 : 1;
+    if (x->ov_names != y->ov_names) {
+        if (!x->ov_names || !y->ov_names) return x->ov_names ? -1 : 1;
+        int r = strcmp(x->ov_names, y->ov_names);
+        if (r) return r;
+    }
+    if (x->ksum != y->ksum) return x->ksum > y->ksum ? -1 : 1;
+    if (x->ex_uid != y->ex_uid) return x->ex_uid < y->ex_uid ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* pairs: NULL, or the report's output receiving the (GPU UID, summary row)
+ * pairs of --comparison_json_path. */
+static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, tl_pyt_sheets *pairs)
+{
+    pyt_ctx *c = u->c;
+    const tl_trace *t = c->t;
+    /* grouping keys */
+    const char **dims = tl_arena_alloc(&u->a, (nr ? nr : 1) * sizeof(char *) * 7);
+    const char **types = dims + nr, **strides = dims + 2 * nr, **conc = dims + 3 * nr;
+    const char **pn = dims + 4 * nr, **pl = dims + 5 * nr, **tn = dims + 6 * nr;
+    struct { const char *p[9]; int64_t rec; const char *ov; } key;
+    /* m groups by the whole key; bm, with overlaps only, by the key without
+     * the overlap names (base[group]: its bm group), for the totals the
+     * overlap sheet orders by */
+    tl_bmap m, bm = {0};
+    tl_bmap_init(&m, sizeof key, nr);
+    size_t *base = NULL, nbase = 0;
+    if (ovf) {
+        tl_bmap_init(&bm, sizeof key, nr);
+        base = tl_xmalloc((nr ? nr : 1) * sizeof *base);
+    }
+    ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);
+    size_t ng = 0;
+    int any_metrics = 0, any_roof = 0;
+    for (size_t i = 0; i < nr; i++) {
+        int32_t s = rows[i].src;
+        dims[i] = pyt_arg_tuple(c, t->in_dims[s]);
+        types[i] = pyt_arg_tuple(c, t->in_type[s]);
+        strides[i] = pyt_arg_tuple(c, t->in_strides[s]);
+        conc[i] = pyt_arg_tuple(c, t->concrete[s]);
+        pyt_meta_names(c, s, &pn[i], &pl[i], &tn[i]);
+        memset(&key, 0, sizeof key);
+        /* names: dictionary strings are unique per text; synthetic names
+         * are interned when made */
+        key.p[0] = rows[i].name;
+        key.p[1] = rows[i].cat;
+        key.p[2] = pn[i];
+        key.p[3] = pl[i];
+        key.p[4] = tn[i];
+        key.p[5] = dims[i];
+        key.p[6] = types[i];
+        key.p[7] = strides[i];
+        key.p[8] = conc[i];
+        key.rec = rows[i].rec;
+        int isnew;
+        size_t bgroup = 0;
+        if (ovf) {
+            size_t *bslot = tl_bmap_put(&bm, &key, &isnew); /* the key without overlap names */
+            if (isnew) *bslot = nbase++;
+            bgroup = *bslot;
+            key.ov = ovf[i].names;
+        }
+        size_t *slot = tl_bmap_put(&m, &key, &isnew);
+        if (isnew) {
+            *slot = ng;
+            g[ng].ex_uid = rows[i].uid;
+            g[ng].ov_names = key.ov;
+            if (ovf) base[ng] = bgroup;
+            ng++;
+        }
+        tl_vec_push(&g[*slot].m, i);
+        if (rows[i].has_metrics) any_metrics = 1;
+        if (rows[i].roof_valid) any_roof = 1;
+    }
+    tl_bmap_free(&m);
+    tl_bmap_free(&bm);
+    double *tmp = tl_xmalloc((nr ? nr : 1) * sizeof *tmp);
+    size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
+    for (size_t i = 0; i < ng; i++) {
+        for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = rows[g[i].m.v[q]].ktime;
+        g[i].ksum = pyt_kahan_sum(tmp, g[i].m.n);
+        ord[i] = i;
+    }
+    g_sort = g;
+    if (ovf) {
+        double *bt = tl_xcalloc(nbase ? nbase : 1, sizeof *bt);
+        int64_t *bu = tl_xmalloc((nbase ? nbase : 1) * sizeof *bu);
+        for (size_t b = 0; b < nbase; b++) bu[b] = INT64_MAX;
+        for (size_t i = 0; i < ng; i++) {
+            bt[base[i]] += g[i].ksum;
+            if (g[i].ex_uid < bu[base[i]]) bu[base[i]] = g[i].ex_uid;
+        }
+        for (size_t i = 0; i < ng; i++) { g[i].base_total = bt[base[i]]; g[i].base_min_uid = bu[base[i]]; }
+        free(bt);
+        free(bu);
+        qsort(ord, ng, sizeof *ord, cmp_ugrp_kl);
+    } else {
+        qsort(ord, ng, sizeof *ord, cmp_ugrp);
+    }
+    free(base);
+    if (pairs) {
+        /* in pre-summary row order, each kernel-list entry -> its output row */
+        size_t *out_row = tl_xmalloc((nr ? nr : 1) * sizeof *out_row), np = 0;
+        for (size_t oi = 0; oi < ng; oi++)
+            for (size_t q = 0; q < g[ord[oi]].m.n; q++) out_row[g[ord[oi]].m.v[q]] = oi;
+        for (size_t i = 0; i < nr; i++) np += rows[i].ng;
+        pairs->uid_pair_uid = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_uid);
+        pairs->uid_pair_row = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_row);
+        pairs->npairs = np;
+        np = 0;
+        for (size_t i = 0; i < nr; i++)
+            for (size_t k = 0; k < rows[i].ng; k++, np++) {
+                pairs->uid_pair_uid[np] = t->uid[rows[i].g[k]];
+                pairs->uid_pair_row[np] = out_row[i];
+            }
+        free(out_row);
+    }
+
+    tl_table *tab = tl_table_new(ovf ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
+    size_t cn = tl_table_add_col(tab, "name", TL_STR);
+    long cov = ovf ? (long)tl_table_add_col(tab, "overlapping_kernel_names", TL_STR) : -1;
+    size_t ccat = tl_table_add_col(tab, "op category", TL_STR);
+    size_t cpn = tl_table_add_col(tab, "process_name", TL_STR);
+    size_t cpl = tl_table_add_col(tab, "process_label", TL_STR);
+    size_t ctn = tl_table_add_col(tab, "thread_name", TL_STR);
+    size_t cd = tl_table_add_col(tab, "Input Dims", TL_STR);
+    size_t cty = tl_table_add_col(tab, "Input type", TL_STR);
+    size_t cst = tl_table_add_col(tab, "Input Strides", TL_STR);
+    size_t cci = tl_table_add_col(tab, "Concrete Inputs", TL_STR);
+    long crec = c->recompute ? (long)tl_table_add_col(tab, "is_recompute", TL_BOOL) : -1;
+    size_t cex = tl_table_add_col(tab, "ex_UID", TL_I64);
+    size_t ccount = tl_table_add_col(tab, "operation_count", TL_I64);
+    size_t ctot = tl_table_add_col(tab, "total_duration_us", TL_F64);
+    size_t cmean = tl_table_add_col(tab, "mean_duration_us", TL_F64);
+    size_t cstd = tl_table_add_col(tab, "std_duration_us", TL_F64);
+    long cgf = -1, cdm = -1, cfb = -1, ccs = -1, crb = -1;
+    if (any_metrics) {
+        cgf = (long)tl_table_add_col(tab, "GFLOPS", TL_F64);
+        cdm = (long)tl_table_add_col(tab, "Data Moved (MB)", TL_F64);
+        cfb = (long)tl_table_add_col(tab, "FLOPS/Byte", TL_F64);
+        ccs = (long)tl_table_add_col(tab, "Compute Spec", TL_STR);
+        if (any_roof) crb = (long)tl_table_add_col(tab, "Roofline Bound", TL_STR);
+    }
+    static const char *const MS[] = {"mean", "std"};
+    static const char *const REST[] = {"median", "min", "max"};
+    static const char *const ALL5[] = {"mean", "median", "std", "min", "max"};
+    size_t ctb1[2], ctf1[2], ck1[3], cdur[3], ctb2[3], ctf2[3], ck2[3], crt = 0, crp[5];
+    if (any_metrics) {
+        stat_cols(tab, "TB/s", MS, 2, ctb1);
+        stat_cols(tab, "TFLOPS/s", MS, 2, ctf1);
+    }
+    static const char *const KMS[] = {"mean", "std", "sum"};
+    stat_cols(tab, "Kernel Time (µs)", KMS, 3, ck1);
+    stat_cols(tab, "duration_us", REST, 3, cdur);
+    if (any_metrics) {
+        stat_cols(tab, "TB/s", REST, 3, ctb2);
+        stat_cols(tab, "TFLOPS/s", REST, 3, ctf2);
+        if (any_roof) {
+            crt = tl_table_add_col(tab, "Roofline Time (µs)_first", TL_F64);
+            stat_cols(tab, "Pct Roofline", ALL5, 5, crp);
+        }
+    }
+    stat_cols(tab, "Kernel Time (µs)", REST, 3, ck2);
+    size_t cks = tl_table_add_col(tab, "kernel_details_summary", TL_STR);
+    size_t ctr = tl_table_add_col(tab, "trunc_kernel_details", TL_STR);
+    size_t cos = 0, cot = 0, cop[5] = {0};
+    if (ovf) {
+        cos = tl_table_add_col(tab, "overlapping_kernels_details_summary", TL_STR);
+        cot = tl_table_add_col(tab, "trunc_overlapping_kernels_details", TL_STR);
+        stat_cols(tab, "overlap_pct", ALL5, 5, cop);
+    }
+    size_t cpp = tl_table_add_col(tab, "perf_params", TL_STR);
+    size_t chp = tl_table_add_col(tab, "has_perf_model", TL_BOOL);
+    long cep = -1, cstk = -1;
+    if (c->o->include_call_stack) {
+        cep = (long)tl_table_add_col(tab, "entry_point", TL_STR);
+        cstk = (long)tl_table_add_col(tab, "call_stack_full", TL_STR);
+    }
+    const pyt_ovf **ol = ovf ? tl_xmalloc((nr ? nr : 1) * sizeof *ol) : NULL;
+
+    pyt_klist *kl = tl_xmalloc((nr ? nr : 1) * sizeof *kl);
+    for (size_t oi = 0; oi < ng; oi++) {
+        ugrp *G = &g[ord[oi]];
+        size_t f = G->m.v[0], r = tl_table_add_row(tab), n = G->m.n;
+        const urow *R0 = &rows[f];
+        tl_table_set_str(tab, cn, r, R0->name);
+        tl_table_set_str(tab, ccat, r, R0->cat);
+        tl_table_set_str(tab, cpn, r, pn[f]);
+        tl_table_set_str(tab, cpl, r, pl[f]);
+        tl_table_set_str(tab, ctn, r, tn[f]);
+        if (dims[f]) tl_table_set_str(tab, cd, r, dims[f]);
+        if (types[f]) tl_table_set_str(tab, cty, r, types[f]);
+        if (strides[f]) tl_table_set_str(tab, cst, r, strides[f]);
+        if (conc[f]) tl_table_set_str(tab, cci, r, conc[f]);
+        if (crec >= 0) tl_table_set_bool(tab, (size_t)crec, r, R0->rec);
+        tl_table_set_i64(tab, cex, r, G->ex_uid);
+        tl_table_set_i64(tab, ccount, r, (int64_t)n);
+        pyt_stats sd, sk, stb, stf, srp;
+        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].dur;
+        pyt_stats_of(tmp, n, &sd);
+        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].ktime;
+        pyt_stats_of(tmp, n, &sk);
+        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tbs : NAN;
+        pyt_stats_of(tmp, n, &stb);
+        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tflops : NAN;
+        pyt_stats_of(tmp, n, &stf);
+        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].roof_valid ? rows[G->m.v[q]].rpct : NAN;
+        pyt_stats_of(tmp, n, &srp);
+        tl_table_set_f64(tab, ctot, r, sd.sum);
+        tl_table_set_f64(tab, cmean, r, sd.mean);
+        tl_table_set_f64(tab, cstd, r, sd.std);
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, cdur[i], r, stat_pick(&sd, REST[i]));
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ck1[i], r, stat_pick(&sk, KMS[i]));
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ck2[i], r, stat_pick(&sk, REST[i]));
+        if (any_metrics) {
+            /* first non-missing per column */
+            double gf = NAN, dm = NAN, fb = NAN, rt = NAN;
+            const char *cs = NULL, *rb = NULL;
+            for (size_t q = 0; q < n; q++) {
+                const urow *x = &rows[G->m.v[q]];
+                if (!x->has_metrics) continue;
+                if (isnan(gf)) gf = x->gflops;
+                if (isnan(dm)) dm = x->data_mb;
+                if (isnan(fb)) fb = x->fpb;
+                if (!cs) cs = x->cspec;
+                if (x->roof_valid) {
+                    if (isnan(rt)) rt = x->rtime;
+                    if (!rb) rb = x->rbound;
+                }
+            }
+            tl_table_set_f64(tab, (size_t)cgf, r, gf);
+            tl_table_set_f64(tab, (size_t)cdm, r, dm);
+            tl_table_set_f64(tab, (size_t)cfb, r, fb);
+            if (cs) tl_table_set_str(tab, (size_t)ccs, r, cs);
+            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, ctb1[i], r, stat_pick(&stb, MS[i]));
+            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, ctf1[i], r, stat_pick(&stf, MS[i]));
+            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ctb2[i], r, stat_pick(&stb, REST[i]));
+            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ctf2[i], r, stat_pick(&stf, REST[i]));
+            if (any_roof) {
+                if (rb) tl_table_set_str(tab, (size_t)crb, r, rb);
+                tl_table_set_f64(tab, crt, r, rt);
+                for (int i = 0; i < 5; i++) tl_table_set_f64(tab, crp[i], r, stat_pick(&srp, ALL5[i]));
+            }
+        }
+        for (size_t q = 0; q < n; q++) {
+            kl[q].rows = rows[G->m.v[q]].g;
+            kl[q].n = rows[G->m.v[q]].ng;
+        }
+        const char *ks, *kt;
+        pyt_kdetails(c, kl, n, &tab->arena, &ks, &kt);
+        if (ks) tl_table_set_str_ref(tab, cks, r, ks);
+        if (kt) tl_table_set_str_ref(tab, ctr, r, kt);
+        const char *pp = NULL;
+        for (size_t q = 0; q < n && !pp; q++)
+            pp = rows[G->m.v[q]].params_text ? rows[G->m.v[q]].params_text : params_text(&u->a, rows[G->m.v[q]].params);
+        if (pp) tl_table_set_str(tab, cpp, r, pp);
+        tl_table_set_bool(tab, chp, r, R0->has_pm);
+        if (ovf) {
+            if (G->ov_names) tl_table_set_str(tab, (size_t)cov, r, G->ov_names);
+            for (size_t q = 0; q < n; q++) ol[q] = &ovf[G->m.v[q]];
+            const char *os, *ot;
+            pyt_overlap_summary(ol, n, &tab->arena, &os, &ot);
+            tl_table_set_str_ref(tab, cos, r, os);
+            if (ot) tl_table_set_str_ref(tab, cot, r, ot);
+            pyt_stats so;
+            for (size_t q = 0; q < n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+            pyt_stats_of(tmp, n, &so);
+            if (!isnan(so.mean) && isnan(so.std)) so.std = 0.0;
+            for (int i = 0; i < 5; i++) tl_table_set_f64(tab, cop[i], r, pyt_round2(stat_pick(&so, ALL5[i])));
+        }
+        if (cep >= 0) {
+            /* the first instance's: an op's stack is the same at every call
+             * site that shares its arguments in practice */
+            tl_table_set_str(tab, (size_t)cep, r, pyt_entry_point(c, R0->src));
+            tl_table_set_str(tab, (size_t)cstk, r, pyt_call_stack(c, R0->g, R0->ng, &u->a));
+        }
+    }
+    free(ol);
+    pyt_add_percentages(tab, ck1[2]);
+    free(kl);
+    free(tmp);
+    free(ord);
+    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
+    free(g);
+    return tab;
+}
+
+/* ---- driver -------------------------------------------------------------------------- */
+
+static int64_t max_uid(const tl_trace *t)
+{
+    /* UIDs count every traceEvents element: the catalog's counts say how
+     * many (flows included, which the report does not load) */
+    int64_t tot = 0, v;
+    size_t cl = strlen(t->catalog);
+    static const char *const keys[] = {"events", "flows", "meta_events", "instant_events", "other_events"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        if (tl_args_get_i64(t->catalog, cl, keys[i], &v) == 0) tot += v;
+    int64_t mx = -1;
+    for (size_t i = 0; i < t->n; i++) if (t->uid[i] > mx) mx = t->uid[i];
+    for (size_t i = 0; i < t->nflows; i++) if (t->f_uid[i] > mx) mx = t->f_uid[i];
+    for (size_t i = 0; i < t->nmeta; i++) if (t->m_uid[i] > mx) mx = t->m_uid[i];
+    return tot - 1 > mx ? tot - 1 : mx;
+}
+
+int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    size_t n = c->n, nz = n ? n : 1;
+    if (!c->ngpu) return 0;
+    uctx u;
+    memset(&u, 0, sizeof u);
+    u.c = c;
+    tl_arena_init(&u.a, 1 << 16);
+    u.visited = tl_xcalloc(nz, 1);
+    u.desc_pm = tl_xcalloc(nz, 1);
+    u.own_pm_cache = tl_xcalloc(nz, 1);
+    u.sole_done = tl_xcalloc(nz, 1);
+    u.sole = tl_xcalloc(nz, 1);
+    u.sole_fwd = tl_xmalloc(nz * sizeof *u.sole_fwd);
+    u.gcount = tl_xmalloc(nz * sizeof *u.gcount);
+    u.mark = tl_xcalloc(nz, 1);
+    u.bwd_cached = tl_xmalloc(nz * sizeof *u.bwd_cached);
+    struct { uint64_t h; size_t n; } hk0;
+    tl_bmap_init(&u.evmap, sizeof hk0, 256);
+    u.pm = tl_pm_ctx_new();
+    for (size_t i = 0; i < n; i++) {
+        u.gcount[i] = 0;
+        u.bwd_cached[i] = -1;
+    }
+    for (size_t q = n; q-- > 0;) { /* children before parents */
+        int32_t x = c->order[q], p = c->parent[x];
+        if (p >= 0) u.gcount[p] += u.gcount[x] + (c->gclass[x] ? 1 : 0);
+    }
+    /* desc_pm: some cpu_op strictly below has its own model and GPU work */
+    for (size_t q = n; q-- > 0;) {
+        int32_t x = c->order[q], p = c->parent[x];
+        if (p < 0) continue;
+        if (u.desc_pm[x] || (c->t->kind[x] == TL_K_CPU_OP && u.gcount[x] && own_pm(&u, x))) u.desc_pm[p] = 1;
+    }
+    /* start points: parentless python functions with GPU work (UID order),
+     * then the cpu roots in processing (stable ts) order */
+    int32_t *roots = tl_xmalloc(nz * sizeof *roots);
+    size_t nroots = 0;
+    if (c->python)
+        for (size_t i = 0; i < n; i++)
+            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && u.gcount[i]) visit(&u, (int32_t)i);
+    for (size_t i = 0; i < n; i++) {
+        if (c->t->kind[i] != TL_K_CPU_OP) continue;
+        int root = 1;
+        for (int32_t a = c->parent[i]; a >= 0; a = c->parent[a])
+            if (c->t->kind[a] != TL_K_PYTHON) { root = 0; break; }
+            else if (!c->python) { root = 0; break; }
+        if (root) roots[nroots++] = (int32_t)i;
+    }
+    pyt_sort_rows_by_ts(c, roots, nroots);
+    for (size_t i = 0; i < nroots; i++) visit(&u, roots[i]);
+    free(roots);
+
+    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx);
+    for (size_t i = 0; i < n; i++) lidx[i] = -1;
+    for (size_t j = 0; j < c->nl; j++) lidx[c->l_row[j]] = (int32_t)j;
+
+    /* rows of the collected events */
+    urow *rows = tl_xmalloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
+    size_t nr = 0;
+    uint8_t *covered = tl_xcalloc(nz, 1);
+    for (size_t i = 0; i < u.collected.n; i++) {
+        int32_t e = u.collected.v[i];
+        /* coverage counts every collected event, even a dropped row */
+        int32_t *g = NULL;
+        size_t ng = 0, cap = 0;
+        pyt_subtree_gpu(c, e, &g, &ng, &cap);
+        for (size_t k = 0; k < ng; k++) covered[g[k]] = 1;
+        free(g);
+        if (build_row(&u, &rows[nr], e, lidx) == 0) nr++;
+    }
+    /* synthetic ops (§9.5.2): orphans per runtime parent first, then
+     * kernels with a cpu_op ancestor, each in UID order */
+    int64_t next_uid = max_uid(c->t) + 1;
+    TL_VEC(int32_t) orphan_parents = {0};
+    TL_VEC(int32_t) with_cpu = {0};
+    int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
+    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
+    uint8_t *op_seen = tl_xcalloc(nz, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
+        int32_t a = c->parent[i], cpu = -1;
+        for (int32_t x = a; x >= 0; x = c->parent[x])
+            if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
+        cpu_of[i] = cpu;
+        if (cpu >= 0) tl_vec_push(&with_cpu, (int32_t)i);
+        else if (a >= 0 && !op_seen[a]) { op_seen[a] = 1; tl_vec_push(&orphan_parents, a); }
+    }
+    /* orphans grouped by runtime parent (first-seen order), stable */
+    size_t nop = orphan_parents.n;
+    int32_t *pidx = tl_xmalloc(nz * sizeof *pidx);
+    for (size_t j = 0; j < nop; j++) pidx[orphan_parents.v[j]] = (int32_t)j;
+    size_t *goff = tl_xcalloc(nop + 1, sizeof *goff);
+    size_t norph = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i)) {
+            goff[pidx[c->parent[i]] + 1]++;
+            norph++;
+        }
+    for (size_t j = 0; j < nop; j++) goff[j + 1] += goff[j];
+    int32_t *orph = tl_xmalloc((norph ? norph : 1) * sizeof *orph);
+    for (size_t i = 0; i < n; i++)
+        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i))
+            orph[goff[pidx[c->parent[i]]]++] = (int32_t)i;
+    free(goff);
+    free(pidx);
+    tl_buf nb = {0};
+    for (size_t j = 0; j < norph + with_cpu.n; j++) {
+        int32_t gk = j < norph ? orph[j] : with_cpu.v[j - norph];
+        int32_t p = j < norph ? c->parent[gk] : cpu_of[gk];
+        urow *r = &rows[nr++];
+        memset(r, 0, sizeof *r);
+        r->src = p;
+        r->uid = next_uid++;
+        nb.n = 0;
+        tl_buf_puts(&nb, pyt_name(c, p));
+        tl_buf_puts(&nb, "->");
+        tl_buf_puts(&nb, pyt_name(c, gk));
+        tl_buf_puts(&nb, " (Synthetic Op)");
+        tl_buf_putc(&nb, 0);
+        r->name = pyt_intern(c, nb.p);
+        /* QUIRK (§9.5.2): the fallback reads the parent's stale kernel list;
+         * --fix_quirks uses the synthetic op's own kernel */
+        int32_t fk = c->o->fix_quirks ? gk : stored_first_kernel(&u, p, lidx);
+        r->cat = pyt_category_name(c, r->name, fk >= 0 ? pyt_name(c, fk) : NULL);
+        r->g = tl_arena_alloc(&u.a, sizeof *r->g);
+        r->g[0] = gk;
+        r->ng = 1;
+        r->dur = pyt_dur(c, p);
+        r->rec = c->recompute ? c->recompute[p] : -1;
+        r->ktime = pyt_busy(c, r->g, 1);
+    }
+    free(orph);
+    tl_buf_free(&nb);
+    tl_vec_free(&orphan_parents);
+    tl_vec_free(&with_cpu);
+    free(cpu_of);
+    free(op_seen);
+    free(covered);
+
+    if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
+    if (nr && c->o->include_overlap_info) {
+        if (!c->overlap) c->overlap = pyt_overlap_build(c);
+        pyt_ovf *ovf = tl_xcalloc(nr, sizeof *ovf);
+        int32_t *tmp = NULL;
+        size_t cap = 0;
+        for (size_t i = 0; i < nr; i++) {
+            if (rows[i].ng > cap) { cap = rows[i].ng; tmp = tl_xrealloc(tmp, cap * sizeof *tmp); }
+            memcpy(tmp, rows[i].g, rows[i].ng * sizeof *tmp);
+            pyt_sort_rows_by_ts(c, tmp, rows[i].ng);
+            pyt_overlap_fields(c, c->overlap, tmp, rows[i].ng, &c->arena, &ovf[i]);
+        }
+        free(tmp);
+        pyt_sheets_push(out, summarise(&u, rows, nr, ovf, NULL));
+        free(ovf);
+    }
+    free(rows);
+    free(lidx);
+    tl_pm_ctx_free(u.pm);
+    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
+    free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
+    tl_vec_free(&u.bwd_m); tl_vec_free(&u.bwd_ents); tl_vec_free(&u.ev); tl_bmap_free(&u.evmap);
+    tl_vec_free(&u.collected);
+    tl_arena_free(&u.a);
+    return 0;
+}

@@ -1,0 +1,356 @@
+/* pytorch_util.c — small shared pieces of the PyTorch report: statistics
+ * computed the way pandas' group-by computes them (Kahan sums, Welford
+ * sample std), stable index sorts, percentage columns, a string hash map
+ * for group keys, and the sheet list. Matching pandas' algorithms (not just
+ * the math) keeps the last digits equal to the reference's. */
+#include "query/pytorch/pytorch_internal.h"
+
+#include <stdlib.h>
+
+double pyt_kahan_sum(const double *v, size_t n)
+{
+    /* pandas' group sum/mean: Kahan-compensated, NaN skipped */
+    double s = 0, comp = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(v[i])) continue;
+        double y = v[i] - comp;
+        double t = s + y;
+        comp = (t - s) - y;
+        s = t;
+    }
+    return s;
+}
+
+void pyt_stats_of(double *v, size_t n, pyt_stats *s)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(v[i])) v[m++] = v[i];
+    s->n = m;
+    s->sum = pyt_kahan_sum(v, m);
+    if (!m) {
+        s->mean = s->median = s->std = s->min = s->max = NAN;
+        return;
+    }
+    s->mean = s->sum / (double)m;
+    /* Welford in row order (before sorting for the median) */
+    double mean = 0, m2 = 0;
+    for (size_t i = 0; i < m; i++) {
+        double d = v[i] - mean;
+        mean += d / (double)(i + 1);
+        m2 += (v[i] - mean) * d;
+    }
+    s->std = m > 1 ? sqrt(m2 / (double)(m - 1)) : NAN;
+    s->min = s->max = v[0];
+    for (size_t i = 1; i < m; i++) {
+        if (v[i] < s->min) s->min = v[i];
+        if (v[i] > s->max) s->max = v[i];
+    }
+    s->median = tl_median_f64(v, m);
+}
+
+/* ---- stable sorts --------------------------------------------------------- */
+
+typedef struct { double k; size_t i; } kd;
+
+static int cmp_kd_asc(const void *a, const void *b)
+{
+    const kd *x = a, *y = b;
+    if (x->k < y->k) return -1;
+    if (x->k > y->k) return 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static int cmp_kd_desc(const void *a, const void *b)
+{
+    const kd *x = a, *y = b;
+    if (x->k > y->k) return -1;
+    if (x->k < y->k) return 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void pyt_sort_idx_f64(size_t *idx, size_t n, const double *key, int desc)
+{
+    kd *a = tl_xmalloc((n ? n : 1) * sizeof *a);
+    for (size_t i = 0; i < n; i++) {
+        a[i].k = key[idx[i]];
+        if (isnan(a[i].k)) a[i].k = desc ? -INFINITY : INFINITY; /* NaN last */
+        a[i].i = i;
+    }
+    qsort(a, n, sizeof *a, desc ? cmp_kd_desc : cmp_kd_asc);
+    size_t *tmp = tl_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++) tmp[i] = idx[a[i].i];
+    memcpy(idx, tmp, n * sizeof *idx);
+    free(tmp);
+    free(a);
+}
+
+/* ---- sheets ------------------------------------------------------------- */
+
+void pyt_sheets_push(tl_pyt_sheets *s, tl_table *t)
+{
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->v = tl_xrealloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = t;
+}
+
+void pyt_sheets_pending(tl_pyt_sheets *s, const char *name)
+{
+    s->pending = tl_xrealloc((void *)s->pending, (s->npending + 1) * sizeof *s->pending);
+    s->pending[s->npending++] = tl_xstrdup(name);
+}
+
+void tl_pyt_sheets_free(tl_pyt_sheets *s)
+{
+    if (!s) return;
+    tl_tables_free(s->v, s->n);
+    for (size_t i = 0; i < s->npending; i++) free((void *)s->pending[i]);
+    free((void *)s->pending);
+    free(s->uid_pair_uid);
+    free(s->uid_pair_row);
+    memset(s, 0, sizeof *s);
+}
+
+tl_table *tl_pyt_sheet(const tl_pyt_sheets *s, const char *name) { return tl_tables_find(s->v, s->n, name); }
+
+void pyt_add_percentages(tl_table *t, size_t vcol)
+{
+    size_t pc = tl_table_add_col(t, "Percentage (%)", TL_F64);
+    size_t cc = tl_table_add_col(t, "Cumulative Percentage (%)", TL_F64);
+    double *v = tl_xmalloc((t->nrows ? t->nrows : 1) * sizeof *v);
+    for (size_t r = 0; r < t->nrows; r++) v[r] = tl_table_num(t, vcol, r);
+    /* pandas Series.sum(): NumPy pairwise summation; with these magnitudes a
+     * plain loop agrees far below the comparison tolerance */
+    double tot = 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (!isnan(v[r])) tot += v[r];
+    double cum = 0;
+    for (size_t r = 0; r < t->nrows; r++) {
+        double p = v[r] / tot * 100.0;
+        tl_table_set_f64(t, pc, r, p);
+        if (!isnan(p)) cum += p;
+        tl_table_set_f64(t, cc, r, isnan(p) ? NAN : cum);
+    }
+    free(v);
+}
+
+/* ---- string map ----------------------------------------------------------- */
+
+void pyt_smap_init(pyt_smap *m, size_t hint)
+{
+    m->cap = 64;
+    while (m->cap < hint * 2) m->cap *= 2;
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
+    m->hashes = tl_xcalloc(m->cap, sizeof *m->hashes);
+    m->n = 0;
+}
+
+void pyt_smap_free(pyt_smap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->hashes);
+    memset(m, 0, sizeof *m);
+}
+
+/* Keys are stored with their length in the hash's high bits check plus a
+ * full compare; key texts must stay alive (they live in arenas). */
+static size_t *smap_find(pyt_smap *m, const char *key, size_t len, uint64_t h, int create, int *isnew)
+{
+    size_t i = h & (m->cap - 1);
+    while (m->keys[i]) {
+        if (m->hashes[i] == h && strncmp(m->keys[i], key, len) == 0 && m->keys[i][len] == 0)
+            return &m->vals[i];
+        i = (i + 1) & (m->cap - 1);
+    }
+    if (!create) return NULL;
+    m->keys[i] = key;
+    m->hashes[i] = h;
+    m->vals[i] = 0;
+    m->n++;
+    if (isnew) *isnew = 1;
+    return &m->vals[i];
+}
+
+size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew)
+{
+    if (isnew) *isnew = 0;
+    if ((m->n + 1) * 2 > m->cap) {
+        pyt_smap o = *m;
+        pyt_smap_init(m, o.cap);
+        for (size_t i = 0; i < o.cap; i++)
+            if (o.keys[i]) {
+                size_t *v = smap_find(m, o.keys[i], strlen(o.keys[i]), o.hashes[i], 1, NULL);
+                *v = o.vals[i];
+            }
+        pyt_smap_free(&o);
+    }
+    uint64_t h = tl_hash64(key, keylen, 0);
+    return smap_find(m, key, keylen, h, 1, isnew);
+}
+
+size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen)
+{
+    uint64_t h = tl_hash64(key, keylen, 0);
+    return smap_find((pyt_smap *)m, key, keylen, h, 0, NULL);
+}
+
+/* ---- NumPy's argsort(kind="quicksort") and pandas' nargsort ----------------
+ * pandas sorts one column descending by reversing it, argsorting with
+ * NumPy's introsort (unstable for more than 16 rows) and reversing the
+ * result; the reference's row order among tied values comes from exactly
+ * that, so it is reproduced here (scalar NumPy code path). */
+
+static int np_less(double a, double b) { return a < b || (b != b && a == a); }
+
+static void np_aheapsort(const double *v, size_t *tosort, size_t n)
+{
+    size_t *a = tosort - 1, i, j, l, tmp;
+    for (l = n >> 1; l > 0; --l) {
+        tmp = a[l];
+        for (i = l, j = l << 1; j <= n;) {
+            if (j < n && np_less(v[a[j]], v[a[j + 1]])) j += 1;
+            if (np_less(v[tmp], v[a[j]])) { a[i] = a[j]; i = j; j += j; }
+            else break;
+        }
+        a[i] = tmp;
+    }
+    for (; n > 1;) {
+        tmp = a[n];
+        a[n] = a[1];
+        n -= 1;
+        for (i = 1, j = 2; j <= n;) {
+            if (j < n && np_less(v[a[j]], v[a[j + 1]])) j++;
+            if (np_less(v[tmp], v[a[j]])) { a[i] = a[j]; i = j; j += j; }
+            else break;
+        }
+        a[i] = tmp;
+    }
+}
+
+#define NP_SWAP(a, b) do { size_t t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+static void np_aquicksort(const double *v, size_t *tosort, size_t num)
+{
+    if (num < 2) return;
+    size_t *pl = tosort, *pr = tosort + num - 1;
+    size_t *stack[128], **sptr = stack;
+    int depth[64], *psdepth = depth;
+    int cdepth = 0;
+    for (size_t u = num; u >>= 1;) cdepth++;
+    cdepth *= 2;
+    size_t *pm, *pi, *pj, *pk, vi;
+    double vp;
+    for (;;) {
+        if (cdepth < 0) {
+            np_aheapsort(v, pl, (size_t)(pr - pl) + 1);
+            goto stack_pop;
+        }
+        while ((pr - pl) > 15) {
+            pm = pl + ((pr - pl) >> 1);
+            if (np_less(v[*pm], v[*pl])) NP_SWAP(*pm, *pl);
+            if (np_less(v[*pr], v[*pm])) NP_SWAP(*pr, *pm);
+            if (np_less(v[*pm], v[*pl])) NP_SWAP(*pm, *pl);
+            vp = v[*pm];
+            pi = pl;
+            pj = pr - 1;
+            NP_SWAP(*pm, *pj);
+            for (;;) {
+                do { ++pi; } while (np_less(v[*pi], vp));
+                do { --pj; } while (np_less(vp, v[*pj]));
+                if (pi >= pj) break;
+                NP_SWAP(*pi, *pj);
+            }
+            pk = pr - 1;
+            NP_SWAP(*pi, *pk);
+            if (pi - pl < pr - pi) {
+                *sptr++ = pi + 1;
+                *sptr++ = pr;
+                pr = pi - 1;
+            } else {
+                *sptr++ = pl;
+                *sptr++ = pi - 1;
+                pl = pi + 1;
+            }
+            *psdepth++ = --cdepth;
+        }
+        for (pi = pl + 1; pi <= pr; ++pi) {
+            vi = *pi;
+            vp = v[vi];
+            pj = pi;
+            pk = pi - 1;
+            while (pj > pl && np_less(vp, v[*pk])) *pj-- = *pk--;
+            *pj = vi;
+        }
+    stack_pop:
+        if (sptr == stack) break;
+        pr = *(--sptr);
+        pl = *(--sptr);
+        cdepth = *(--psdepth);
+    }
+}
+
+void pyt_sort_desc_np(size_t *idx, size_t n, const double *key)
+{
+    if (n < 2) return;
+    /* nargsort(ascending=False, na_position="last") */
+    size_t nn = 0, nnan = 0;
+    double *v = tl_xmalloc(n * sizeof *v);
+    size_t *vi = tl_xmalloc(n * sizeof *vi), *nan_idx = tl_xmalloc(n * sizeof *nan_idx);
+    for (size_t i = 0; i < n; i++) {
+        double k = key[idx[i]];
+        if (isnan(k)) nan_idx[nnan++] = idx[i];
+    }
+    /* reversed non-NaN items */
+    for (size_t i = n; i-- > 0;) {
+        double k = key[idx[i]];
+        if (isnan(k)) continue;
+        v[nn] = k;
+        vi[nn++] = idx[i];
+    }
+    size_t *ord = tl_xmalloc((nn ? nn : 1) * sizeof *ord);
+    for (size_t i = 0; i < nn; i++) ord[i] = i;
+    np_aquicksort(v, ord, nn);
+    /* indexer = vi[ord], reversed; NaN positions appended */
+    for (size_t i = 0; i < nn; i++) idx[i] = vi[ord[nn - 1 - i]];
+    for (size_t i = 0; i < nnan; i++) idx[nn + i] = nan_idx[i];
+    free(ord);
+    free(v);
+    free(vi);
+    free(nan_idx);
+}
+
+/* ---- interning: equal texts -> one pointer, so group keys can hold
+ * pointers instead of texts ------------------------------------------------ */
+
+const char *pyt_intern(pyt_ctx *c, const char *s)
+{
+    if (!s) return NULL;
+    if (!c->intern_init) {
+        pyt_smap_init(&c->intern, 1024);
+        c->intern_init = 1;
+    }
+    size_t len = strlen(s);
+    size_t *v = pyt_smap_get(&c->intern, s, len);
+    if (v) return c->intern_str[*v];
+    char *copy = tl_arena_strndup(&c->arena, s, len);
+    int isnew;
+    v = pyt_smap_put(&c->intern, copy, len, &isnew);
+    if (c->nintern == c->capintern) {
+        c->capintern = c->capintern ? c->capintern * 2 : 256;
+        c->intern_str = tl_xrealloc(c->intern_str, c->capintern * sizeof *c->intern_str);
+    }
+    c->intern_str[c->nintern] = copy;
+    *v = c->nintern++;
+    return copy;
+}
+
+void pyt_sort_desc(const pyt_ctx *c, size_t *idx, size_t n, const double *key)
+{
+    /* --fix_quirks: ties keep the ascending-key order (stable) */
+    if (c->o->fix_quirks) pyt_sort_idx_f64(idx, n, key, 1);
+    else pyt_sort_desc_np(idx, n, key);
+}
