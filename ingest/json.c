@@ -1,10 +1,10 @@
 /* json.c — the zero-copy, validating JSON scanner (see json.h). The hot
  * paths — whitespace runs of pretty-printed traces and string bodies — scan
- * 16 bytes at a time with SSE2; everything else is plain byte code. */
+ * 16 bytes at a time through the masks of json_mask16.h (SSE2, or a scalar
+ * loop without it); everything else is plain byte code. */
 #include "ingest/json.h"
 #include "ingest/source.h"
 
-#include <emmintrin.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,12 +84,7 @@ size_t tl_json_skip_ws_slow(const char *b, size_t pos, size_t len)
      * usually finds the next token. */
     for (;;) {
         while (pos + 16 <= len) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
-            __m128i ws = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-                                      _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
-                                                   _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-            int m = _mm_movemask_epi8(ws);
+            unsigned m = tl_json_mask16_ws(b + pos);
             if (m != 0xffff) return pos + (size_t)__builtin_ctz(~m & 0xffff);
             pos += 16;
         }
@@ -147,11 +142,7 @@ int tl_json_string_slow(tl_json *j, const char **s, size_t *n, int *esc)
     int has_esc = 0;
     for (;;) {
         while (pos + 16 <= len) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(b + pos));
-            __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                  _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20)));
-            int mask = _mm_movemask_epi8(m);
+            unsigned mask = tl_json_mask16_quote(b + pos) | tl_json_mask16_unplain(b + pos);
             if (mask) { pos += (size_t)__builtin_ctz(mask); goto special; }
             pos += 16;
         }
@@ -273,9 +264,7 @@ static const uint64_t POW10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 10000
 /* Length of the run of ASCII digits at s, at most 16 (16 bytes readable). */
 static inline int digit_run16(const char *s)
 {
-    __m128i t = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)s), _mm_set1_epi8('0'));
-    __m128i isd = _mm_cmpeq_epi8(_mm_min_epu8(t, _mm_set1_epi8(9)), t);
-    return __builtin_ctz((~(unsigned)_mm_movemask_epi8(isd) & 0xffffu) | 0x10000u);
+    return __builtin_ctz((~tl_json_mask16_digit(s) & 0xffffu) | 0x10000u);
 }
 
 /* Value of the n digits at s (1 <= n <= 8) by SWAR (as in simdjson);
@@ -640,6 +629,21 @@ static int skip_min_value(tl_json *j, tl_buf *o, int depth)
     return 0;
 }
 
+/* Appends n bytes at s to o, which has 64 bytes of room; s has at least
+ * 32 readable bytes (the fast path's slack), so short tokens are copied
+ * as a fixed 16 bytes, which the compiler turns into one move instead of
+ * a variable-length memcpy call. */
+static inline void copy_token(tl_buf *o, const char *s, size_t n)
+{
+    if (n <= 16) {
+        memcpy(o->p + o->n, s, 16);
+    } else {
+        tl_buf_reserve(o, n + 64);
+        memcpy(o->p + o->n, s, n);
+    }
+    o->n += n;
+}
+
 /* Fast path of tl_json_skip_min for the values Kineto promotes (Input
  * Dims, Input type, Input Strides, Concrete Inputs, grid, block): arrays,
  * nested to any depth, of plain integers and of ASCII strings without
@@ -648,20 +652,6 @@ static int skip_min_value(tl_json *j, tl_buf *o, int depth)
  * objects, the window end, deep nesting) it returns 0 without moving
  * j->pos and the general path starts over. On success the minified text
  * is in o (NUL-terminated) and it returns 1. */
-/* Appends n bytes at s to o, which has 64 bytes of room; s has at least
- * 32 readable bytes (the fast path's slack), so short tokens are copied
- * with one 16-byte move instead of a memcpy call. */
-static inline void copy_token(tl_buf *o, const char *s, size_t n)
-{
-    if (n <= 16) {
-        _mm_storeu_si128((__m128i *)(o->p + o->n), _mm_loadu_si128((const __m128i *)s));
-    } else {
-        tl_buf_reserve(o, n + 64);
-        memcpy(o->p + o->n, s, n);
-    }
-    o->n += n;
-}
-
 static int min_fast(tl_json *j, tl_buf *o)
 {
     const char *b = j->buf;
@@ -690,12 +680,9 @@ static int min_fast(tl_json *j, tl_buf *o)
             size_t q = p + 1;
             for (;;) {
                 if (q >= lim) return 0;
-                __m128i v = _mm_loadu_si128((const __m128i *)(b + q));
-                int m = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')),
-                                                                    _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'))),
-                                                       _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+                unsigned m = tl_json_mask16_quote(b + q) | tl_json_mask16_unplain(b + q);
                 if (!m) { q += 16; continue; }
-                q += (size_t)__builtin_ctz((unsigned)m);
+                q += (size_t)__builtin_ctz(m);
                 if (b[q] != '"') return 0;
                 break;
             }

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "base/base.h"
-#include <emmintrin.h>
+#include "ingest/json_mask16.h"
 
 #define TL_JNEED 1 /* positive: not an error, the window needs more input */
 #define TL_JSON_MAX_DEPTH 512
@@ -86,13 +86,11 @@ static inline int tl_json_string(tl_json *j, const char **s, size_t *n, int *esc
     size_t p = j->pos;
     if (p + 33 <= j->len) {
         for (size_t off = 0; off < 32; off += 16) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(j->buf + p + 1 + off));
-            int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-            int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
-                                                     _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+            unsigned q = tl_json_mask16_quote(j->buf + p + 1 + off);
+            unsigned bad = tl_json_mask16_unplain(j->buf + p + 1 + off);
             if (q) {
-                int at = __builtin_ctz((unsigned)q);
-                if (bad & ((1 << at) - 1)) break;
+                int at = __builtin_ctz(q);
+                if (bad & ((1u << at) - 1)) break;
                 *s = j->buf + p + 1;
                 *n = off + (size_t)at;
                 if (esc) *esc = 0;
@@ -168,13 +166,11 @@ static inline __attribute__((always_inline)) int tl_json_obj_next(tl_json *j, in
     }
     if (b[p] != '"') goto slow;
     {
-        __m128i v = _mm_loadu_si128((const __m128i *)(b + p + 1));
-        int q = _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8('"')));
-        int bad = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\\')),
-                                                 _mm_cmplt_epi8(v, _mm_set1_epi8(0x20))));
+        unsigned q = tl_json_mask16_quote(b + p + 1);
+        unsigned bad = tl_json_mask16_unplain(b + p + 1);
         if (!q) goto slow;
-        int at = __builtin_ctz((unsigned)q);
-        if (bad & ((1 << at) - 1)) goto slow;
+        int at = __builtin_ctz(q);
+        if (bad & ((1u << at) - 1)) goto slow;
         *k = b + p + 1;
         *kn = (size_t)at;
         p += (size_t)at + 2;

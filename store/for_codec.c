@@ -1,8 +1,16 @@
 /* for_codec.c — frame-of-reference narrowing of int64 chunks (for_codec.h). */
 #include "store/for_codec.h"
 
-#include <emmintrin.h>
 #include <string.h>
+
+/* TL_NO_SIMD, or a target without SSE2 (aarch64), widens with the scalar
+ * loops of tl_for_widen alone; they give the same values. */
+#if defined(__SSE2__) && !defined(TL_NO_SIMD)
+#define TL_FOR_SSE2 1
+#include <emmintrin.h>
+#else
+#define TL_FOR_SSE2 0
+#endif
 
 int tl_for_plan(const int64_t *x, size_t n, int64_t *base)
 {
@@ -39,6 +47,7 @@ void tl_for_narrow(const int64_t *x, size_t n, int w, int64_t base, unsigned cha
     }
 }
 
+#if TL_FOR_SSE2
 /* SSE2: four 4-byte offsets (or eight 2-byte ones) at a time, zero-extended
  * to 64-bit lanes, added to the base, the all-ones ones replaced by
  * INT64_MIN. In place (src inside dst's tail) each block's loads come
@@ -86,11 +95,16 @@ static size_t widen2_sse2(int64_t *dst, const unsigned char *src, size_t n, int6
     }
     return i;
 }
+#endif
 
 void tl_for_widen(int64_t *dst, const unsigned char *src, size_t n, int w, int64_t base)
 {
     /* the SIMD blocks, then one scalar loop per width for the rest */
+#if TL_FOR_SSE2
     size_t i0 = w == 4 ? widen4_sse2(dst, src, n, base) : w == 2 ? widen2_sse2(dst, src, n, base) : 0;
+#else
+    size_t i0 = 0;
+#endif
     dst += i0, src += i0 * (size_t)w, n -= i0;
     if (w == 1) {
         for (size_t i = 0; i < n; i++) {
