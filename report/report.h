@@ -41,7 +41,7 @@ int tl_report_csv_write_dir(tl_table *const *tables, size_t n, const char *dir, 
 /* Appends one field with the quoting rule above. */
 void tl_report_csv_field(tl_buf *b, const char *s, size_t n);
 
-/* ---- reading (report/csv_read.c, report/xlsx_read.c) --------------------
+/* ---- reading (report/csv_read.c, xlsx_read.c, report_read.c) ---------
  * Column types are inferred per column like pandas: every non-empty cell an
  * integer -> TL_I64; integers/floats with empty cells (or all empty) ->
  * TL_F64 with NaN; True/False (any of True TRUE true / False FALSE false)
