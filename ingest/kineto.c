@@ -1,10 +1,10 @@
-/* kineto.c — the PyTorch profiler (Kineto) JSON reader. Streams the
- * document with the zero-copy scanner: the top-level object's keys other
- * than traceEvents are kept verbatim for the catalog; each element of
- * traceEvents is parsed as one restartable unit into the builder. Complete
- * events keep their raw args text; the args the reports need are promoted
- * into typed columns (ints) or interned minified JSON text (Input Dims …).
- * See spec/pytorch-report.md §2 for the event kinds. */
+/* kineto.c — one element of a PyTorch profiler (Kineto) traceEvents array,
+ * parsed as one restartable unit into the builder, and the reader state
+ * that parse uses. Complete events keep their raw args text; the args the
+ * reports need are promoted into typed columns (ints) or interned minified
+ * JSON text (Input Dims …). See spec/pytorch-report.md §2 for the event
+ * kinds. The document is read by kineto_doc.c, the array by
+ * kineto_split.c. */
 #include "ingest/kineto_internal.h"
 
 #include <stdlib.h>
@@ -296,76 +296,4 @@ int tl_kineto_event(kreader *k)
     }
     k->uid++;
     return 0;
-}
-
-int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
-{
-    tl_json jj, *j = &jj;
-    int rc = tl_json_init_src(j, src, path, err);
-    if (rc) return rc;
-    kreader k;
-    tl_kreader_init(&k, j, b, src);
-    tl_build_set_format(b, "kineto");
-    tl_build_select_args(b); /* parse_args flags "Output type" */
-    int p;
-    for (;;) {
-        p = tl_json_peek(j);
-        if (p != TL_JWS_NEED) break;
-        if ((rc = tl_json_refill(j, j->pos))) goto out;
-    }
-    if (p == -1) { rc = tl_errf(err, TL_EFORMAT, "%s: empty file (no JSON document)", path); goto out; }
-    if (p != '{') { rc = tl_json_fail(j, "'{' at the start of a trace (not a JSON trace object)"); goto out; }
-    j->pos++;
-    int first = 1, have_events = 0;
-    for (;;) {
-        const char *key;
-        size_t kn;
-        size_t mark = j->pos;
-        int fsave = first;
-        for (;;) {
-            rc = tl_json_obj_next(j, &first, &key, &kn);
-            if (rc == 0 && key && !(kn == 11 && memcmp(key, "traceEvents", 11) == 0)) {
-                const char *v;
-                size_t vn;
-                size_t kcopy_n = kn;
-                char kcopy[256];
-                memcpy(kcopy, key, kn < sizeof kcopy ? kn : sizeof kcopy);
-                if (kcopy_n > sizeof kcopy) kcopy_n = sizeof kcopy;
-                rc = tl_json_skip(j, &v, &vn);
-                if (rc == 0) tl_build_toplevel(b, kcopy, kcopy_n, v, vn);
-            }
-            if (rc != TL_JNEED) break;
-            first = fsave;
-            if ((rc = tl_json_refill(j, mark))) goto out;
-            mark = j->pos;
-        }
-        if (rc) goto out;
-        if (!key) break;
-        if (kn == 11 && memcmp(key, "traceEvents", 11) == 0) {
-            if (have_events) { rc = tl_json_fail_at(j, j->pos, "duplicate key \"traceEvents\""); goto out; }
-            have_events = 1;
-            for (;;) {
-                rc = tl_json_expect(j, '[', "'[' (traceEvents must be an array)");
-                if (rc != TL_JNEED) break;
-                if ((rc = tl_json_refill(j, j->pos))) goto out;
-            }
-            if (rc) goto out;
-            if ((rc = tl_kineto_events(&k))) goto out;
-        }
-    }
-    for (;;) {
-        p = tl_json_peek(j);
-        if (p != TL_JWS_NEED) break;
-        if ((rc = tl_json_refill(j, j->pos))) goto out;
-    }
-    if (p != -1) { rc = tl_json_fail(j, "end of input after the trace object"); goto out; }
-    if (!have_events) {
-        tl_json_fail_at(j, j->pos, "no \"traceEvents\" array in the document (not a PyTorch profiler trace?)");
-        rc = err->code = TL_ENOTTRACE;
-        goto out;
-    }
-    rc = 0;
-out:
-    tl_kreader_free(&k);
-    return rc;
 }

@@ -1,6 +1,6 @@
 /* kineto_internal.h — the Kineto reader's per-thread state, shared by
- * kineto.c (the document and one event) and kineto_split.c (the event
- * array, serially or in parts on several threads). */
+ * kineto_doc.c (the document), kineto_split.c (the event array, serially
+ * or in parts on several threads) and kineto.c (one event). */
 #ifndef TL_KINETO_INTERNAL_H
 #define TL_KINETO_INTERNAL_H
 

@@ -68,7 +68,7 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * Rows of stores written before keep their whole args text. NULL-ended. */
 extern const char *const TL_ARGS_SEL_KEYS[];
 /* §5.1 communication kernel name: contains nccl, rccl or
- * cross_device_reduce, any case (ingest/tree.c; the reports use it too). */
+ * cross_device_reduce, any case (ingest/comm_kernel.c). */
 int tl_is_comm_kernel_name(const char *s, size_t n);
 #define TL_C_ROW "row"             /* args_sel: u32 event row */
 

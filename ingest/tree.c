@@ -117,16 +117,6 @@ static int name_has_launch(const tl_build *b, uint32_t id)
     return 0;
 }
 
-/* §5.1: communication kernels never get a launcher. */
-int tl_is_comm_kernel_name(const char *s, size_t n)
-{
-    for (size_t i = 0; i + 4 <= n; i++) {
-        if (strncasecmp(s + i, "nccl", 4) == 0 || strncasecmp(s + i, "rccl", 4) == 0) return 1;
-        if (i + 19 <= n && strncasecmp(s + i, "cross_device_reduce", 19) == 0) return 1;
-    }
-    return 0;
-}
-
 /* One (pid, tid) stack of open events for the §4.2 nesting, each with
  * its end time (so that no per-event time arrays are needed). */
 typedef struct open_ev {
@@ -263,7 +253,8 @@ int tl_build_tree(tl_build *b, tl_err *err)
     if (threaded) pthread_join(th, NULL);
 
     /* §4.4 launcher attribution (default tree: python functions excluded) */
-    /* comm classification once per distinct name: 0 unknown, 1 no, 2 yes */
+    /* §5.1: communication kernels never get a launcher; each distinct name
+     * is classified once (0 unknown, 1 no, 2 yes) */
     uint8_t *comm = tl_xcalloc(b->soff.n + 1, 1);
     for (size_t k = 0; k < n; k++) {
         if (!tl_kind_is_gpu(b->kind.v[k]) || !b->linked[k]) continue;
