@@ -151,7 +151,6 @@ typedef struct aq_chunks {
 
 /* Static dictionary of kind names (id = tl_kind). */
 const tl_dict *aq_kind_dict(void);
-extern const char *const aq_kind_names[TL_K_COUNT];
 
 typedef struct aq_tctx {
     tl_reader *r;

@@ -11,6 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+/* Kind names as the catalog record's "kinds" object spells them (index =
+ * tl_kind). */
+static const char *const aq_kind_names[TL_K_COUNT] = {
+    "other", "cpu_op", "python_function", "cuda_runtime", "cuda_driver", "kernel",
+    "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation",
+};
+
 /* ---- JSON helpers (catalog text is JSON we wrote ourselves, but metadata
  * inside it comes from traces, so parse defensively) ---------------------- */
 const char *aq_json_ws(const char *p, const char *end)

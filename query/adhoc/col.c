@@ -13,11 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const aq_kind_names[TL_K_COUNT] = {
-    "other", "cpu_op", "python_function", "cuda_runtime", "cuda_driver", "kernel",
-    "gpu_memcpy", "gpu_memset", "user_annotation", "gpu_user_annotation",
-};
-
 /* Kind names as a dictionary whose id is kind + 1 (id 0 stays "null"). */
 static const char KIND_BYTES[] =
     "\0other\0cpu_op\0python_function\0cuda_runtime\0cuda_driver\0kernel\0gpu_memcpy\0gpu_memset\0"
@@ -284,6 +279,38 @@ static long rep_col(const tl_table *t, const char *header)
     return -1;
 }
 
+/* Values of a report-sheet column (x->report, computed per trace) at rows,
+ * as text, integers or floats by the column's declared type; all missing
+ * when the sheet lacks the column. */
+static void report_col(aq_tctx *x, const aq_coldef *d, const uint32_t *rows, size_t m, aq_vec *out)
+{
+    tl_arena *a = &x->arena;
+    size_t mm = m ? m : 1;
+    const tl_table *t = x->report;
+    long col = t ? rep_col(t, d->store) : -1;
+    if (d->type == AQ_STR) {
+        out->vt = AQ_V_TEXT;
+        out->t = tl_arena_alloc(a, mm * sizeof(const char *));
+        char buf[64];
+        for (size_t i = 0; i < m; i++) {
+            if (col < 0 || tl_table_is_missing(t, (size_t)col, rows[i])) { out->t[i] = NULL; continue; }
+            const char *s = tl_table_cell_text(t, (size_t)col, rows[i], buf, sizeof buf);
+            out->t[i] = s == buf ? tl_arena_strdup(a, buf) : s;
+        }
+    } else if (d->type == AQ_INT) {
+        out->vt = AQ_V_I64;
+        out->i = tl_arena_alloc(a, mm * sizeof(int64_t));
+        for (size_t i = 0; i < m; i++) {
+            double v = col < 0 ? NAN : tl_table_num(t, (size_t)col, rows[i]);
+            out->i[i] = isnan(v) ? INT64_MIN : (int64_t)llround(v);
+        }
+    } else {
+        out->vt = AQ_V_F64;
+        out->f = tl_arena_alloc(a, mm * sizeof(double));
+        for (size_t i = 0; i < m; i++) out->f[i] = col < 0 ? NAN : tl_table_num(t, (size_t)col, rows[i]);
+    }
+}
+
 int aq_vec_get(aq_tctx *x, const aq_colref *c, const uint32_t *rows, size_t m, aq_vec *out,
                tl_err *err)
 {
@@ -405,32 +432,9 @@ int aq_vec_get(aq_tctx *x, const aq_colref *c, const uint32_t *rows, size_t m, a
         for (size_t i = 0; i < m; i++) out->i[i] = rows[i] < x->nrows ? src[rows[i]] : INT64_MIN;
         return TL_OK;
     }
-    case AQ_S_REPCOL: {
-        const tl_table *t = x->report;
-        long col = t ? rep_col(t, d->store) : -1;
-        if (d->type == AQ_STR) {
-            out->vt = AQ_V_TEXT;
-            out->t = tl_arena_alloc(a, mm * sizeof(const char *));
-            char buf[64];
-            for (size_t i = 0; i < m; i++) {
-                if (col < 0 || tl_table_is_missing(t, (size_t)col, rows[i])) { out->t[i] = NULL; continue; }
-                const char *s = tl_table_cell_text(t, (size_t)col, rows[i], buf, sizeof buf);
-                out->t[i] = s == buf ? tl_arena_strdup(a, buf) : s;
-            }
-        } else if (d->type == AQ_INT) {
-            out->vt = AQ_V_I64;
-            out->i = tl_arena_alloc(a, mm * sizeof(int64_t));
-            for (size_t i = 0; i < m; i++) {
-                double v = col < 0 ? NAN : tl_table_num(t, (size_t)col, rows[i]);
-                out->i[i] = isnan(v) ? INT64_MIN : (int64_t)llround(v);
-            }
-        } else {
-            out->vt = AQ_V_F64;
-            out->f = tl_arena_alloc(a, mm * sizeof(double));
-            for (size_t i = 0; i < m; i++) out->f[i] = col < 0 ? NAN : tl_table_num(t, (size_t)col, rows[i]);
-        }
+    case AQ_S_REPCOL:
+        report_col(x, d, rows, m, out);
         return TL_OK;
-    }
     default:
         return tl_errf(err, TL_EUSAGE, "column %s cannot be read here", c->display);
     }
