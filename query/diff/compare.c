@@ -168,6 +168,48 @@ static int diffpct_tag(const char *name, const char **tag, size_t *taglen)
     return 1;
 }
 
+/* Appends the diff and pct columns of every metric against the first
+ * report, metric-major, tag-minor; returns how many it added. */
+static size_t add_diff_pct(tl_table *o, const char *const *tags, size_t n, const char *const *metrics,
+                           size_t nmetrics, tl_buf *nm)
+{
+    size_t nrows = o->nrows, ndp = 0;
+    for (size_t mi = 0; mi < nmetrics; mi++) {
+        nm->n = 0;
+        tl_buf_printf(nm, "%s::%s", tags[0], metrics[mi]);
+        long bc = tl_table_col(o, nm->p);
+        for (size_t k = 1; k < n; k++) {
+            nm->n = 0;
+            tl_buf_printf(nm, "%s::%s", tags[k], metrics[mi]);
+            long vc = tl_table_col(o, nm->p);
+            int ints = bc >= 0 && vc >= 0 && o->cols[bc].type == TL_I64 && o->cols[vc].type == TL_I64 &&
+                       !o->cols[bc].as_float && !o->cols[vc].as_float;
+            nm->n = 0;
+            tl_buf_printf(nm, "%s__%s_diff", metrics[mi], tags[k]);
+            size_t dc = tl_table_add_col(o, nm->p, ints ? TL_I64 : TL_F64);
+            nm->n = 0;
+            tl_buf_printf(nm, "%s__%s_pct", metrics[mi], tags[k]);
+            size_t pc = tl_table_add_col(o, nm->p, TL_F64);
+            ndp += 2;
+            for (size_t r = 0; r < nrows; r++) {
+                if (ints) {
+                    if (missing(o, bc, (long)r) || missing(o, vc, (long)r)) continue;
+                    int64_t a = o->cols[bc].v.i[r], b = o->cols[vc].v.i[r];
+                    tl_table_set_i64(o, dc, r, b - a);
+                    if (a != 0) tl_table_set_f64(o, pc, r, (double)(b - a) / (double)a * 100.0);
+                } else {
+                    double a = bc >= 0 ? tl_table_num(o, (size_t)bc, r) : NAN;
+                    double b = vc >= 0 ? tl_table_num(o, (size_t)vc, r) : NAN;
+                    double dv = b - a;
+                    tl_table_set_f64(o, dc, r, dv);
+                    if (a != 0 && !isnan(a) && !isnan(dv)) tl_table_set_f64(o, pc, r, dv / a * 100.0);
+                }
+            }
+        }
+    }
+    return ndp;
+}
+
 int tl_compare_build(const tl_table *const *tables, const char *const *tags, size_t n,
                      const char *const *keys, size_t nkeys, const char *const *metrics, size_t nmetrics,
                      const char *name, tl_table **out, tl_err *err)
@@ -288,41 +330,7 @@ int tl_compare_build(const tl_table *const *tables, const char *const *tags, siz
                 o->cols[oc].as_float = 1;
         }
     }
-    /* diff / pct, metric-major, tag-minor */
-    size_t ndp = 0;
-    for (size_t mi = 0; mi < nmetrics; mi++) {
-        nm.n = 0;
-        tl_buf_printf(&nm, "%s::%s", tags[0], metrics[mi]);
-        long bc = tl_table_col(o, nm.p);
-        for (size_t k = 1; k < n; k++) {
-            nm.n = 0;
-            tl_buf_printf(&nm, "%s::%s", tags[k], metrics[mi]);
-            long vc = tl_table_col(o, nm.p);
-            int ints = bc >= 0 && vc >= 0 && o->cols[bc].type == TL_I64 && o->cols[vc].type == TL_I64 &&
-                       !o->cols[bc].as_float && !o->cols[vc].as_float;
-            nm.n = 0;
-            tl_buf_printf(&nm, "%s__%s_diff", metrics[mi], tags[k]);
-            size_t dc = tl_table_add_col(o, nm.p, ints ? TL_I64 : TL_F64);
-            nm.n = 0;
-            tl_buf_printf(&nm, "%s__%s_pct", metrics[mi], tags[k]);
-            size_t pc = tl_table_add_col(o, nm.p, TL_F64);
-            ndp += 2;
-            for (size_t r = 0; r < nrows; r++) {
-                if (ints) {
-                    if (missing(o, bc, (long)r) || missing(o, vc, (long)r)) continue;
-                    int64_t a = o->cols[bc].v.i[r], b = o->cols[vc].v.i[r];
-                    tl_table_set_i64(o, dc, r, b - a);
-                    if (a != 0) tl_table_set_f64(o, pc, r, (double)(b - a) / (double)a * 100.0);
-                } else {
-                    double a = bc >= 0 ? tl_table_num(o, (size_t)bc, r) : NAN;
-                    double b = vc >= 0 ? tl_table_num(o, (size_t)vc, r) : NAN;
-                    double dv = b - a;
-                    tl_table_set_f64(o, dc, r, dv);
-                    if (a != 0 && !isnan(a) && !isnan(dv)) tl_table_set_f64(o, pc, r, dv / a * 100.0);
-                }
-            }
-        }
-    }
+    size_t ndp = add_diff_pct(o, tags, n, metrics, nmetrics, &nm);
     /* order: keys, diff/pct, the prefixed columns */
     if (ndp) {
         size_t start = o->ncols - ndp;

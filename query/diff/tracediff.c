@@ -1,8 +1,9 @@
 /* tracediff.c — TraceDiff core (spec diff-compare-phases.md A1-A5): the
  * per-trace tree view over the stored columns, name normalisation, the
- * recursive merge with its four alignment phases, the UID map and the
- * merged-tree printer. The report tables (A6-A8) are in tracediff_stats.c;
- * both share the private state declared in tracediff_internal.h. */
+ * recursive merge with its four alignment phases, the UID map, the
+ * merged-tree printer and the entry points, which run the merge and then
+ * the report tables (A6-A8) of tracediff_stats.c; both share the private
+ * state declared in tracediff_internal.h. */
 #include "query/diff/tracediff_internal.h"
 
 #include <math.h>
@@ -124,15 +125,6 @@ void tl_diff_norm_name(const char *s, int strip, tl_buf *out)
     tl_buf_free(&b);
 }
 
-/* Display name of a row: its name, or the UID in decimal when empty. */
-const char *td_name(const td_side *s, int32_t r, char buf[24])
-{
-    const char *nm = tl_trace_str(s->t, s->t->name[r]);
-    if (nm && *nm) return nm;
-    snprintf(buf, 24, "%u", s->t->uid[r]);
-    return buf;
-}
-
 int32_t td_norm(tl_diff *d, const td_side *s_, int32_t r, int strip)
 {
     td_side *s = (td_side *)s_;
@@ -189,6 +181,41 @@ static int name_eq(const tl_trace *t, int32_t r, const char *lit)
 {
     const char *s = tl_trace_str(t, t->name[r]);
     return s && strcmp(s, lit) == 0;
+}
+
+/* gpu_events (A1): for each runtime call in file order, its GPU events are
+ * appended to it and to every ancestor; a node with any, or a GPU event
+ * itself, is on the GPU path (TD_ON). */
+static void side_gpu_events(td_side *s)
+{
+    const tl_trace *t = s->t;
+    size_t n = s->n;
+    s->nge = tl_xcalloc(n ? n : 1, sizeof *s->nge);
+    s->ge = tl_xcalloc(n ? n : 1, sizeof *s->ge);
+    size_t gtotal = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (!tl_kind_is_runtime(t->kind[r])) continue;
+        for (uint32_t c = 0; c < s->nkids[r]; c++) {
+            int32_t g = s->kids[r][c];
+            if (!(s->fl[g] & TD_GPU)) continue;
+            for (int32_t a = (int32_t)r; a >= 0; a = s->parent[a]) { s->nge[a]++; gtotal++; }
+        }
+    }
+    s->gpool = tl_xmalloc((gtotal ? gtotal : 1) * sizeof *s->gpool);
+    size_t off = 0;
+    for (size_t i = 0; i < n; i++) { s->ge[i] = s->gpool + off; off += s->nge[i]; }
+    uint32_t *gf = tl_xcalloc(n ? n : 1, sizeof *gf);
+    for (size_t r = 0; r < n; r++) {
+        if (!tl_kind_is_runtime(t->kind[r])) continue;
+        for (uint32_t c = 0; c < s->nkids[r]; c++) {
+            int32_t g = s->kids[r][c];
+            if (!(s->fl[g] & TD_GPU)) continue;
+            for (int32_t a = (int32_t)r; a >= 0; a = s->parent[a]) ((int32_t *)s->ge[a])[gf[a]++] = g;
+        }
+    }
+    free(gf);
+    for (size_t i = 0; i < n; i++)
+        if ((s->fl[i] & TD_GPU) || s->nge[i]) s->fl[i] |= TD_ON;
 }
 
 static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_err *err)
@@ -303,34 +330,7 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
     free(fill);
     tl_vec_free(&host);
 
-    /* gpu_events: for each runtime call in file order, its GPU events are
-     * appended to it and to every ancestor (A1) */
-    s->nge = tl_xcalloc(n ? n : 1, sizeof *s->nge);
-    s->ge = tl_xcalloc(n ? n : 1, sizeof *s->ge);
-    size_t gtotal = 0;
-    for (size_t r = 0; r < n; r++) {
-        if (!tl_kind_is_runtime(t->kind[r])) continue;
-        for (uint32_t c = 0; c < s->nkids[r]; c++) {
-            int32_t g = s->kids[r][c];
-            if (!(s->fl[g] & TD_GPU)) continue;
-            for (int32_t a = (int32_t)r; a >= 0; a = s->parent[a]) { s->nge[a]++; gtotal++; }
-        }
-    }
-    s->gpool = tl_xmalloc((gtotal ? gtotal : 1) * sizeof *s->gpool);
-    off = 0;
-    for (size_t i = 0; i < n; i++) { s->ge[i] = s->gpool + off; off += s->nge[i]; }
-    uint32_t *gf = tl_xcalloc(n ? n : 1, sizeof *gf);
-    for (size_t r = 0; r < n; r++) {
-        if (!tl_kind_is_runtime(t->kind[r])) continue;
-        for (uint32_t c = 0; c < s->nkids[r]; c++) {
-            int32_t g = s->kids[r][c];
-            if (!(s->fl[g] & TD_GPU)) continue;
-            for (int32_t a = (int32_t)r; a >= 0; a = s->parent[a]) ((int32_t *)s->ge[a])[gf[a]++] = g;
-        }
-    }
-    free(gf);
-    for (size_t i = 0; i < n; i++)
-        if ((s->fl[i] & TD_GPU) || s->nge[i]) s->fl[i] |= TD_ON;
+    side_gpu_events(s);
 
     /* A3: top-level roots, with the reference's in-place rewiring */
     for (size_t k = 0; k < croots.n; k++) {
@@ -1097,6 +1097,22 @@ void tl_diff_free(tl_diff *d)
     td_stats_free(d);
     tl_arena_free(&d->arena);
     free(d);
+}
+
+/* The A10 report hook (diff.h): the merge, then its two sheets. */
+int tl_diff_comparison_sheets(const tl_trace *t1, const tl_trace *t2, const tl_diff_opts *o, tl_table *unified,
+                              const int64_t *gpu_uids, const size_t *uid_row, size_t n,
+                              tl_table **diff_stats_sheet, tl_err *err)
+{
+    *diff_stats_sheet = NULL;
+    if (unified && !unified->nrows) return TL_OK; /* the reference runs it only with rows */
+    tl_diff *d;
+    int rc = tl_diff_run(t1, t2, o, &d, err);
+    if (rc) return rc;
+    *diff_stats_sheet = tl_diff_stats_sheet(d);
+    rc = tl_diff_enrich_unified(d, unified, gpu_uids, uid_row, n, err);
+    tl_diff_free(d);
+    return rc;
 }
 
 size_t tl_diff_merged_nodes(const tl_diff *d) { return d->nodes.n; }

@@ -83,7 +83,16 @@ struct tl_diff {
 };
 
 int32_t td_intern(td_strtab *st, const char *s, size_t n);
-const char *td_name(const td_side *s, int32_t r, char buf[24]);
+/* Display name of a row: its name, or the UID in decimal when empty. Both
+ * the merge and the report tables print it; inline here so that the report
+ * tables need nothing from the merge's source. */
+static inline const char *td_name(const td_side *s, int32_t r, char buf[24])
+{
+    const char *nm = tl_trace_str(s->t, s->t->name[r]);
+    if (nm && *nm) return nm;
+    snprintf(buf, 24, "%u", s->t->uid[r]);
+    return buf;
+}
 int32_t td_norm(tl_diff *d, const td_side *s, int32_t r, int strip);
 int32_t td_row_of_uid(const td_side *s, int64_t uid);
 

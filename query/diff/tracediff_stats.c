@@ -2,8 +2,8 @@
  * (spec diff-compare-phases.md A6-A10): diff_stats (one row per GPU event,
  * attributed to its lowest common ancestor), the unique-args summary with
  * pandas' compensated sums, the cpu-op <-> kernel maps and the renaming side
- * effects the reference files depend on, the per-LCA summary, the report
- * hook of --comparison_json_path and the file writer. */
+ * effects the reference files depend on, the per-LCA summary, the unified
+ * sheet's enrichment and the file writer. */
 #include "query/diff/tracediff_internal.h"
 #include "query/core/pyval.h"
 
@@ -1137,7 +1137,7 @@ tl_table *tl_diff_lca_summary(const tl_diff *d)
     return t;
 }
 
-/* ---- A10 report hook --------------------------------------------------------- */
+/* ---- A10 unified sheet: the diff columns the report hook adds ---------------- */
 
 /* Moves the last k columns of t to just after column `after`. */
 static void move_cols_after(tl_table *t, size_t after, size_t k)
@@ -1264,21 +1264,6 @@ int tl_diff_enrich_unified(const tl_diff *d, tl_table *u, const int64_t *gpu_uid
     free(hit);
     lca_free(&L);
     return TL_OK;
-}
-
-int tl_diff_comparison_sheets(const tl_trace *t1, const tl_trace *t2, const tl_diff_opts *o, tl_table *unified,
-                              const int64_t *gpu_uids, const size_t *uid_row, size_t n,
-                              tl_table **diff_stats_sheet, tl_err *err)
-{
-    *diff_stats_sheet = NULL;
-    if (unified && !unified->nrows) return TL_OK; /* the reference runs it only with rows */
-    tl_diff *d;
-    int rc = tl_diff_run(t1, t2, o, &d, err);
-    if (rc) return rc;
-    *diff_stats_sheet = tl_diff_stats_sheet(d);
-    rc = tl_diff_enrich_unified(d, unified, gpu_uids, uid_row, n, err);
-    tl_diff_free(d);
-    return rc;
 }
 
 const char *tl_diff_map_json(const tl_diff *d, int which)
