@@ -14,6 +14,11 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
+echo "== Scalar build (TL_NO_SIMD, as on targets without SSE2): unit and ingest tests"
+cmake -S . -B build-nosimd -DCMAKE_BUILD_TYPE=Release -DTL_NO_SIMD=ON
+cmake --build build-nosimd -j"$jobs"
+ctest --test-dir build-nosimd --output-on-failure -j"$jobs" -R '^(unit|ingest)\.'
+
 echo "== ASan + UBSan build: unit and script tests"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTL_SANITIZE=ON
 cmake --build build-asan -j"$jobs"
