@@ -1,6 +1,6 @@
 /* report.h — the report module: renders tl_tables (query/table.h) as CSV
- * files, xlsx workbooks (with native charts through libxlsxwriter, without
- * through our own writer, xlsx_ooxml.c) and aligned
+ * files, xlsx workbooks (our own SpreadsheetML writer, xlsx_ooxml.c, with
+ * native charts as DrawingML, xlsx_chart.c) and aligned
  * terminal tables, and reads report workbooks / CSV folders (ours or the
  * reference tool's) back into tl_tables for report comparison and tests.
  * It computes no metrics: every number arrives in a table.
@@ -88,30 +88,18 @@ int tl_report_read(const char *path, unsigned flags, tl_report_tables *out, tl_e
 typedef struct tl_xlsx tl_xlsx;
 
 typedef struct tl_xlsx_opts {
-    int charts;         /* 1: charts will be added: the workbook is written
-                           by libxlsxwriter (~1 us a cell). 0 (default):
-                           tables only, written by report/xlsx_ooxml.c
-                           (inline strings, rows streamed, nothing held). */
-    int shared_strings; /* with charts: 1: classic mode, whole workbook in memory with a
-                           shared-string table. 0 (default): libxlsxwriter's
-                           constant-memory mode, rows streamed to a temp file
-                           and strings stored inline, so million-row sheets
-                           do not need gigabytes. */
+    int charts;         /* 1: charts will be added (every visible sheet then
+                           carries a drawing for them). 0 (default): tables
+                           only, and adding a chart fails. */
     size_t max_rows;    /* data rows a sheet may have; larger tables go to a
                            CSV beside the workbook. 0 = Excel's 1,048,575. */
     int quiet;          /* no notes on stderr about renamed sheets (the CSV
                            fallback is always reported) */
-    const char *tmpdir; /* with charts: libxlsxwriter's temp files; NULL = default */
 } tl_xlsx_opts;
 
 #define TL_XLSX_MAX_ROWS 1048575u /* 1,048,576 rows minus the header */
 #define TL_XLSX_MAX_COLS 16384u
 #define TL_XLSX_COL_WIDTH_MAX 60.0
-
-/* Loads libxlsxwriter (which workbooks with charts need; it is loaded on
- * first use, store/lazylib.h) now, so that a command can fail before doing
- * any work when it is missing. 0 or TL_EUNSUPPORTED with a message. */
-int tl_report_xlsx_charts_ready(tl_err *err);
 
 /* Starts a workbook at path (written by tl_report_xlsx_close). */
 int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **out, tl_err *err);

@@ -1,7 +1,6 @@
-/* xlsx.c — tables to an Excel workbook. A workbook opened for charts (GPU
- * timeline breakdown, time by category, roofline) is written through
- * libxlsxwriter, which draws them; every other one by our own SpreadsheetML
- * writer (xlsx_ooxml.c), 5-10x faster on large sheets. Sheet names
+/* xlsx.c — tables to an Excel workbook, written by our SpreadsheetML
+ * writer (xlsx_ooxml.c), with native charts (GPU timeline breakdown, time
+ * by category, rooflines) as DrawingML parts (xlsx_chart.c). Sheet names
  * are made valid and unique here because the reference tool lets a name that
  * collides after Excel's 31-character cut overwrite an earlier sheet
  * (spec diff-compare-phases.md B5); sheets too big for Excel go to a CSV
@@ -9,84 +8,45 @@
  * temporary name and renamed on close, so a failure never leaves half a file
  * under the requested name. */
 #include "report/report.h"
+#include "report/xlsx_chart.h"
 #include "report/xlsx_ooxml.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
-#include <xlsxwriter.h>
-#include "base/lazylib.h"
-
-/* The libxlsxwriter functions this file calls, bound on first use
- * (store/lazylib.h): only workbooks with charts load the library. */
-#define LXW_FUNCS(X) \
-    X(chart_add_series) \
-    X(chart_axis_set_log_base) \
-    X(chart_axis_set_name) \
-    X(chart_legend_set_position) \
-    X(chart_series_set_categories) \
-    X(chart_series_set_line) \
-    X(chart_series_set_marker_size) \
-    X(chart_series_set_marker_type) \
-    X(chart_series_set_name) \
-    X(chart_series_set_name_range) \
-    X(chart_series_set_values) \
-    X(chart_title_set_name) \
-    X(format_set_bold) \
-    X(lxw_strerror) \
-    X(workbook_add_chart) \
-    X(workbook_add_format) \
-    X(workbook_add_worksheet) \
-    X(workbook_close) \
-    X(workbook_new_opt) \
-    X(workbook_validate_sheet_name) \
-    X(worksheet_freeze_panes) \
-    X(worksheet_hide) \
-    X(worksheet_insert_chart_opt) \
-    X(worksheet_set_column_opt) \
-    X(worksheet_write_boolean) \
-    X(worksheet_write_number) \
-    X(worksheet_write_string)
-TL_LAZY_API(LX, LXW_FUNCS, TL_SONAME_XLSXWRITER, "xlsx output with charts");
 
 #define SHEET_NAME_MAX 31
 #define XLSX_STR_MAX 32767 /* characters per cell */
 #define WIDTH_SCAN_ROWS 1000
+/* a chart's size at scale 1, in pixels (Excel's default chart) */
+#define CHART_W_PX 480
+#define CHART_H_PX 288
 
 typedef struct sheet_ent {
     char *table_name, *sheet_name; /* sheet_name NULL: sent to CSV */
-    lxw_worksheet *ws;
+    size_t part;                   /* sheet number in the workbook; 0: none (CSV, or the chart data not yet written) */
     size_t nrows, ncols;
 } sheet_ent;
 
 struct tl_xlsx {
-    lxw_workbook *wb; /* with charts; else ox */
     tl_ooxml *ox;
     char *path, *tmp_path;
     tl_xlsx_opts opts;
-    lxw_format *bold;
     TL_VEC(sheet_ent) sheets;
-    lxw_worksheet *data_ws; /* hidden sheet holding explicit chart points */
+    /* the hidden sheet of explicit chart points (written at close), its
+     * series (copied into the arena) and its next free row (0-based) */
     const char *data_name;
-    uint32_t data_row;
+    TL_VEC(tl_xy_series) points;
+    size_t data_row;
     tl_arena arena;
 };
 
-static int lxw_fail(tl_err *err, lxw_error e, const char *what)
-{
-    return tl_errf(err, TL_EIO, "xlsx: %s: %s", what, LX.lxw_strerror(e));
-}
-
-int tl_report_xlsx_charts_ready(tl_err *err) { return tl_lazylib_bind(&LX_lib, &LX, err); }
-
 int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **out, tl_err *err)
 {
-    /* libxlsxwriter only touches the file at close; check the directory now
-     * so a bad path fails before any work is done. */
+    /* the file is created under a temporary name: check the directory
+     * first, so that the message names the path that was asked for */
     char *dir = tl_xstrdup(path);
     char *slash = strrchr(dir, '/');
     if (slash) slash[slash == dir ? 1 : 0] = 0;
@@ -101,34 +61,12 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
     if (!x->opts.max_rows || x->opts.max_rows > TL_XLSX_MAX_ROWS) x->opts.max_rows = TL_XLSX_MAX_ROWS;
     x->path = tl_arena_strdup(&x->arena, path);
     x->tmp_path = tl_arena_printf(&x->arena, "%s.tmp%ld", path, (long)getpid());
-    if (!x->opts.charts) {
-        int rc = tl_ooxml_open(x->tmp_path, &x->ox, err);
-        if (rc) {
-            tl_arena_free(&x->arena);
-            free(x);
-        } else {
-            *out = x;
-        }
-        return rc;
-    }
-    int rc = tl_report_xlsx_charts_ready(err);
+    int rc = tl_ooxml_open(x->tmp_path, x->opts.charts, &x->ox, err);
     if (rc) {
         tl_arena_free(&x->arena);
         free(x);
         return rc;
     }
-    lxw_workbook_options wo = {0};
-    wo.constant_memory = x->opts.shared_strings ? LXW_FALSE : LXW_TRUE;
-    wo.tmpdir = x->opts.tmpdir ? tl_arena_strdup(&x->arena, x->opts.tmpdir) : NULL;
-    wo.use_zip64 = LXW_TRUE; /* sheets near Excel's row limit exceed 4 GiB of XML */
-    x->wb = LX.workbook_new_opt(x->tmp_path, &wo);
-    if (!x->wb) {
-        tl_arena_free(&x->arena);
-        free(x);
-        return tl_errf(err, TL_ENOMEM, "%s: cannot start workbook", path);
-    }
-    x->bold = LX.workbook_add_format(x->wb);
-    LX.format_set_bold(x->bold);
     *out = x;
     return TL_OK;
 }
@@ -284,7 +222,7 @@ static int write_csv_instead(tl_xlsx *x, const tl_table *t, tl_err *err)
                 "(%zu rows, %u columns); wrote it to %s instead of %s\n",
                 t->name, t->nrows, t->ncols, x->opts.max_rows, TL_XLSX_MAX_COLS, p.p, x->path);
     tl_buf_free(&p);
-    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), NULL, NULL, t->nrows, t->ncols};
+    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), NULL, 0, t->nrows, t->ncols};
     if (rc == TL_OK) tl_vec_push(&x->sheets, e);
     return rc;
 }
@@ -296,17 +234,6 @@ static void note_cut(const tl_xlsx *x, const char *name, int cut)
                 name, XLSX_STR_MAX);
 }
 
-/* Records a written sheet (ws: libxlsxwriter's, NULL with our writer). */
-static int sheet_done(tl_xlsx *x, const tl_table *t, char *name, lxw_worksheet *ws, int cut,
-                      const char **sheet_name)
-{
-    note_cut(x, name, cut);
-    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, ws, t->nrows, t->ncols};
-    tl_vec_push(&x->sheets, e);
-    if (sheet_name) *sheet_name = name;
-    return TL_OK;
-}
-
 static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char **sheet_name, tl_err *err)
 {
     double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
@@ -314,7 +241,12 @@ static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char
     int cut = 0;
     int rc = tl_ooxml_add_sheet(x->ox, name, t, w, xml_safe, &cut, err);
     free(w);
-    return rc ? rc : sheet_done(x, t, name, NULL, cut, sheet_name);
+    if (rc) return rc;
+    note_cut(x, name, cut);
+    sheet_ent e = {tl_arena_strdup(&x->arena, t->name), name, tl_ooxml_sheet_count(x->ox), t->nrows, t->ncols};
+    tl_vec_push(&x->sheets, e);
+    if (sheet_name) *sheet_name = name;
+    return TL_OK;
 }
 
 int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err)
@@ -327,65 +259,20 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
     if (!x->opts.quiet && strcmp(clean, name) != 0)
         fprintf(stderr, "tracelens: sheet name '%s' is already used in %s; sheet '%s' is written as '%s'\n",
                 clean, x->path, t->name, name);
-    if (x->ox) return add_table_ooxml(x, t, name, sheet_name, err);
-    lxw_error le = LX.workbook_validate_sheet_name(x->wb, name);
-    if (le) return tl_errf(err, TL_EUSAGE, "xlsx: sheet name '%s': %s", name, LX.lxw_strerror(le));
-    lxw_worksheet *ws = LX.workbook_add_worksheet(x->wb, name);
-    if (!ws) return tl_errf(err, TL_EIO, "xlsx: cannot add sheet '%s'", name);
-
-    for (size_t c = 0; c < t->ncols; c++) {
-        lxw_row_col_options o = {0};
-        o.hidden = t->cols[c].hidden ? 1 : 0;
-        le = LX.worksheet_set_column_opt(ws, (lxw_col_t)c, (lxw_col_t)c, col_width(t, c), NULL, &o);
-        if (le) return lxw_fail(err, le, name);
-    }
-    tl_buf sb = {0};
-    int cut = 0;
-    for (size_t c = 0; c < t->ncols; c++) {
-        le = LX.worksheet_write_string(ws, 0, (lxw_col_t)c, xml_safe(t->cols[c].name, &sb, &cut), x->bold);
-        if (le) goto lxw_err;
-    }
-    if (t->ncols) LX.worksheet_freeze_panes(ws, 1, 0);
-    for (size_t r = 0; r < t->nrows; r++) {
-        lxw_row_t row = (lxw_row_t)(r + 1);
-        for (size_t c = 0; c < t->ncols; c++) {
-            const tl_column *col = &t->cols[c];
-            lxw_col_t cc = (lxw_col_t)c;
-            le = LXW_NO_ERROR;
-            if (tl_table_is_missing(t, c, r)) continue;
-            switch (col->type) {
-            case TL_STR:
-                if (col->v.s[r][0]) le = LX.worksheet_write_string(ws, row, cc, xml_safe(col->v.s[r], &sb, &cut), NULL);
-                break;
-            case TL_F64: {
-                double v = col->v.f[r];
-                if (isinf(v)) le = LX.worksheet_write_string(ws, row, cc, v > 0 ? "inf" : "-inf", NULL);
-                else le = LX.worksheet_write_number(ws, row, cc, v, NULL);
-                break;
-            }
-            case TL_I64: le = LX.worksheet_write_number(ws, row, cc, (double)col->v.i[r], NULL); break;
-            case TL_BOOL: le = LX.worksheet_write_boolean(ws, row, cc, col->v.b[r], NULL); break;
-            }
-            if (le) goto lxw_err;
-        }
-    }
-    tl_buf_free(&sb);
-    return sheet_done(x, t, name, ws, cut, sheet_name);
-lxw_err:
-    tl_buf_free(&sb);
-    return lxw_fail(err, le, name);
+    return add_table_ooxml(x, t, name, sheet_name, err);
 }
 
 /* ---- charts */
 
-/* Resolves a chart's data sheet and row range; 1 = go on, 0 = skip (the
- * sheet went to CSV), <0 = error. */
+/* Resolves a chart's data sheet and row range (0-based sheet rows, the
+ * header being row 0); 1 = go on, 0 = skip (the sheet went to CSV), <0 =
+ * error. */
 static int chart_range(tl_xlsx *x, const char *sheet, size_t first_row, size_t nrows, size_t c1,
-                       size_t c2, sheet_ent **se, lxw_row_t *r0, lxw_row_t *r1, tl_err *err)
+                       size_t c2, sheet_ent **se, size_t *r0, size_t *r1, tl_err *err)
 {
     sheet_ent *s = find_sheet(x, sheet);
     if (!s) return tl_errf(err, TL_ENOTFOUND, "xlsx chart: no sheet '%s' in the workbook", sheet ? sheet : "(null)");
-    if (!s->ws) {
+    if (!s->part) {
         if (!x->opts.quiet)
             fprintf(stderr, "tracelens: no chart for sheet '%s': its data went to a CSV file\n", s->table_name);
         return 0;
@@ -400,23 +287,36 @@ static int chart_range(tl_xlsx *x, const char *sheet, size_t first_row, size_t n
     size_t n = nrows ? nrows : s->nrows - first_row;
     if (first_row + n > s->nrows) n = s->nrows - first_row;
     *se = s;
-    *r0 = (lxw_row_t)(first_row + 1);
-    *r1 = (lxw_row_t)(first_row + n);
+    *r0 = first_row + 1;
+    *r1 = first_row + n;
     return 1;
 }
 
-static int place_chart(tl_xlsx *x, lxw_chart *ch, const sheet_ent *data, const char *dest, int row, int col,
+/* the formula of a range, kept until the workbook is closed */
+static const char *range(tl_xlsx *x, const char *sheet, size_t r0, size_t c0, size_t r1, size_t c1)
+{
+    tl_buf b = {0};
+    tl_oxc_range(&b, sheet, r0, c0, r1, c1);
+    tl_buf_putc(&b, 0);
+    char *s = tl_arena_strdup(&x->arena, b.p);
+    tl_buf_free(&b);
+    return s;
+}
+
+static int place_chart(tl_xlsx *x, const tl_oxc_chart *ch, const sheet_ent *data, const char *dest, int row, int col,
                        double xs, double ys, tl_err *err)
 {
     const sheet_ent *d = dest ? find_sheet(x, dest) : data;
-    if (!d || !d->ws) return tl_errf(err, TL_ENOTFOUND, "xlsx chart: no sheet '%s' to place the chart on", dest);
-    lxw_chart_options o = {0};
-    o.x_scale = xs > 0 ? xs : 1;
-    o.y_scale = ys > 0 ? ys : 1;
-    lxw_row_t r = (lxw_row_t)(row > 0 ? row : 1);
-    lxw_col_t c = (lxw_col_t)(col >= 0 ? (size_t)col : d->ncols + 1);
-    lxw_error le = LX.worksheet_insert_chart_opt(d->ws, r, c, ch, &o);
-    return le ? lxw_fail(err, le, "insert chart") : TL_OK;
+    if (!d || !d->part) return tl_errf(err, TL_ENOTFOUND, "xlsx chart: no sheet '%s' to place the chart on", dest);
+    uint32_t w = (uint32_t)(CHART_W_PX * (xs > 0 ? xs : 1) + 0.5);
+    uint32_t h = (uint32_t)(CHART_H_PX * (ys > 0 ? ys : 1) + 0.5);
+    size_t r = row > 0 ? (size_t)row : 1;
+    size_t c = col >= 0 ? (size_t)col : d->ncols + 1;
+    tl_buf xml = {0};
+    tl_oxc_chart_xml(&xml, ch);
+    int rc = tl_ooxml_add_chart(x->ox, d->part, r, c, w, h, &xml, err);
+    tl_buf_free(&xml);
+    return rc;
 }
 
 static int no_charts(tl_err *err)
@@ -426,108 +326,94 @@ static int no_charts(tl_err *err)
 
 int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
 {
-    if (x->ox) return no_charts(err);
+    if (!x->opts.charts) return no_charts(err);
     sheet_ent *s;
-    lxw_row_t r0, r1;
+    size_t r0, r1;
     int k = chart_range(x, c->sheet, c->first_row, c->nrows, c->label_col, c->value_col, &s, &r0, &r1, err);
     if (k <= 0) return k;
-    uint8_t type = c->kind == TL_CHART_BAR      ? LXW_CHART_BAR
-                   : c->kind == TL_CHART_COLUMN ? LXW_CHART_COLUMN
-                   : c->kind == TL_CHART_PIE    ? LXW_CHART_PIE
-                                                : LXW_CHART_DOUGHNUT;
-    lxw_chart *ch = LX.workbook_add_chart(x->wb, type);
-    if (!ch) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart");
-    lxw_chart_series *ser = LX.chart_add_series(ch, NULL, NULL);
-    if (!ser) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-    LX.chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)c->label_col, r1, (lxw_col_t)c->label_col);
-    LX.chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)c->value_col, r1, (lxw_col_t)c->value_col);
-    LX.chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)c->value_col);
-    if (c->title) LX.chart_title_set_name(ch, c->title);
-    if (type == LXW_CHART_PIE || type == LXW_CHART_DOUGHNUT) {
-        LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_RIGHT);
-    } else {
-        LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_NONE); /* one series: the title says it */
-        if (c->x_title) LX.chart_axis_set_name(ch->x_axis, c->x_title);
-        if (c->y_title) LX.chart_axis_set_name(ch->y_axis, c->y_title);
-    }
-    return place_chart(x, ch, s, c->dest_sheet, c->anchor_row, c->anchor_col, c->x_scale, c->y_scale, err);
+    tl_oxc_series ser = {0};
+    ser.name_ref = range(x, s->sheet_name, 0, c->value_col, 0, c->value_col);
+    ser.cat = range(x, s->sheet_name, r0, c->label_col, r1, c->label_col);
+    ser.val = range(x, s->sheet_name, r0, c->value_col, r1, c->value_col);
+    tl_oxc_chart ch = {0};
+    ch.type = c->kind == TL_CHART_BAR      ? TL_OXC_BAR
+              : c->kind == TL_CHART_COLUMN ? TL_OXC_COLUMN
+              : c->kind == TL_CHART_PIE    ? TL_OXC_PIE
+                                           : TL_OXC_DOUGHNUT;
+    ch.title = c->title;
+    ch.x_title = c->x_title;
+    ch.y_title = c->y_title;
+    ch.ser = &ser;
+    ch.nser = 1;
+    return place_chart(x, &ch, s, c->dest_sheet, c->anchor_row, c->anchor_col, c->x_scale, c->y_scale, err);
 }
 
-/* Appends explicit points to the hidden data sheet, stacked downwards (the
- * constant-memory writer only moves forward through rows). */
-static int put_points(tl_xlsx *x, const tl_xy_series *l, lxw_row_t *r0, lxw_row_t *r1, tl_err *err)
+/* Keeps explicit points for the hidden data sheet, the series stacked
+ * downwards with a blank row between them; *r0..*r1: their rows. */
+static void keep_points(tl_xlsx *x, const tl_xy_series *l, size_t *r0, size_t *r1)
 {
-    if (!x->data_ws) {
+    if (!x->data_name) {
         char *name = unique_sheet_name(x, "_chart_data");
-        x->data_ws = LX.workbook_add_worksheet(x->wb, name);
-        if (!x->data_ws) return tl_errf(err, TL_EIO, "xlsx: cannot add sheet '%s'", name);
-        LX.worksheet_hide(x->data_ws);
         x->data_name = name;
-        sheet_ent e = {name, name, x->data_ws, 0, 2};
+        sheet_ent e = {name, name, 0, 0, 2};
         tl_vec_push(&x->sheets, e);
     }
-    lxw_error le = LX.worksheet_write_string(x->data_ws, x->data_row, 0, l->name ? l->name : "", NULL);
-    if (!le) le = LX.worksheet_write_string(x->data_ws, x->data_row, 1, "y", NULL);
+    tl_xy_series c = {l->name ? tl_arena_strdup(&x->arena, l->name) : NULL, NULL, NULL, l->n};
+    double *xy = tl_arena_alloc(&x->arena, 2 * l->n * sizeof *xy);
+    memcpy(xy, l->x, l->n * sizeof *xy);
+    memcpy(xy + l->n, l->y, l->n * sizeof *xy);
+    c.x = xy;
+    c.y = xy + l->n;
+    tl_vec_push(&x->points, c);
     *r0 = x->data_row + 1;
-    for (size_t i = 0; i < l->n && !le; i++) {
-        lxw_row_t r = x->data_row + 1 + (lxw_row_t)i;
-        if (isfinite(l->x[i])) le = LX.worksheet_write_number(x->data_ws, r, 0, l->x[i], NULL);
-        if (!le && isfinite(l->y[i])) le = LX.worksheet_write_number(x->data_ws, r, 1, l->y[i], NULL);
-    }
-    if (le) return lxw_fail(err, le, "chart data");
-    *r1 = x->data_row + (lxw_row_t)(l->n ? l->n : 1);
-    x->data_row += (lxw_row_t)l->n + 2; /* one blank row between series */
-    return TL_OK;
+    *r1 = x->data_row + l->n;
+    x->data_row += l->n + 2;
 }
 
 int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *sp, tl_err *err)
 {
-    if (x->ox) return no_charts(err);
+    if (!x->opts.charts) return no_charts(err);
     sheet_ent *s;
-    lxw_row_t r0, r1;
+    size_t r0, r1;
     int k = chart_range(x, sp->sheet, sp->first_row, sp->nrows, sp->x_col, sp->y_col, &s, &r0, &r1, err);
     if (k <= 0) return k;
-    lxw_chart *ch = LX.workbook_add_chart(x->wb, LXW_CHART_SCATTER);
-    if (!ch) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart");
-    lxw_chart_series *ser = LX.chart_add_series(ch, NULL, NULL);
-    if (!ser) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-    LX.chart_series_set_categories(ser, s->sheet_name, r0, (lxw_col_t)sp->x_col, r1, (lxw_col_t)sp->x_col);
-    LX.chart_series_set_values(ser, s->sheet_name, r0, (lxw_col_t)sp->y_col, r1, (lxw_col_t)sp->y_col);
-    if (sp->series_name) LX.chart_series_set_name(ser, sp->series_name);
-    else LX.chart_series_set_name_range(ser, s->sheet_name, 0, (lxw_col_t)sp->y_col);
-    LX.chart_series_set_marker_type(ser, LXW_CHART_MARKER_CIRCLE);
-    LX.chart_series_set_marker_size(ser, 5);
+    tl_oxc_series *ser = tl_xcalloc(1 + sp->nlines, sizeof *ser);
+    ser[0].name = sp->series_name;
+    if (!sp->series_name) ser[0].name_ref = range(x, s->sheet_name, 0, sp->y_col, 0, sp->y_col);
+    ser[0].cat = range(x, s->sheet_name, r0, sp->x_col, r1, sp->x_col);
+    ser[0].val = range(x, s->sheet_name, r0, sp->y_col, r1, sp->y_col);
+    size_t n = 1;
     for (size_t i = 0; i < sp->nlines; i++) {
         const tl_xy_series *l = &sp->lines[i];
         if (!l->n) continue;
-        lxw_row_t a = 0, b = 0;
-        int rc = put_points(x, l, &a, &b, err);
-        if (rc) return rc;
-        lxw_chart_series *ls = LX.chart_add_series(ch, NULL, NULL);
-        if (!ls) return tl_errf(err, TL_ENOMEM, "xlsx: cannot create chart series");
-        LX.chart_series_set_categories(ls, x->data_name, a, 0, b, 0);
-        LX.chart_series_set_values(ls, x->data_name, a, 1, b, 1);
-        if (l->name) LX.chart_series_set_name(ls, l->name);
-        LX.chart_series_set_marker_type(ls, LXW_CHART_MARKER_NONE);
-        lxw_chart_line line = {0};
-        line.width = 2.0f;
-        line.color = i == 0 ? 0xC00000 : 0x1F4E79;
-        line.dash_type = LXW_CHART_LINE_DASH_DASH;
-        LX.chart_series_set_line(ls, &line);
+        size_t a, b;
+        keep_points(x, l, &a, &b);
+        ser[n].name = l->name;
+        ser[n].cat = range(x, x->data_name, a, 0, b, 0);
+        ser[n].val = range(x, x->data_name, a, 1, b, 1);
+        ser[n].line = 1;
+        ser[n].rgb = i == 0 ? 0xC00000 : 0x1F4E79;
+        n++;
     }
-    if (sp->title) LX.chart_title_set_name(ch, sp->title);
-    if (sp->x_title) LX.chart_axis_set_name(ch->x_axis, sp->x_title);
-    if (sp->y_title) LX.chart_axis_set_name(ch->y_axis, sp->y_title);
-    if (!sp->linear_x) LX.chart_axis_set_log_base(ch->x_axis, 10);
-    if (!sp->linear_y) LX.chart_axis_set_log_base(ch->y_axis, 10);
-    LX.chart_legend_set_position(ch, LXW_CHART_LEGEND_BOTTOM);
-    return place_chart(x, ch, s, sp->dest_sheet, sp->anchor_row, sp->anchor_col, sp->x_scale, sp->y_scale, err);
+    tl_oxc_chart ch = {0};
+    ch.type = TL_OXC_SCATTER;
+    ch.title = sp->title;
+    ch.x_title = sp->x_title;
+    ch.y_title = sp->y_title;
+    ch.log_x = !sp->linear_x;
+    ch.log_y = !sp->linear_y;
+    ch.ser = ser;
+    ch.nser = n;
+    int rc = place_chart(x, &ch, s, sp->dest_sheet, sp->anchor_row, sp->anchor_col, sp->x_scale, sp->y_scale, err);
+    free(ser);
+    return rc;
 }
 
 /* ---- finishing */
 static void free_x(tl_xlsx *x)
 {
     tl_vec_free(&x->sheets);
+    tl_vec_free(&x->points);
     tl_arena_free(&x->arena);
     free(x);
 }
@@ -540,16 +426,11 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
      * was added) the workbook gets an empty one. */
     int visible = 0;
     for (size_t i = 0; i < x->sheets.n; i++)
-        if (x->sheets.v[i].sheet_name && !(x->data_ws && x->sheets.v[i].ws == x->data_ws)) visible = 1;
-    if (x->ox) {
-        if (!visible) rc = tl_ooxml_add_empty(x->ox, "Sheet1", err);
-        if (rc) tl_ooxml_discard(x->ox);
-        else rc = tl_ooxml_close(x->ox, err);
-    } else {
-        if (!visible) LX.workbook_add_worksheet(x->wb, NULL);
-        lxw_error le = LX.workbook_close(x->wb);
-        if (le) rc = tl_errf(err, TL_EIO, "%s: cannot write workbook: %s", x->path, LX.lxw_strerror(le));
-    }
+        if (x->sheets.v[i].part) visible = 1;
+    if (!visible) rc = tl_ooxml_add_empty(x->ox, "Sheet1", err);
+    if (!rc && x->points.n) rc = tl_ooxml_add_points_sheet(x->ox, x->data_name, x->points.v, x->points.n, err);
+    if (rc) tl_ooxml_discard(x->ox);
+    else rc = tl_ooxml_close(x->ox, err);
     if (rc == TL_OK && rename(x->tmp_path, x->path) != 0)
         rc = tl_errf(err, TL_EIO, "%s: cannot rename the finished workbook into place: %s", x->path, strerror(errno));
     if (rc) unlink(x->tmp_path);
@@ -560,13 +441,7 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
 void tl_report_xlsx_discard(tl_xlsx *x)
 {
     if (!x) return;
-    if (x->ox) {
-        tl_ooxml_discard(x->ox);
-    } else {
-        /* Closing is the only way libxlsxwriter releases its temp files. */
-        if (!x->sheets.n) LX.workbook_add_worksheet(x->wb, NULL);
-        LX.workbook_close(x->wb);
-    }
+    tl_ooxml_discard(x->ox);
     unlink(x->tmp_path);
     free_x(x);
 }

@@ -1,20 +1,22 @@
-/* xlsx_ooxml.c — workbooks of plain tables as SpreadsheetML (ECMA-376),
- * generated here and deflated straight into the zip (zip_write.c).
+/* xlsx_ooxml.c — workbooks as SpreadsheetML (ECMA-376), generated here and
+ * deflated straight into the zip (zip_write.c).
  *
- * Why not libxlsxwriter for these: it formats every number with printf
- * ("%.16G") and deflates with zlib's default level; writing the 8 x 1 GB
- * corpus workbook (9.2 M cells, 39 MB) took it ~8 s against ~2 s for the
- * whole analysis. Here numbers take a short exact path (below), the text is
- * appended to a buffer without printf, and igzip deflates it. Charts stay
- * with libxlsxwriter (xlsx.c picks the writer when the workbook is opened).
+ * Numbers take a short exact path (below) that keeps all 17 significant
+ * digits a double may need, the text is appended to a buffer without
+ * printf, and igzip deflates it: the 8 x 1 GB corpus workbook (9.2 M cells,
+ * 39 MB) is written in ~2 s.
  *
  * The package holds what Excel needs and nothing else: [Content_Types].xml,
  * _rels/.rels, xl/workbook.xml and its rels, xl/styles.xml (two cell
  * formats: default and bold) and one xl/worksheets/sheetN.xml per sheet
  * with inline strings (no shared-string table, so a sheet is written in one
  * pass and nothing is held), its column widths and a frozen header row.
- * The sheets go first in the zip: their names and count are known only at
- * close, and zip readers go by the central directory. */
+ * A workbook with charts adds, per visible sheet, a drawing
+ * (xl/drawings/drawingN.xml, anchoring the sheet's charts) with the rels
+ * sheet -> drawing -> chart, and one xl/charts/chartN.xml per chart
+ * (xlsx_chart.c writes its XML). The sheets and charts go first in the
+ * zip: their names and count are known only at close, and zip readers go
+ * by the central directory. */
 #include "report/xlsx_ooxml.h"
 
 #include "report/zip_write.h"
@@ -26,22 +28,45 @@
 
 #define FLUSH_AT (1u << 20)
 
+typedef struct ox_sheet {
+    char *name;
+    int hidden;
+    /* drawing: the sheet shows xl/drawings/drawingN.xml (N: its sheet
+     * number); col_px: its columns' widths in pixels, to anchor charts */
+    int drawing;
+    uint32_t *col_px;
+    size_t ncols;
+} ox_sheet;
+
+/* a chart's place: top-left and bottom-right cells (0-based) and the
+ * offsets into them in EMU */
+typedef struct ox_anchor {
+    size_t sheet, chart; /* 1-based part numbers */
+    uint32_t c0, r0, c1, r1;
+    uint64_t c1_off, r1_off;
+} ox_anchor;
+
 struct tl_ooxml {
     tl_zipw *z;
-    TL_VEC(char *) sheets; /* names */
+    int drawings; /* every visible sheet gets a drawing, for charts */
+    TL_VEC(ox_sheet) sheets;
+    TL_VEC(ox_anchor) anchors; /* in chart order */
     tl_buf b; /* XML being generated */
 };
 
-int tl_ooxml_open(const char *path, tl_ooxml **out, tl_err *err)
+int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
 {
     tl_zipw *z;
     int rc = tl_zipw_open(path, &z, err);
     if (rc) return rc;
     tl_ooxml *o = tl_xcalloc(1, sizeof *o);
     o->z = z;
+    o->drawings = drawings;
     *out = o;
     return TL_OK;
 }
+
+size_t tl_ooxml_sheet_count(const tl_ooxml *o) { return o->sheets.n; }
 
 /* ---- text */
 
@@ -163,8 +188,7 @@ static size_t col_ref(size_t c, char out[4])
 }
 
 /* Excel stores a width w (in characters of the default font) as
- * trunc((w·7 + 5) / 7 · 256) / 256 (7-pixel digits, 5 pixels of padding),
- * as libxlsxwriter does */
+ * trunc((w·7 + 5) / 7 · 256) / 256 (7-pixel digits, 5 pixels of padding) */
 static double stored_width(double w)
 {
     return w > 0 ? (double)(long)((w * 7 + 5) / 7 * 256) / 256 : 0;
@@ -174,6 +198,22 @@ static void put_width(tl_buf *b, double w)
 {
     char t[32];
     tl_buf_append(b, t, tl_ooxml_fmt_double(t, stored_width(w)));
+}
+
+/* Excel's pixels for a column of width w characters (7-pixel digits, 5
+ * pixels of padding; narrower than one character: 12 pixels a character) */
+static uint32_t col_px(double w)
+{
+    return w < 1 ? (uint32_t)(w * 12 + 0.5) : (uint32_t)(w * 7 + 0.5) + 5;
+}
+
+/* Keeps a drawing sheet's column widths in pixels (hidden columns: 0). */
+static void keep_col_px(ox_sheet *s, const tl_table *t, const double *widths)
+{
+    if (!s->drawing) return;
+    s->ncols = t->ncols;
+    s->col_px = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *s->col_px);
+    for (size_t c = 0; c < t->ncols; c++) s->col_px[c] = t->cols[c].hidden ? 0 : col_px(widths[c]);
 }
 
 /* An upper bound on the sheet's XML: decides whether its zip entry needs
@@ -232,13 +272,13 @@ static inline char *room(tl_buf *b, size_t need)
 }
 #define W_LIT(w, s) (memcpy(w, s, sizeof s - 1), (w) += sizeof s - 1)
 
-static int begin_sheet(tl_ooxml *o, const char *name, int big, tl_err *err)
+static int begin_sheet(tl_ooxml *o, const char *name, int big, int hidden, tl_err *err)
 {
     char part[64];
     snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", o->sheets.n + 1);
     int rc = tl_zipw_begin(o->z, part, big, err);
     if (rc) return rc;
-    char *s = tl_xstrdup(name);
+    ox_sheet s = {tl_xstrdup(name), hidden, o->drawings && !hidden, NULL, 0};
     tl_vec_push(&o->sheets, s);
     o->b.n = 0;
     PUT_LIT(&o->b, SHEET_HEAD);
@@ -248,7 +288,9 @@ static int begin_sheet(tl_ooxml *o, const char *name, int big, tl_err *err)
 static int end_sheet(tl_ooxml *o, tl_err *err)
 {
     PUT_LIT(&o->b, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" "
-                   "footer=\"0.3\"/></worksheet>");
+                   "footer=\"0.3\"/>");
+    if (o->sheets.v[o->sheets.n - 1].drawing) PUT_LIT(&o->b, "<drawing r:id=\"rId1\"/>");
+    PUT_LIT(&o->b, "</worksheet>");
     int rc = flush(o, 1, err);
     if (!rc) rc = tl_zipw_end(o->z, err);
     return rc;
@@ -257,8 +299,9 @@ static int end_sheet(tl_ooxml *o, tl_err *err)
 int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
                        const char *(*xml_text)(const char *s, tl_buf *b, int *cut), int *cut, tl_err *err)
 {
-    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), err);
+    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
     if (rc) return rc;
+    keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
     tl_buf *b = &o->b;
     size_t nc = t->ncols;
     char(*refs)[4] = tl_xmalloc((nc ? nc : 1) * sizeof *refs);
@@ -368,12 +411,115 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
 
 int tl_ooxml_add_empty(tl_ooxml *o, const char *sheet_name, tl_err *err)
 {
-    int rc = begin_sheet(o, sheet_name, 0, err);
+    int rc = begin_sheet(o, sheet_name, 0, 0, err);
     if (rc) return rc;
     PUT_LIT(&o->b, "<dimension ref=\"A1\"/><sheetViews><sheetView ");
     if (o->sheets.n == 1) PUT_LIT(&o->b, "tabSelected=\"1\" ");
     PUT_LIT(&o->b, "workbookViewId=\"0\"/></sheetViews><sheetFormatPr defaultRowHeight=\"15\"/><sheetData/>");
     return end_sheet(o, err);
+}
+
+int tl_ooxml_add_points_sheet(tl_ooxml *o, const char *sheet_name, const tl_xy_series *s, size_t n, tl_err *err)
+{
+    int rc = begin_sheet(o, sheet_name, 0, 1, err);
+    if (rc) return rc;
+    tl_buf *b = &o->b;
+    size_t last = 0; /* the last row: the last series' last point */
+    for (size_t k = 0; k < n; k++) last += s[k].n + 2;
+    tl_buf_printf(b, "<dimension ref=\"A1:B%zu\"/>", last > 2 ? last - 1 : 1);
+    PUT_LIT(b, "<sheetViews><sheetView workbookViewId=\"0\"/></sheetViews>"
+               "<sheetFormatPr defaultRowHeight=\"15\"/><sheetData>");
+    size_t row = 1;
+    for (size_t k = 0; k < n; k++) {
+        char rn[24];
+        size_t nl = fmt_u64(rn, row);
+        tl_buf_printf(b, "<row r=\"%zu\">", row);
+        if (s[k].name && s[k].name[0]) put_string_cell(b, "A", 1, rn, nl, s[k].name, 0);
+        put_string_cell(b, "B", 1, rn, nl, "y", 0);
+        PUT_LIT(b, "</row>");
+        for (size_t i = 0; i < s[k].n; i++) {
+            double v[2] = {s[k].x[i], s[k].y[i]};
+            if (!isfinite(v[0]) && !isfinite(v[1])) continue;
+            tl_buf_printf(b, "<row r=\"%zu\">", row + 1 + i);
+            for (int c = 0; c < 2; c++) {
+                if (!isfinite(v[c])) continue;
+                char num[32];
+                tl_buf_printf(b, "<c r=\"%c%zu\"><v>", "AB"[c], row + 1 + i);
+                tl_buf_append(b, num, tl_ooxml_fmt_double(num, v[c]));
+                PUT_LIT(b, "</v></c>");
+            }
+            PUT_LIT(b, "</row>");
+        }
+        row += s[k].n + 2;
+    }
+    PUT_LIT(b, "</sheetData>");
+    return end_sheet(o, err);
+}
+
+/* ---- charts */
+
+#define EMU_PER_PX 9525u
+#define DEFAULT_COL_PX 64u
+#define ROW_PX 20u
+
+int tl_ooxml_add_chart(tl_ooxml *o, size_t sheet, size_t row, size_t col, uint32_t width_px, uint32_t height_px,
+                       const tl_buf *xml, tl_err *err)
+{
+    const ox_sheet *s = &o->sheets.v[sheet - 1];
+    if (!s->drawing) return tl_errf(err, TL_EUSAGE, "xlsx: sheet '%s' cannot show charts", s->name);
+    char part[64];
+    snprintf(part, sizeof part, "xl/charts/chart%zu.xml", o->anchors.n + 1);
+    int rc = tl_zipw_begin(o->z, part, 0, err);
+    if (!rc) rc = tl_zipw_write(o->z, xml->p, xml->n, err);
+    if (!rc) rc = tl_zipw_end(o->z, err);
+    if (rc) return rc;
+    /* the bottom-right corner: whole columns and rows the size covers,
+     * then the rest as an offset into the next */
+    ox_anchor a = {sheet, o->anchors.n + 1, (uint32_t)col, (uint32_t)row, (uint32_t)col, (uint32_t)row, 0, 0};
+    uint32_t left = width_px;
+    for (;;) {
+        uint32_t w = a.c1 < s->ncols ? s->col_px[a.c1] : DEFAULT_COL_PX;
+        if (left < w) break;
+        left -= w;
+        a.c1++;
+    }
+    a.c1_off = (uint64_t)left * EMU_PER_PX;
+    a.r1 += height_px / ROW_PX;
+    a.r1_off = (uint64_t)(height_px % ROW_PX) * EMU_PER_PX;
+    tl_vec_push(&o->anchors, a);
+    return TL_OK;
+}
+
+#define NS_SS_DRAWING "http://schemas.openxmlformats.org/drawingml/2006/spreadsheetDrawing"
+#define NS_A "http://schemas.openxmlformats.org/drawingml/2006/main"
+#define NS_C "http://schemas.openxmlformats.org/drawingml/2006/chart"
+
+/* xl/drawings/drawingN.xml of sheet N: one graphic frame per chart, each
+ * pointing through the drawing's rels (rId1, rId2, ... in chart order) at
+ * its chart part; a sheet without charts gets an empty drawing. */
+static void drawing_xml(const tl_ooxml *o, size_t sheet, tl_buf *x)
+{
+    tl_buf_puts(x, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+                   "<xdr:wsDr xmlns:xdr=\"" NS_SS_DRAWING "\" xmlns:a=\"" NS_A "\">");
+    size_t k = 0;
+    for (size_t i = 0; i < o->anchors.n; i++) {
+        const ox_anchor *a = &o->anchors.v[i];
+        if (a->sheet != sheet) continue;
+        k++;
+        tl_buf_printf(x, "<xdr:twoCellAnchor><xdr:from><xdr:col>%u</xdr:col><xdr:colOff>0</xdr:colOff>"
+                         "<xdr:row>%u</xdr:row><xdr:rowOff>0</xdr:rowOff></xdr:from>"
+                         "<xdr:to><xdr:col>%u</xdr:col><xdr:colOff>%llu</xdr:colOff>"
+                         "<xdr:row>%u</xdr:row><xdr:rowOff>%llu</xdr:rowOff></xdr:to>",
+                      a->c0, a->r0, a->c1, (unsigned long long)a->c1_off, a->r1, (unsigned long long)a->r1_off);
+        tl_buf_printf(x, "<xdr:graphicFrame macro=\"\"><xdr:nvGraphicFramePr><xdr:cNvPr id=\"%zu\" name=\"Chart %zu\"/>"
+                         "<xdr:cNvGraphicFramePr/></xdr:nvGraphicFramePr>"
+                         "<xdr:xfrm><a:off x=\"0\" y=\"0\"/><a:ext cx=\"0\" cy=\"0\"/></xdr:xfrm>"
+                         "<a:graphic><a:graphicData uri=\"" NS_C "\"><c:chart xmlns:c=\"" NS_C "\" "
+                         "xmlns:r=\"http://schemas.openxmlformats.org/officeDocument/2006/relationships\" r:id=\"rId%zu\"/>"
+                         "</a:graphicData></a:graphic></xdr:graphicFrame><xdr:clientData/></xdr:twoCellAnchor>",
+                      k + 1, k, k);
+    }
+    tl_buf_puts(x, "</xdr:wsDr>");
 }
 
 /* ---- the package parts */
@@ -404,22 +550,66 @@ static const char STYLES[] =
     "<cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/></cellStyles>"
     "<dxfs count=\"0\"/><tableStyles count=\"0\"/></styleSheet>";
 
+static void content_types(const tl_ooxml *o, tl_buf *x)
+{
+    tl_buf_puts(x, XML_DECL "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
+                            "<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>"
+                            "<Default Extension=\"xml\" ContentType=\"application/xml\"/>"
+                            "<Override PartName=\"/xl/workbook.xml\" "
+                            "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml\"/>"
+                            "<Override PartName=\"/xl/styles.xml\" "
+                            "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml\"/>");
+    for (size_t i = 0; i < o->sheets.n; i++) {
+        tl_buf_printf(x, "<Override PartName=\"/xl/worksheets/sheet%zu.xml\" "
+                         "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml\"/>",
+                      i + 1);
+        if (o->sheets.v[i].drawing)
+            tl_buf_printf(x, "<Override PartName=\"/xl/drawings/drawing%zu.xml\" "
+                             "ContentType=\"application/vnd.openxmlformats-officedocument.drawing+xml\"/>",
+                          i + 1);
+    }
+    for (size_t i = 0; i < o->anchors.n; i++)
+        tl_buf_printf(x, "<Override PartName=\"/xl/charts/chart%zu.xml\" "
+                         "ContentType=\"application/vnd.openxmlformats-officedocument.drawingml.chart+xml\"/>",
+                      i + 1);
+    tl_buf_puts(x, "</Types>");
+}
+
+/* Each drawing sheet's rels (its drawing), the drawing and the drawing's
+ * rels (its charts, when it has any). */
+static int drawing_parts(tl_ooxml *o, tl_buf *x, tl_err *err)
+{
+    int rc = TL_OK;
+    char part[96];
+    for (size_t i = 0; i < o->sheets.n && !rc; i++) {
+        if (!o->sheets.v[i].drawing) continue;
+        tl_buf_printf(x, XML_DECL "<Relationships xmlns=\"" NS_PKG_REL "\"><Relationship Id=\"rId1\" "
+                                  "Type=\"" NS_REL "/drawing\" Target=\"../drawings/drawing%zu.xml\"/></Relationships>",
+                      i + 1);
+        snprintf(part, sizeof part, "xl/worksheets/_rels/sheet%zu.xml.rels", i + 1);
+        rc = put_part(o, part, x, err);
+        drawing_xml(o, i + 1, x);
+        snprintf(part, sizeof part, "xl/drawings/drawing%zu.xml", i + 1);
+        if (!rc) rc = put_part(o, part, x, err);
+        size_t k = 0;
+        tl_buf_puts(x, XML_DECL "<Relationships xmlns=\"" NS_PKG_REL "\">");
+        for (size_t j = 0; j < o->anchors.n; j++)
+            if (o->anchors.v[j].sheet == i + 1)
+                tl_buf_printf(x, "<Relationship Id=\"rId%zu\" Type=\"" NS_REL "/chart\" Target=\"../charts/chart%zu.xml\"/>",
+                              ++k, o->anchors.v[j].chart);
+        tl_buf_puts(x, "</Relationships>");
+        snprintf(part, sizeof part, "xl/drawings/_rels/drawing%zu.xml.rels", i + 1);
+        if (k && !rc) rc = put_part(o, part, x, err);
+        x->n = 0;
+    }
+    return rc;
+}
+
 int tl_ooxml_close(tl_ooxml *o, tl_err *err)
 {
     tl_buf x = {0};
     size_t n = o->sheets.n;
-    tl_buf_puts(&x, XML_DECL "<Types xmlns=\"http://schemas.openxmlformats.org/package/2006/content-types\">"
-                             "<Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>"
-                             "<Default Extension=\"xml\" ContentType=\"application/xml\"/>"
-                             "<Override PartName=\"/xl/workbook.xml\" "
-                             "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml\"/>"
-                             "<Override PartName=\"/xl/styles.xml\" "
-                             "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml\"/>");
-    for (size_t i = 0; i < n; i++)
-        tl_buf_printf(&x, "<Override PartName=\"/xl/worksheets/sheet%zu.xml\" "
-                          "ContentType=\"application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml\"/>",
-                      i + 1);
-    tl_buf_puts(&x, "</Types>");
+    content_types(o, &x);
     int rc = put_part(o, "[Content_Types].xml", &x, err);
 
     tl_buf_puts(&x, XML_DECL "<Relationships xmlns=\"" NS_PKG_REL "\"><Relationship Id=\"rId1\" "
@@ -430,8 +620,9 @@ int tl_ooxml_close(tl_ooxml *o, tl_err *err)
                              "<bookViews><workbookView activeTab=\"0\"/></bookViews><sheets>");
     for (size_t i = 0; i < n; i++) {
         tl_buf_puts(&x, "<sheet name=\"");
-        put_esc(&x, o->sheets.v[i]);
-        tl_buf_printf(&x, "\" sheetId=\"%zu\" r:id=\"rId%zu\"/>", i + 1, i + 1);
+        put_esc(&x, o->sheets.v[i].name);
+        tl_buf_printf(&x, "\" sheetId=\"%zu\"%s r:id=\"rId%zu\"/>", i + 1,
+                      o->sheets.v[i].hidden ? " state=\"hidden\"" : "", i + 1);
     }
     tl_buf_puts(&x, "</sheets></workbook>");
     if (!rc) rc = put_part(o, "xl/workbook.xml", &x, err);
@@ -445,6 +636,7 @@ int tl_ooxml_close(tl_ooxml *o, tl_err *err)
 
     tl_buf_puts(&x, STYLES);
     if (!rc) rc = put_part(o, "xl/styles.xml", &x, err);
+    if (!rc) rc = drawing_parts(o, &x, err);
     tl_buf_free(&x);
 
     if (rc) tl_zipw_abort(o->z);
@@ -458,8 +650,12 @@ void tl_ooxml_discard(tl_ooxml *o)
 {
     if (!o) return;
     tl_zipw_abort(o->z);
-    for (size_t i = 0; i < o->sheets.n; i++) free(o->sheets.v[i]);
+    for (size_t i = 0; i < o->sheets.n; i++) {
+        free(o->sheets.v[i].name);
+        free(o->sheets.v[i].col_px);
+    }
     tl_vec_free(&o->sheets);
+    tl_vec_free(&o->anchors);
     tl_buf_free(&o->b);
     free(o);
 }

@@ -3,7 +3,10 @@
 independent reader (openpyxl, Debian's python3-openpyxl): every sheet loads,
 header cells are strings, numbers are stored as numbers (not as text, which
 Excel flags and pandas would have to re-parse), frozen header rows, sheet
-names within Excel's rules, and the native charts load.
+names within Excel's rules, and the native charts load: openpyxl's view of
+them, and the parts themselves (every drawing, chart and rels part is
+well-formed XML, each chart is reached sheet -> drawing -> chart and has a
+content-type override).
 
 usage: test_xlsx_openpyxl.py WORKBOOK.xlsx [--text-col NAME]...
 (--text-col: a column whose numeric-looking cells are text by design, as in
@@ -13,8 +16,11 @@ openpyxl is not importable by this interpreter (pyenv or venv pythons may
 lack it: run /usr/bin/python3).
 """
 import math
+import posixpath
 import re
 import sys
+import zipfile
+from xml.dom import minidom
 
 try:
     import openpyxl
@@ -38,6 +44,43 @@ def check(cond, msg):
     else:
         failed += 1
         print("FAIL: " + msg)
+
+
+def rel_targets(z, rels):
+    """Targets (package paths) of a rels part, by relationship type tail."""
+    base = posixpath.dirname(posixpath.dirname(rels))
+    out = []
+    for r in minidom.parseString(z.read(rels)).getElementsByTagName("Relationship"):
+        out.append((r.getAttribute("Type").rsplit("/", 1)[-1],
+                    posixpath.normpath(posixpath.join(base, r.getAttribute("Target")))))
+    return out
+
+
+def check_chart_parts(path):
+    """Returns the number of chart parts after checking them (see above)."""
+    with zipfile.ZipFile(path) as z:
+        names = set(z.namelist())
+        drawn = [n for n in names if n.startswith(("xl/charts/", "xl/drawings/")) or "worksheets/_rels/" in n]
+        for n in sorted(drawn):
+            try:
+                minidom.parseString(z.read(n))
+            except Exception as e:
+                check(False, "%s is not well-formed XML: %s" % (n, e))
+        types = z.read("[Content_Types].xml").decode()
+        charts = [n for n in names if re.match(r"xl/charts/chart\d+\.xml$", n)]
+        reached = set()
+        for rels in (n for n in names if re.match(r"xl/worksheets/_rels/sheet\d+\.xml\.rels$", n)):
+            for kind, drawing in rel_targets(z, rels):
+                if kind != "drawing":
+                    continue
+                check(drawing in names, "%s: drawing %s present" % (rels, drawing))
+                drels = posixpath.join(posixpath.dirname(drawing), "_rels", posixpath.basename(drawing) + ".rels")
+                if drels in names:
+                    reached |= {t for k, t in rel_targets(z, drels) if k == "chart"}
+        check(reached == set(charts), "charts reached from sheets %s = chart parts %s" % (sorted(reached), sorted(charts)))
+        for n in charts + [n for n in names if re.match(r"xl/drawings/drawing\d+\.xml$", n)]:
+            check('PartName="/%s"' % n in types, "content type of %s" % n)
+    return len(charts)
 
 
 def main():
@@ -87,7 +130,9 @@ def main():
                 elif isinstance(v, float) and math.isnan(v):
                     text_numbers.append("%s%d=nan" % (openpyxl.utils.get_column_letter(c), r))
         check(not text_numbers, "sheet %r: numbers stored as numbers (text: %s)" % (ws.title, ", ".join(text_numbers[:5])))
-    print("%s: %d sheets (%s), %d charts" % (path, len(names), ", ".join(names), charts))
+    parts = check_chart_parts(path)
+    check(charts <= parts, "openpyxl sees %d charts, the package has %d" % (charts, parts))
+    print("%s: %d sheets (%s), %d charts" % (path, len(names), ", ".join(names), parts))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -4,9 +4,11 @@ openpyxl (Debian's python3-openpyxl), an independent reader: the workbook
 opens without repair, has the same sheets in the same order as the CSV
 output of the same run, each sheet's header and cells agree with the CSV
 (numbers stored as numbers, text as text, empty cells empty), the header
-row is frozen, sheet names obey Excel's rules, and the native charts (GPU
-timeline breakdown, time by op category) are present. A chartless workbook
-(our own writer: the collective report of a generated 2-rank corpus) is
+row is frozen, sheet names obey Excel's rules, every number equals the
+CSV's exactly (both keep all 17 significant digits), and the native charts
+(GPU timeline breakdown, time by op category, rooflines) are present as
+well-formed DrawingML parts. A chartless workbook
+(the collective report of a generated 2-rank corpus) is
 checked the same way, and also read by LibreOffice when it is installed.
 
 usage: test_xlsx_report.py BUILD_DIR
@@ -22,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 
 from tlcheck import Checks
 
@@ -45,7 +48,8 @@ def close(a, b):
     return a == b or (isinstance(a, float) and isinstance(b, float) and abs(a - b) <= 1e-9 * max(1, abs(a)))
 
 
-def compare(ws, rows, name, text_cols=()):
+def compare(ws, rows, name, text_cols=(), exact=False):
+    """exact: numbers must equal the CSV's to the last bit, not within 1e-9"""
     header = rows[0]
     got = [c.value for c in ws[1]]
     check(got[: len(header)] == header, f"{name}: header {got[:5]}... != CSV {header[:5]}...")
@@ -61,7 +65,7 @@ def compare(ws, rows, name, text_cols=()):
                 ok = text == str(v)
             elif isinstance(v, (int, float)):
                 try:
-                    ok = close(float(text), float(v))
+                    ok = float(text) == float(v) if exact else close(float(text), float(v))
                 except ValueError:
                     ok = False
             else:
@@ -107,7 +111,7 @@ def run_case(build, trace, flags, tmp):
         if not rows or rows == [[]]:
             continue
         check(ws.freeze_panes == "A2", f"{ws.title}: header frozen (freeze_panes {ws.freeze_panes})")
-        compare(ws, rows, ws.title)
+        compare(ws, rows, ws.title, exact=True)
     charts = {ws.title: len(ws._charts) for ws in wb.worksheets}
     check(charts.get("gpu_timeline", 0) >= 1, f"gpu_timeline has a chart ({charts.get('gpu_timeline')})")
     if "ops_summary_by_category" in charts:
@@ -117,6 +121,26 @@ def run_case(build, trace, flags, tmp):
     if os.path.exists(gen):
         q = subprocess.run([sys.executable, gen, xlsx], capture_output=True, text=True)
         check(q.returncode == 0, f"test_xlsx_openpyxl.py {xlsx}: {q.stdout[-800:]}")
+    check_chart_parts(xlsx, "--detect_recompute" in flags)
+    if "--detect_recompute" in flags:
+        check_with_libreoffice(xlsx, csvdir, tmp)
+
+
+def check_chart_parts(xlsx, roofline):
+    """The PyTorch workbook's chart parts by content: a pie and a bar on
+    gpu_timeline, and a log-log scatter per roofline sheet."""
+    with zipfile.ZipFile(xlsx) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+        rels1 = z.read("xl/worksheets/_rels/sheet1.xml.rels").decode()
+        drawing1 = z.read("xl/drawings/drawing1.xml").decode()
+    check(any("<c:pieChart>" in c for c in charts), "a pie chart (GPU time breakdown)")
+    check(sum("<c:barDir val=\"bar\"/>" in c for c in charts) >= 1, "a bar chart")
+    check("../drawings/drawing1.xml" in rels1 and drawing1.count("<xdr:twoCellAnchor>") == 2,
+          "gpu_timeline shows its two charts")
+    if roofline:
+        check(any("<c:scatterChart>" in c and c.count("<c:logBase val=\"10\"/>") == 2 for c in charts),
+              "a log-log roofline scatter")
+        check(any("'_chart_data'!$A$2:$A$3" in c for c in charts), "roofs plotted from the hidden sheet")
 
 
 def check_workbook(xlsx, csvdir, what, text_cols=()):
@@ -141,7 +165,7 @@ def check_workbook(xlsx, csvdir, what, text_cols=()):
 
 
 def run_collective(build, tmp):
-    """A chartless workbook (our own SpreadsheetML writer, report/xlsx_ooxml.c):
+    """A chartless workbook:
     the collective report of a generated 2-rank corpus, against its CSVs."""
     corpus = os.path.join(tmp, "corpus")
     g = subprocess.run([os.path.join(build, "tracegen"), "--size", "3M", "--ranks", "2", "-o", corpus],
