@@ -1,11 +1,11 @@
 /* lazylib.h — loads an optional shared library the first time a command
  * needs it, instead of at process start.
  *
- * Why: libxlsxwriter and libzip pull in libcrypto, and with sqlite and
- * expat these libraries cost every tracelens process ~4.5 ms and ~2.5 MB of
+ * Why: libzip pulls in libcrypto, and with sqlite and expat these
+ * libraries cost every tracelens process milliseconds and megabytes of
  * resident memory at start-up (relocations, constructors, fault-around of
- * their code), although only the xlsx, `sql` and workbook-reading paths
- * call them. Loading them on first use keeps `ingest`, `ls`, CSV and
+ * their code), although only the `sql` and workbook-reading paths call
+ * them. Loading them on first use keeps `ingest`, `ls`, CSV and
  * terminal reports free of that cost (docs/ARCHITECTURE.md, "Lazily loaded
  * libraries").
  *
@@ -33,8 +33,8 @@
 
 /* One library's load state. */
 typedef struct tl_lazylib {
-    const char *soname;        /* e.g. "libxlsxwriter.so.4" */
-    const char *purpose;       /* for the error: "xlsx output" */
+    const char *soname;        /* e.g. "libzip.so.4" */
+    const char *purpose;       /* for the error: "reading xlsx workbooks" */
     const char *const *names;  /* the functions, in slot order */
     size_t n;
     pthread_mutex_t mu;

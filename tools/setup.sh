@@ -2,7 +2,7 @@
 # Installs the Debian packages tracelens builds and tests with; does nothing
 # when all are present (so it is safe to run before every build).
 set -euo pipefail
-PKGS="build-essential cmake pkg-config liblmdb-dev libxlsxwriter-dev libprotobuf-c-dev
+PKGS="build-essential cmake pkg-config liblmdb-dev libprotobuf-c-dev
 protobuf-c-compiler liblz4-dev zlib1g-dev libisal-dev libxxhash-dev libsqlite3-dev
 libzip-dev libexpat1-dev python3 python3-openpyxl clang libclang-rt-14-dev lmdb-utils"
 missing=""
