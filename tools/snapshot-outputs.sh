@@ -36,7 +36,7 @@ run() { # name, command...: stdout/stderr/rc into OUT/name.*
 }
 
 py_sheets() { # xlsx -> one text file of all sheets' cells
-    python3 - "$1" >"$2" 2>&1 <<'EOF'
+    /usr/bin/python3 - "$1" >"$2" 2>&1 <<'EOF'
 import sys, openpyxl
 wb = openpyxl.load_workbook(sys.argv[1], read_only=True)
 for ws in wb.worksheets:
