@@ -13,6 +13,9 @@ other cells as Python literals, rows by position):
 - the rocprofv3 slice: TraceLens_generate_perf_report_rocprof --kernel_details
   --topk_kernels 50 --short_kernel_study --reference-units (the reference's
   units, which its CSVs carry).
+Known conformance differences are listed below with their reason
+(EXCLUDED_ROWS, EXCLUDED_SHEETS); a trace our command knowingly refuses
+(KNOWN_REFUSALS) is reported as pending, neither passed nor failed.
 
 usage: golden_inrepo.py BUILD_DIR [-v]
 Prints per case the cells compared and mismatches, the total cells compared,
