@@ -1,6 +1,7 @@
 # Script tests: python3 (stdlib) and bash programs that drive the built
-# binaries. Each prints "N passed, M failed" and exits 77 when the shared
-# data is absent (reported as skipped). Included from tests/CMakeLists.txt.
+# binaries. Each prints "N passed, M failed"; those that read ../shared/data
+# exit 77 when it is absent (reported as skipped). golden.inrepo and
+# tracegen need only the repository. Included from tests/CMakeLists.txt.
 set(TL_DATA ${CMAKE_SOURCE_DIR}/../shared/data)
 find_program(TL_PY3 NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
 if(NOT TL_PY3)
@@ -18,7 +19,9 @@ endfunction()
 
 tl_script_test(ingest.counts ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_ingest_counts.py ${CMAKE_BINARY_DIR} ${TL_DATA})
 tl_script_test(ingest.bad_inputs ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_bad_inputs.py ${CMAKE_BINARY_DIR})
+tl_script_test(golden.inrepo ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_inrepo.py ${CMAKE_BINARY_DIR})
 if(TARGET tracegen)
+  tl_script_test(tracegen ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_tracegen.py $<TARGET_FILE:tracegen>)
   tl_script_test(ingest.crash_kill9 bash ${CMAKE_CURRENT_SOURCE_DIR}/test_crash.sh ${CMAKE_BINARY_DIR})
   tl_script_test(ingest.args_sel ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_args_sel.py ${CMAKE_BINARY_DIR})
 endif()
