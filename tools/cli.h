@@ -23,6 +23,13 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
  * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
 int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path);
 
+/* Graph-replay merge (tools/cmd_split.c): ingests the capture traces of
+ * capture_dir, merges them with the stored replay_id and stores the merged
+ * trace (reused when stored before). Prints its errors; returns a TL_EXIT_*
+ * code. summary (may be NULL) gets the `graph_launches` table. */
+int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *capture_dir, uint64_t *merged_id,
+                       tl_table **summary);
+
 /* "--flag value" / "--flag=value" matching; returns the value or NULL. */
 const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag);
 

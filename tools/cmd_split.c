@@ -1,13 +1,12 @@
 /* cmd_split.c — `tracelens split`: cuts an inference trace into per-step or
- * steady-state windows along its step annotations (query/split.h), and with
+ * steady-state windows along its step annotations, and with
  * --capture_folder first merges graph-capture traces into a graph-replay
- * trace (query/graph_replay.h). Also home of tl_cli_graph_merge, the CLI
- * side of the merge that the report command calls, because it ingests the
- * capture files (tools/ may, query/ may not). */
+ * trace (query/inference/inference.h). Also home of tl_cli_graph_merge, the
+ * CLI side of the merge that the report command calls. The query layer
+ * builds these derived traces; this file stores them (ingesting the capture
+ * files, committing the builds): tools/ may write the store, query/ may not. */
 #include "tools/cli.h"
 #include "query/core/trace.h"
-#include "query/inference/inference.h"
-#include "query/inference/inference.h"
 #include "query/inference/inference.h"
 
 #include <stdio.h>
@@ -42,6 +41,42 @@ static const char *HELP =
     "Output: one line per stored trace: id, step, bs, window (tab-separated).\n"
     "Exit status: 0 ok; 1 failure; 2 bad command line; 3 store error; 4 no such\n"
     "trace; 5 the trace has no step annotations (nothing to split).\n";
+
+/* *have = 1 when the store already holds trace id (a fresh snapshot). */
+static int stored_already(tl_store *s, uint64_t id, int *have, tl_err *err)
+{
+    tl_reader *r;
+    int rc = tl_reader_open(s, &r, err);
+    if (rc) return rc;
+    *have = tl_reader_has(r, id);
+    tl_reader_close(r);
+    return 0;
+}
+
+/* Stores a derived trace the way ingest stores a parsed file: seal, then
+ * one write transaction. Frees the build. */
+static int commit_derived(tl_store *s, tl_derived *d, tl_err *err)
+{
+    tl_build_seal(d->build, &d->info);
+    int rc = tl_build_commit(d->build, s, &d->info, err);
+    tl_derived_free(d);
+    return rc;
+}
+
+/* Merges the replay with its capture traces and stores the merged trace
+ * unless it is stored already; *summary as tl_gr_merge. */
+static int merge_and_store(tl_store *s, const tl_trace *rp, const tl_gr_source *src, size_t n,
+                           uint64_t *merged_id, tl_table **summary, tl_err *err)
+{
+    *merged_id = tl_gr_merged_id(rp, src, n);
+    int have;
+    int rc = stored_already(s, *merged_id, &have, err);
+    if (rc) return rc;
+    tl_derived d;
+    rc = tl_gr_merge(rp, src, n, have ? NULL : &d, summary, err);
+    if (rc || have) return rc;
+    return commit_derived(s, &d, err);
+}
 
 int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *dir, uint64_t *merged_id,
                        tl_table **summary)
@@ -84,7 +119,7 @@ int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *dir, uint64_
         if (tl_reader_open(s, &rd[n], &err) || tl_trace_load(rd[n], replay_id, &rp, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
             rc = TL_EXIT_FAIL;
-        } else if (tl_gr_merge(s, rp, src, (size_t)n, merged_id, summary, &err)) {
+        } else if (merge_and_store(s, rp, src, (size_t)n, merged_id, summary, &err)) {
             fprintf(stderr, "tracelens: graph merge: %s\n", err.msg);
             rc = TL_EXIT_FAIL;
         }
@@ -98,6 +133,20 @@ int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *dir, uint64_
     if (rd[n]) tl_reader_close(rd[n]);
     free(rd), free(ct), free(src), free(files), free(bs), free(full);
     return rc;
+}
+
+/* Stores window w of t as its own trace unless a split stored it before
+ * (*existed 1). */
+static int split_and_store(tl_store *s, const tl_trace *t, const tl_window *w, int steady, uint64_t *id,
+                           int *existed, tl_err *err)
+{
+    *id = tl_split_id(t, w, steady);
+    int rc = stored_already(s, *id, existed, err);
+    if (rc || *existed) return rc;
+    tl_derived d;
+    rc = tl_split_build(t, w, steady, &d, err);
+    if (rc) return rc;
+    return commit_derived(s, &d, err);
 }
 
 static void print_table(const tl_table *t)
@@ -189,7 +238,7 @@ int tl_cmd_split(int argc, char **argv)
         for (size_t k = 0; k < nw && !rc; k++) {
             uint64_t wid;
             int existed;
-            if (tl_split_store(s, t, &w[k], steady, &wid, &existed, &err)) {
+            if (split_and_store(s, t, &w[k], steady, &wid, &existed, &err)) {
                 fprintf(stderr, "tracelens split: window %zu: %s\n", k, err.msg);
                 rc = TL_EXIT_FAIL;
                 break;

@@ -1,5 +1,5 @@
 /* graph_replay.c — capture-trace classification and the replay/capture merge
- * of graph_replay.h. Matching is by kernel-name sequence because that is what
+ * of inference.h. Matching is by kernel-name sequence because that is what
  * both traces share exactly: the capture's launch calls carry args.kernel,
  * the replay's GPU events carry the same names in launch order. */
 #ifndef _GNU_SOURCE
@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "query/inference/inference.h"
-#include "query/inference/inference.h"
 #include "ingest/json.h"
 
 static const char *nm(const tl_trace *t, size_t i) { return tl_trace_str(t, t->name[i]); }
@@ -312,22 +310,20 @@ tl_table *tl_gr_launch_table(const tl_trace *t)
 
 /* ---- merge --------------------------------------------------------------- */
 
-int tl_gr_merge(tl_store *s, const tl_trace *rp, const tl_gr_source *caps, size_t ncap,
-                uint64_t *merged_id, tl_table **summary, tl_err *err)
+uint64_t tl_gr_merged_id(const tl_trace *rp, const tl_gr_source *caps, size_t ncap)
 {
-    if (summary) *summary = NULL;
-    tl_arena a;
-    tl_arena_init(&a, 1 << 16);
-    cwin *W = NULL;
-    size_t nw = 0, capw = 0;
-    for (size_t c = 0; c < ncap; c++) find_windows(caps[c].t, c, &W, &nw, &capw, &a);
-    glaunch *L;
-    double gpu_total;
-    size_t nl = find_launches(rp, &L, &gpu_total);
+    uint64_t h = tl_hash64("graphmerge", 10, 0);
+    h = tl_hash64(&rp->id, sizeof rp->id, h);
+    for (size_t c = 0; c < ncap; c++) h = tl_hash64(&caps[c].t->id, sizeof caps[c].t->id, h);
+    return h;
+}
 
-    /* exact sequence matches first, round robin over equal candidates
-     * (piecewise graphs of identical layers); else the best greedy pairing
-     * when it covers at least half of the kernels */
+/* Pairs every graph launch with a capture window: exact sequence matches
+ * first, round robin over equal candidates (piecewise graphs of identical
+ * layers); else the best greedy pairing when it covers at least half of the
+ * kernels. */
+static void match_launches(const tl_trace *rp, glaunch *L, size_t nl, const cwin *W, size_t nw)
+{
     size_t last = (size_t)-1;
     for (size_t j = 0; j < nl; j++) {
         glaunch *l = &L[j];
@@ -352,23 +348,12 @@ int tl_gr_merge(tl_store *s, const tl_trace *rp, const tl_gr_source *caps, size_
             last = (size_t)pick;
         }
     }
-    if (summary) *summary = launch_table(rp, L, nl, gpu_total, W, caps);
+}
 
-    uint64_t h = tl_hash64("graphmerge", 10, 0);
-    h = tl_hash64(&rp->id, sizeof rp->id, h);
-    for (size_t c = 0; c < ncap; c++) h = tl_hash64(&caps[c].t->id, sizeof caps[c].t->id, h);
-    *merged_id = h;
-    int rc = 0;
-    tl_reader *r;
-    if ((rc = tl_reader_open(s, &r, err))) goto out;
-    int have = tl_reader_has(r, h);
-    tl_reader_close(r);
-    if (have) goto out;
-
-    tl_build *b = tl_build_new();
-    tl_build_set_format(b, "kineto");
-    int64_t *corr = malloc((rp->n ? rp->n : 1) * sizeof *corr);
-    for (size_t i = 0; i < rp->n; i++) corr[i] = TL_NONE;
+/* One past the largest event, flow and metadata position of the replay:
+ * copied capture rows get positions above it. */
+static uint32_t replay_uid_end(const tl_trace *rp)
+{
     uint32_t uid_base = 0;
     for (size_t i = 0; i < rp->n; i++)
         if (rp->uid[i] >= uid_base) uid_base = rp->uid[i] + 1;
@@ -376,57 +361,77 @@ int tl_gr_merge(tl_store *s, const tl_trace *rp, const tl_gr_source *caps, size_
         if (rp->f_uid[f] >= uid_base) uid_base = rp->f_uid[f] + 1;
     for (size_t m = 0; m < rp->nmeta; m++)
         if (rp->m_uid[m] >= uid_base) uid_base = rp->m_uid[m] + 1;
+    return uid_base;
+}
+
+/* Copies the capture rows of launch j's window onto a synthetic thread of
+ * the replay, times shifted to the launch, and links each matched launch
+ * call to its replay kernel with an ac2g flow pair. klink: per replay row
+ * the link id of a matched kernel. */
+static void copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_t j, const cwin *w,
+                        const tl_trace *ct, const int64_t *klink, uint32_t uid_base, uint32_t fl_name)
+{
+    int64_t shift = rp->ts[l->row] - w->lo;
+    uint8_t pstr = rp->idflags[l->row] & 1;
+    int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
+    int64_t tid = 0x7ffe0000LL + (int64_t)j; /* one synthetic thread per graph launch */
+    /* launch row of the window -> replay kernel */
+    int32_t *kof = malloc((ct->n ? ct->n : 1) * sizeof *kof);
+    for (size_t q = 0; q < w->nrows; q++) kof[w->rows[q]] = -1;
+    for (size_t i = 0; i < l->nk; i++)
+        if (l->match[i] >= 0) kof[w->launch[l->match[i]]] = l->k[i];
+    for (size_t q = 0; q < w->nrows; q++) {
+        int32_t cr = w->rows[q];
+        tl_ev_in e;
+        tl_event_in(b, ct, (size_t)cr, &e);
+        e.uid = uid_base + ct->uid[cr];
+        e.ts += shift;
+        e.pid = pid;
+        e.pid_is_str = pstr;
+        e.tid = tid;
+        e.tid_is_str = 0;
+        e.corr = TL_NONE;
+        e.ext_id = TL_NONE;
+        int32_t k = kof[cr];
+        if (k >= 0) {
+            e.corr = klink[k];
+            tl_build_flow(b, e.uid, 's', fl_name, fl_name, e.corr, pid, tid, pstr, 0, e.ts);
+            uint8_t kp = rp->idflags[k] & 1, kt = (rp->idflags[k] >> 1) & 1;
+            tl_build_flow(b, e.uid, 'f', fl_name, fl_name, e.corr,
+                          kp ? tl_restr(b, rp, (uint32_t)rp->pid[k]) : rp->pid[k],
+                          kt ? tl_restr(b, rp, (uint32_t)rp->tid[k]) : rp->tid[k], kp, kt, rp->ts[k]);
+        }
+        tl_build_event(b, &e);
+    }
+    free(kof);
+}
+
+/* The merged trace's rows: the replay with every matched kernel given a
+ * fresh link id, then the copied capture windows, then the replay's steps
+ * as the extra blob "inference_steps". */
+static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, const cwin *W,
+                              const tl_gr_source *caps)
+{
+    tl_build *b = tl_build_new();
+    tl_build_set_format(b, "kineto");
+    int64_t *klink = malloc((rp->n ? rp->n : 1) * sizeof *klink);
+    for (size_t i = 0; i < rp->n; i++) klink[i] = TL_NONE;
     /* link ids far above any correlation a profiler writes */
     int64_t link = (int64_t)1 << 52;
-    int64_t *klink = malloc((rp->n ? rp->n : 1) * sizeof *klink);
     for (size_t j = 0; j < nl; j++)
         for (size_t i = 0; i < L[j].nk; i++)
-            if (L[j].win >= 0 && L[j].match[i] >= 0) corr[L[j].k[i]] = link++;
-    memcpy(klink, corr, (rp->n ? rp->n : 1) * sizeof *klink);
-    tl_copy_rows(b, rp, NULL, corr);
+            if (L[j].win >= 0 && L[j].match[i] >= 0) klink[L[j].k[i]] = link++;
+    tl_copy_rows(b, rp, NULL, klink);
 
+    uint32_t uid_base = replay_uid_end(rp);
     uint32_t fl_name = tl_build_str(b, "ac2g", 4);
     for (size_t j = 0; j < nl; j++) {
-        glaunch *l = &L[j];
+        const glaunch *l = &L[j];
         if (l->win < 0 || !l->nmatch) continue;
         const cwin *w = &W[l->win];
-        const tl_trace *ct = caps[w->src].t;
-        int64_t shift = rp->ts[l->row] - w->lo;
-        uint8_t pstr = rp->idflags[l->row] & 1;
-        int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
-        int64_t tid = 0x7ffe0000LL + (int64_t)j; /* one synthetic thread per graph launch */
-        /* launch row of the window -> replay kernel */
-        int32_t *kof = malloc((ct->n ? ct->n : 1) * sizeof *kof);
-        for (size_t q = 0; q < w->nrows; q++) kof[w->rows[q]] = -1;
-        for (size_t i = 0; i < l->nk; i++)
-            if (l->match[i] >= 0) kof[w->launch[l->match[i]]] = l->k[i];
-        for (size_t q = 0; q < w->nrows; q++) {
-            int32_t cr = w->rows[q];
-            tl_ev_in e;
-            tl_event_in(b, ct, (size_t)cr, &e);
-            e.uid = uid_base + ct->uid[cr];
-            e.ts += shift;
-            e.pid = pid;
-            e.pid_is_str = pstr;
-            e.tid = tid;
-            e.tid_is_str = 0;
-            e.corr = TL_NONE;
-            e.ext_id = TL_NONE;
-            int32_t k = kof[cr];
-            if (k >= 0) {
-                e.corr = klink[k];
-                tl_build_flow(b, e.uid, 's', fl_name, fl_name, e.corr, pid, tid, pstr, 0, e.ts);
-                uint8_t kp = rp->idflags[k] & 1, kt = (rp->idflags[k] >> 1) & 1;
-                tl_build_flow(b, e.uid, 'f', fl_name, fl_name, e.corr,
-                              kp ? tl_restr(b, rp, (uint32_t)rp->pid[k]) : rp->pid[k],
-                              kt ? tl_restr(b, rp, (uint32_t)rp->tid[k]) : rp->tid[k], kp, kt, rp->ts[k]);
-            }
-            tl_build_event(b, &e);
-        }
-        free(kof);
+        copy_window(b, rp, l, j, w, caps[w->src].t, klink, uid_base, fl_name);
         uid_base += w->maxuid + 1;
     }
-    free(corr);
     free(klink);
 
     /* the steps, as seen in the replay: host times of the copied ops no
@@ -438,22 +443,51 @@ int tl_gr_merge(tl_store *s, const tl_trace *rp, const tl_gr_source *caps, size_
     tl_build_extra(b, "inference_steps", sb.p ? sb.p : "", sb.n);
     tl_buf_free(&sb);
     tl_steps_free(&st);
+    return b;
+}
 
-    rc = tl_build_tree(b, err);
-    if (!rc) {
-        char labels[256], path[4096] = "";
-        snprintf(labels, sizeof labels, "{\"graph_replay\":\"merged\",\"parent\":\"%016llx\",\"captures\":\"%zu\"}",
-                 (unsigned long long)rp->id, ncap);
-        const char *pp = rp->catalog ? strstr(rp->catalog, "\"path\":\"") : NULL;
-        size_t k = 0;
-        if (pp)
-            for (pp += 8; pp[k] && pp[k] != '"' && k + 32 < sizeof path; k++) path[k] = pp[k];
-        snprintf(path + k, sizeof path - k, "#graph-merged");
-        tl_build_info info = {.id = h, .path = path, .format = "kineto", .rank = -1, .labels_json = labels};
-        rc = tl_build_commit(b, s, &info, err);
+/* Labels (parent, capture count) and path "<replay path>#graph-merged". */
+static void merged_facts(const tl_trace *rp, const tl_gr_source *caps, size_t ncap, tl_derived *d)
+{
+    snprintf(d->labels, sizeof d->labels,
+             "{\"graph_replay\":\"merged\",\"parent\":\"%016llx\",\"captures\":\"%zu\"}",
+             (unsigned long long)rp->id, ncap);
+    const char *pp = rp->catalog ? strstr(rp->catalog, "\"path\":\"") : NULL;
+    size_t k = 0;
+    if (pp)
+        for (pp += 8; pp[k] && pp[k] != '"' && k + 32 < sizeof d->path; k++) d->path[k] = pp[k];
+    snprintf(d->path + k, sizeof d->path - k, "#graph-merged");
+    d->info = (tl_build_info){.id = tl_gr_merged_id(rp, caps, ncap), .path = d->path, .format = "kineto",
+                              .rank = -1, .labels_json = d->labels};
+}
+
+int tl_gr_merge(const tl_trace *rp, const tl_gr_source *caps, size_t ncap, tl_derived *out,
+                tl_table **summary, tl_err *err)
+{
+    if (summary) *summary = NULL;
+    if (out) memset(out, 0, sizeof *out);
+    tl_arena a;
+    tl_arena_init(&a, 1 << 16);
+    cwin *W = NULL;
+    size_t nw = 0, capw = 0;
+    for (size_t c = 0; c < ncap; c++) find_windows(caps[c].t, c, &W, &nw, &capw, &a);
+    glaunch *L;
+    double gpu_total;
+    size_t nl = find_launches(rp, &L, &gpu_total);
+    match_launches(rp, L, nl, W, nw);
+    if (summary) *summary = launch_table(rp, L, nl, gpu_total, W, caps);
+
+    int rc = 0;
+    if (out) {
+        tl_build *b = build_merged(rp, L, nl, W, caps);
+        rc = tl_build_tree(b, err);
+        if (rc) {
+            tl_build_free(b);
+        } else {
+            out->build = b;
+            merged_facts(rp, caps, ncap, out);
+        }
     }
-    tl_build_free(b);
-out:
     free_launches(L, nl);
     free(W);
     tl_arena_free(&a);

@@ -24,7 +24,7 @@
  *      used for rows outside any step or inside a mixed prefill+decode step.
  * The produced `phase_analysis` sheet says which source labelled how many rows.
  *
- * Steps are also what `tracelens split` cuts along (query/split.h). */
+ * Steps are also what `tracelens split` cuts along (tl_split_windows). */
 
 typedef enum { TL_PHASE_MIXED = 0, TL_PHASE_PREFILL = 1, TL_PHASE_DECODE = 2 } tl_phase;
 const char *tl_phase_name(int phase); /* "Mixed", "Prefill", "Decode" */
@@ -116,6 +116,19 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
                     tl_pyt_sheets *out, tl_err *err);
 
 
+/* ---- derived traces: traces built from stored ones (a graph-replay merge,
+ * a split window). They come back built and unstored; the command layer
+ * stores them the way ingest stores a parsed file (ingest/builder.h), so
+ * this family only reads the store. */
+typedef struct tl_derived {
+    tl_build *build;        /* tree built, not sealed */
+    tl_build_info info;     /* id, path, format, rank -1, labels (point into path/labels) */
+    char path[4096];
+    char labels[512];
+} tl_derived;
+/* Frees the build (once stored, or when it is not stored). */
+void tl_derived_free(tl_derived *d);
+
 /* ---- kernels replayed from CUDA/HIP graphs, attributed to the
  * CPU ops that captured them (spec/diff-compare-phases.md C8, graph mode;
  * spec/pytorch-report.md §4.3 for how a graph launch owns its kernels).
@@ -125,7 +138,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
  * graph-capture traces (--capture_folder) recorded the CPU ops, shapes and
  * launch calls while the graph was captured. Each graph launch's kernel
  * sequence is matched against the capture windows (StreamBeginCapture ..
- * StreamEndCapture) by kernel names, and a merged trace is stored: the replay
+ * StreamEndCapture) by kernel names, and a merged trace is built: the replay
  * unchanged except that every matched kernel is re-linked to a copy of its
  * capturing launch call, nested in copies of the capturing CPU ops (on a
  * synthetic thread per graph launch, times shifted to the launch). GPU events
@@ -146,11 +159,16 @@ typedef struct tl_gr_source {
     int full;
 } tl_gr_source;
 
-/* Merges and stores; *merged_id = the derived trace (an existing one is
- * reused: the id hashes the replay and capture ids). *summary (may be NULL)
- * gets the `graph_launches` table with the resolution of every launch. */
-int tl_gr_merge(tl_store *s, const tl_trace *replay, const tl_gr_source *caps, size_t ncap,
-                uint64_t *merged_id, tl_table **summary, tl_err *err);
+/* Id of the merged trace: a hash of the replay and capture ids, so a merge
+ * already stored is recognised before any work. */
+uint64_t tl_gr_merged_id(const tl_trace *replay, const tl_gr_source *caps, size_t ncap);
+
+/* Matches the replay's graph launches against the capture windows. *summary
+ * (may be NULL) gets the `graph_launches` table with the resolution of every
+ * launch; out (NULL when the merged trace is already stored) gets the merged
+ * trace, built and not stored, with its catalog facts. */
+int tl_gr_merge(const tl_trace *replay, const tl_gr_source *caps, size_t ncap, tl_derived *out,
+                tl_table **summary, tl_err *err);
 
 /* `graph_launches` for a trace without capture traces: every graph launch
  * with its kernel count, kernel time and share of GPU kernel time, and a note
@@ -163,31 +181,24 @@ tl_table *tl_gr_launch_table(const tl_trace *t);
  * count; the files, bs and full arrays are malloc'd (files: malloc'd full paths). */
 int tl_gr_read_folder(const char *dir, char ***files, int64_t **bs, int **full, tl_err *err);
 
-/* CLI side (implemented in tools/cmd_split.c, since it ingests the capture
- * files into the store): ingest the folder, merge with replay_id, store.
- * Prints its errors; returns a TL_EXIT_* code. summary may be NULL. */
-int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *capture_dir,
-                       uint64_t *merged_id, tl_table **summary);
-
-
-/* ---- new stored traces derived from stored ones: copying a selection
- * of a trace's rows into a builder (used by graph-replay merging,
- * query/graph_replay.h) and cutting an inference trace into per-step or
- * steady-state windows along its step annotations (`tracelens split`,
- * spec/diff-compare-phases.md C8). Each window becomes its own trace with
+/* ---- traces derived from stored ones: copying a selection of a trace's
+ * rows into a builder (used by graph-replay merging) and cutting an
+ * inference trace into per-step or steady-state windows along its step
+ * annotations (`tracelens split`, spec/diff-compare-phases.md C8). Each
+ * window becomes its own trace with
  * labels (step kind, batch size, parent id), so phases can be compared with
  * `tracelens compare` and queried across runs like any other trace. */
 
-/* Copies rows of t into b (keep NULL: all rows), re-interning strings.
- * corr (may be NULL): per row a replacement correlation (TL_NONE: keep).
- * Flows are copied when their id is the correlation of a kept event (all
- * flows when keep is NULL), metadata events always, and the catalog's
- * top-level metadata (deviceProperties, ...) as top-level keys. */
 /* Fills e from row i of t, strings re-interned into b (caller may change
  * fields before tl_build_event). */
 void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e);
 /* Interns string id sid of t into b. */
 uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid);
+/* Copies rows of t into b (keep NULL: all rows), re-interning strings.
+ * corr (may be NULL): per row a replacement correlation (TL_NONE: keep).
+ * Flows are copied when their id is the correlation of a kept event (all
+ * flows when keep is NULL), metadata events always, and the catalog's
+ * top-level metadata (deviceProperties, ...) as top-level keys. */
 void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr);
 
 typedef struct tl_window {
@@ -204,11 +215,12 @@ typedef struct tl_window {
  * count (0: no step annotations); *out is malloc'd. */
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
 
-/* Stores window w of t as a new trace; its id is derived from t's id and the
- * window, so splitting twice is a no-op. *id_out gets the id, *existed 1
- * when it was already stored. */
-int tl_split_store(tl_store *s, const tl_trace *t, const tl_window *w, int steady,
-                   uint64_t *id_out, int *existed, tl_err *err);
-
+/* Id of window w's trace, derived from t's id and the window, so that
+ * splitting twice finds the first split's traces. */
+uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady);
+/* Builds window w of t as a new trace (not stored) with its catalog facts:
+ * labels step, kind, bs, tokens, parent, window, steps; path "<parent
+ * path>#step<N>" or "#steady-<N>". */
+int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err);
 
 #endif

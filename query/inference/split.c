@@ -1,13 +1,13 @@
 /* split.c — derived traces: row copying into a builder (shared with the
  * graph-replay merge) and the per-step / steady-state windows of
- * `tracelens split`. A derived trace goes through the same tree builder and
- * commit as an ingested file, so every report works on it unchanged. */
+ * `tracelens split`. A derived trace goes through the same tree builder as
+ * an ingested file and comes back unstored (tl_derived): the command layer
+ * stores it as ingest stores a file, so every report works on it unchanged. */
 #include "query/inference/inference.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "query/inference/inference.h"
 #include "ingest/json.h"
 
 static uint32_t rs(tl_build *b, const tl_trace *t, uint32_t sid)
@@ -182,64 +182,68 @@ static const char *kind_label(int kind)
     return kind == TL_STEP_PREFILL_ONLY ? "prefill" : kind == TL_STEP_DECODE_ONLY ? "decode" : "prefilldecode";
 }
 
-int tl_split_store(tl_store *s, const tl_trace *t, const tl_window *w, int steady,
-                   uint64_t *id_out, int *existed, tl_err *err)
+void tl_derived_free(tl_derived *d)
+{
+    if (d->build) tl_build_free(d->build);
+    d->build = NULL;
+}
+
+uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady)
 {
     uint64_t h = tl_hash64("split", 5, 0);
     h = tl_hash64(&t->id, sizeof t->id, h);
     int64_t wk[5] = {w->host_lo, w->host_hi, w->gpu_lo, w->gpu_hi, w->kind};
     h = tl_hash64(wk, sizeof wk, h);
-    h = tl_hash64(&steady, sizeof steady, h);
-    *id_out = h;
-    *existed = 0;
-    tl_reader *r;
-    int rc = tl_reader_open(s, &r, err);
-    if (rc) return rc;
-    int have = tl_reader_has(r, h);
-    tl_reader_close(r);
-    if (have) {
-        *existed = 1;
-        return 0;
+    return tl_hash64(&steady, sizeof steady, h);
+}
+
+/* The catalog facts of a window: labels (step kind, batch size, parent,
+ * window) and the parent's path with a "#step<N>" / "#steady-<N>" suffix. */
+static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_derived *d)
+{
+    char idhex[17];
+    snprintf(idhex, sizeof idhex, "%016llx", (unsigned long long)t->id);
+    snprintf(d->labels, sizeof d->labels,
+             "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
+             "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
+             kind_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
+             steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
+    const char *pp = NULL;
+    char pbuf[2048] = "";
+    if (t->catalog && (pp = strstr(t->catalog, "\"path\":\""))) {
+        pp += 8;
+        size_t k = 0;
+        while (pp[k] && pp[k] != '"' && k + 1 < sizeof pbuf) {
+            pbuf[k] = pp[k];
+            k++;
+        }
+        pbuf[k] = 0;
     }
+    snprintf(d->path, sizeof d->path, "%s#%s%zu", pbuf, steady ? "steady-" : "step", w->first_step);
+    d->info = (tl_build_info){.id = tl_split_id(t, w, steady), .path = d->path,
+                              .format = t->format ? t->format : "kineto", .rank = -1, .labels_json = d->labels};
+}
+
+int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
     uint8_t *keep = tl_xmalloc(t->n ? t->n : 1);
-    size_t nkeep = 0;
     for (size_t i = 0; i < t->n; i++) {
         int64_t a = t->ts[i], e = t->ts[i] + t->dur[i];
         keep[i] = tl_kind_is_gpu(t->kind[i]) || t->kind[i] == TL_K_GPU_ANNOTATION
                       ? (w->gpu_lo <= w->gpu_hi && a >= w->gpu_lo && a <= w->gpu_hi)
                       : (a >= w->host_lo && e <= w->host_hi);
-        nkeep += keep[i];
     }
     tl_build *b = tl_build_new();
     tl_build_set_format(b, t->format ? t->format : "kineto");
     tl_copy_rows(b, t, keep, NULL);
     free(keep);
-    rc = tl_build_tree(b, err);
-    if (!rc) {
-        char idhex[17], labels[512], path[4096];
-        snprintf(idhex, sizeof idhex, "%016llx", (unsigned long long)t->id);
-        snprintf(labels, sizeof labels,
-                 "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
-                 "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
-                 kind_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens,
-                 idhex, steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
-        const char *pp = NULL;
-        char pbuf[2048] = "";
-        if (t->catalog && (pp = strstr(t->catalog, "\"path\":\""))) {
-            pp += 8;
-            size_t k = 0;
-            while (pp[k] && pp[k] != '"' && k + 1 < sizeof pbuf) {
-                pbuf[k] = pp[k];
-                k++;
-            }
-            pbuf[k] = 0;
-        }
-        snprintf(path, sizeof path, "%s#%s%zu", pbuf, steady ? "steady-" : "step", w->first_step);
-        tl_build_info info = {.id = h, .path = path, .format = t->format ? t->format : "kineto",
-                              .rank = -1, .labels_json = labels};
-        rc = tl_build_commit(b, s, &info, err);
+    int rc = tl_build_tree(b, err);
+    if (rc) {
+        tl_build_free(b);
+        return rc;
     }
-    tl_build_free(b);
-    (void)nkeep;
-    return rc;
+    out->build = b;
+    split_facts(t, w, steady, out);
+    return 0;
 }
