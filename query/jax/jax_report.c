@@ -10,6 +10,7 @@
  * spec says they can. */
 #include "query/jax/jax.h"
 #include "ingest/xplane.h"
+#include "query/perfmodel/perfmodel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -778,13 +779,6 @@ typedef struct jx_pm {
     double flops, bytes; /* bytes NaN when unknown */
 } jx_pm;
 
-static double prod_d(const int64_t *d, size_t n)
-{
-    double p = 1;
-    for (size_t i = 0; i < n; i++) p *= (double)d[i];
-    return p;
-}
-
 static const char *dims_repr(tl_arena *ar, const int64_t *d, size_t n)
 {
     tl_buf b = {0};
@@ -835,10 +829,10 @@ static int model_conv(tl_arena *ar, const jx_k *k, jx_pm *pm)
     pm_add(pm, "bias", bias ? "True" : "False");
     pm_add(pm, "bytes_per_element", bpe ? tl_arena_printf(ar, "%d", bpe) : NULL);
     pm_add(pm, "transposed_conv", "False");
-    double po = prod_d(o->d, o->nd);
-    pm->flops = po * 2 * (nf ? prod_d(filt + 1, nf - 1) : 1) + (bias ? po : 0);
-    pm->bytes = bpe ? (prod_d(x->d, x->nd) + prod_d(filt, nf) + (bias && o->nd > 1 ? (double)o->d[1] : 0) + po) * bpe
-                    : NAN;
+    tl_pm_counts c;
+    tl_pm_conv_counts(x->d, x->nd, filt, nf, o->d, o->nd, bias, bpe, &c);
+    pm->flops = c.flops;
+    pm->bytes = c.has_bytes ? c.bytes : NAN;
     return 1;
 }
 
@@ -871,35 +865,37 @@ static int model_gemm(tl_arena *ar, const jx_k *k, jx_pm *pm)
     size_t nrb = bcfg_list(cfg, "rhs_batch_dimensions", rb, 8);
     if (!nlc) { lc[0] = (int64_t)a->nd - 1; nlc = 1; }
     if (!nrc) { rc[0] = b->nd >= 2 ? (int64_t)b->nd - 2 : 0; nrc = 1; }
-    double K = 1, B = 1, M = 1, N = 1;
+    int64_t K = 1, B = 1, M = 1, N = 1;
     for (size_t i = 0; i < a->nd; i++) {
         int isc = 0, isb = 0;
         for (size_t j = 0; j < nlc; j++) isc |= lc[j] == (int64_t)i;
         for (size_t j = 0; j < nlb; j++) isb |= lb[j] == (int64_t)i;
-        if (isc) K *= (double)a->d[i];
-        else if (isb) B *= (double)a->d[i];
-        else M *= (double)a->d[i];
+        if (isc) K *= a->d[i];
+        else if (isb) B *= a->d[i];
+        else M *= a->d[i];
     }
     for (size_t i = 0; i < b->nd; i++) {
         int isc = 0, isb = 0;
         for (size_t j = 0; j < nrc; j++) isc |= rc[j] == (int64_t)i;
         for (size_t j = 0; j < nrb; j++) isb |= rb[j] == (int64_t)i;
-        if (!isc && !isb) N *= (double)b->d[i];
+        if (!isc && !isb) N *= b->d[i];
     }
     double beta = 0;
     const char *bp = cfg ? strstr(cfg, "\"beta\":") : NULL;
     if (bp) beta = strtod(bp + 7, NULL);
-    int bpe = dtype_bytes(a->type);
-    pm_add(pm, "M", tl_arena_printf(ar, "%.0f", M));
-    pm_add(pm, "N", tl_arena_printf(ar, "%.0f", N));
-    pm_add(pm, "K", tl_arena_printf(ar, "%.0f", K));
-    pm_add(pm, "B", tl_arena_printf(ar, "%.0f", B));
+    pm_add(pm, "M", tl_arena_printf(ar, "%" PRId64, M));
+    pm_add(pm, "N", tl_arena_printf(ar, "%" PRId64, N));
+    pm_add(pm, "K", tl_arena_printf(ar, "%" PRId64, K));
+    pm_add(pm, "B", tl_arena_printf(ar, "%" PRId64, B));
     char fb[40];
     tl_fmt_pyfloat(beta, fb);
     pm_add(pm, "Beta", tl_arena_strdup(ar, fb));
     pm_add(pm, "dtype_A_B", tl_arena_printf(ar, "('%s', '%s')", a->type, b->type));
-    pm->flops = B * (2 * M * N * K + (beta != 0 ? M * N : 0));
-    pm->bytes = bpe ? B * (M * K + K * N + M * N + (beta != 0 ? M * N : 0)) * bpe : NAN;
+    /* beta != 0: the output accumulates into C, an M × N matrix read once */
+    tl_pm_counts c;
+    tl_pm_gemm_counts(B, M, N, K, beta != 0 ? M : 0, dtype_bytes(a->type), &c);
+    pm->flops = c.flops;
+    pm->bytes = c.has_bytes ? c.bytes : NAN;
     return 1;
 }
 

@@ -1,7 +1,8 @@
 /* conv.c — convolution models (perf-models.md §5.3): aten::convolution,
  * aten::convolution_backward and the apex ConvBias* ops. One parameter set
  * (input, filter, stride/padding/dilation, transposed) feeds the forward
- * formulas G/H and the backward formulas (grad input + grad weight). The
+ * formulas (conv_flops, conv_bytes) and the backward formulas (grad input +
+ * grad weight). The
  * reference's quirks are kept: aten::convolution never counts its bias (it
  * has 9 args, the bias test wants 3), convolution_backward reports the
  * bias as the Dims[3] list itself, and the backward bytes add a bias element
@@ -198,54 +199,81 @@ static pnum prod_from(const int64_t *s, size_t n, size_t from)
     return p;
 }
 
-static void tr(const int64_t *s, int64_t *d, size_t n)
+/* d = s with the first two dims (batch, channels) swapped. */
+static void swap_first_two(const int64_t *s, int64_t *d, size_t n)
 {
     memcpy(d, s, n * sizeof *s);
     d[0] = s[1];
     d[1] = s[0];
 }
 
-static pnum G(const int64_t *x, const int64_t *w, const int64_t *out, size_t n, int bias, int transposed)
+/* One shape of the formulas: its dims and rank (each shape may have its own). */
+typedef struct shape {
+    const int64_t *d;
+    size_t n;
+} shape;
+
+static shape shape_of(const int64_t *d, size_t n) { return (shape){d, n}; }
+
+/* FLOPs of §5.3: two per output element (per input element when
+ * transposed) and filter element past the filter's first dim, plus one bias
+ * add per output element. */
+static pnum conv_flops(shape x, shape w, shape out, int bias, int transposed)
 {
-    pnum P = transposed ? prod_from(x, n, 0) : prod_from(out, n, 0);
-    pnum f = pn_mul(pn_mul(P, PN_I(2)), prod_from(w, n, 1));
-    return pn_add(f, bias ? prod_from(out, n, 0) : PN_I(0));
+    pnum per_out = transposed ? prod_from(x.d, x.n, 0) : prod_from(out.d, out.n, 0);
+    pnum f = pn_mul(pn_mul(per_out, PN_I(2)), prod_from(w.d, w.n, 1));
+    return pn_add(f, bias ? prod_from(out.d, out.n, 0) : PN_I(0));
 }
 
-static pnum H(const int64_t *x, const int64_t *w, const int64_t *out, size_t n, int bias, int e)
+/* Bytes of §5.3: input, filter and output read or written once, plus one
+ * bias value per output channel, each bpe bytes. */
+static pnum conv_bytes(shape x, shape w, shape out, int bias, int bpe)
 {
-    pnum s = pn_add(prod_from(x, n, 0), prod_from(w, n, 0));
-    s = pn_add(s, bias ? PN_I(out[1]) : PN_I(0));
-    s = pn_add(s, prod_from(out, n, 0));
-    return pn_mul(s, PN_I(e));
+    pnum s = pn_add(prod_from(x.d, x.n, 0), prod_from(w.d, w.n, 0));
+    s = pn_add(s, bias && out.n > 1 ? PN_I(out.d[1]) : PN_I(0));
+    s = pn_add(s, prod_from(out.d, out.n, 0));
+    return pn_mul(s, PN_I(bpe));
 }
 
-static void conv_numbers(pm_in *in, const convp *p, int bwd, pm_out *out)
+/* Forward: conv_flops / conv_bytes. Backward: grad input (the transposed
+ * direction) plus grad weight (input and grad output with batch and channel
+ * swapped), plus the bias gradient. */
+static void conv_numbers(const convp *p, int bwd, pm_out *out)
 {
     size_t n = p->nd + 2;
     int e = pm_bpe(p->t0);
+    shape x = shape_of(p->x, n), w = shape_of(p->w, n), o = shape_of(p->out, n);
     if (!bwd) {
-        out->flops = G(p->x, p->w, p->out, n, p->bias, p->transposed);
+        out->flops = conv_flops(x, w, o, p->bias, p->transposed);
         out->has_bytes = e != 0;
-        if (e) out->bytes = H(p->x, p->w, p->out, n, p->bias, e);
+        if (e) out->bytes = conv_bytes(x, w, o, p->bias, e);
         return;
     }
     int64_t tx[MAXND + 2], tw[MAXND + 2], to[MAXND + 2];
-    tr(p->x, tx, n);
-    tr(p->w, tw, n);
-    tr(p->out, to, n);
-    pnum f = G(p->out, p->w, p->x, n, 0, !p->transposed);
-    f = pn_add(f, p->transposed ? G(to, tx, tw, n, 0, 0) : G(tx, to, tw, n, 0, 0));
+    swap_first_two(p->x, tx, n);
+    swap_first_two(p->w, tw, n);
+    swap_first_two(p->out, to, n);
+    shape sx = shape_of(tx, n), sw = shape_of(tw, n), so = shape_of(to, n);
+    pnum f = conv_flops(o, w, x, 0, !p->transposed);
+    f = pn_add(f, p->transposed ? conv_flops(so, sx, sw, 0, 0) : conv_flops(sx, so, sw, 0, 0));
     f = pn_add(f, p->bias ? prod_from(p->out, n, 0) : PN_I(0));
     out->flops = f;
     out->has_bytes = e != 0;
     if (e) {
-        pnum b = pn_add(H(p->out, p->w, p->x, n, 0, e), H(p->out, p->x, p->w, n, 0, e));
+        pnum b = pn_add(conv_bytes(o, w, x, 0, e), conv_bytes(o, x, w, 0, e));
         /* the reference adds an element count to a byte count here */
         b = pn_add(b, p->bias ? pn_add(prod_from(p->out, n, 0), PN_I(p->out[1])) : PN_I(0));
         out->bytes = b;
     }
-    (void)in;
+}
+
+void tl_pm_conv_counts(const int64_t *x, size_t nx, const int64_t *w, size_t nw, const int64_t *out, size_t nout,
+                       int bias, int bpe, tl_pm_counts *c)
+{
+    shape sx = shape_of(x, nx), sw = shape_of(w, nw), so = shape_of(out, nout);
+    c->flops = pn_d(conv_flops(sx, sw, so, bias, 0));
+    c->has_bytes = bpe != 0;
+    c->bytes = bpe ? pn_d(conv_bytes(sx, sw, so, bias, bpe)) : 0;
 }
 
 static tl_pv *ints_tuple(pm_in *in, const int64_t *v, size_t n) { return pm_v_ints(in, TL_PV_TUPLE, v, n); }
@@ -314,7 +342,7 @@ int pm_conv(pm_in *in, pm_out *out)
     }
     out_shape(in, &p);
     conv_params(in, out, &p);
-    conv_numbers(in, &p, bwd_formulas, out);
+    conv_numbers(&p, bwd_formulas, out);
     out->maf = "matrix";
     out->cs_dtype = p.t0;
     return PM_OK;

@@ -29,17 +29,26 @@ static pnum gemm_F(pnum M, pnum N, pnum K, int bias)
     return pn_add(f, bias ? pn_mul(M, N) : PN_I(0));
 }
 
-/* Y(M,N,K,bias,a,b,c,o); returns 0 when any width is unknown */
-static int gemm_Y(pnum *out, pnum M, pnum N, pnum K, int bias, bpe_slot a, bpe_slot b, bpe_slot c,
-                  bpe_slot o)
+/* Bytes moved: A (M·K), B (K·N), the output (M·N) and an added operand C
+ * of c_rows × N elements (1 row: a bias vector; M rows: an accumulated
+ * matrix), each at its own width. Returns 0 when any width is unknown. */
+static int gemm_bytes_rows(pnum *out, pnum M, pnum N, pnum K, pnum c_rows, bpe_slot a, bpe_slot b, bpe_slot c,
+                           bpe_slot o)
 {
     if (!a.known || !b.known || !c.known || !o.known) return 0;
     pnum y = pn_mul(pn_mul(M, K), a.v);
     y = pn_add(y, pn_mul(pn_mul(K, N), b.v));
     y = pn_add(y, pn_mul(pn_mul(M, N), o.v));
-    y = pn_add(y, pn_mul(bias ? N : PN_I(0), c.v));
+    y = pn_add(y, pn_mul(pn_mul(c_rows, N), c.v));
     *out = y;
     return 1;
+}
+
+/* Y(M,N,K,bias,a,b,c,o) of the spec: the bias is a vector of N elements. */
+static int gemm_Y(pnum *out, pnum M, pnum N, pnum K, int bias, bpe_slot a, bpe_slot b, bpe_slot c,
+                  bpe_slot o)
+{
+    return gemm_bytes_rows(out, M, N, K, PN_I(bias ? 1 : 0), a, b, c, o);
 }
 
 static void set_bytes(pm_out *out, int known, pnum v)
@@ -474,4 +483,17 @@ int pm_gemm(pm_in *in, pm_out *out)
     }
     if (rc == PM_OK) gemm_tail(in, out);
     return rc;
+}
+
+/* ---- plain shapes (perfmodel.h) ------------------------------------------- */
+
+void tl_pm_gemm_counts(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t c_rows, int bpe,
+                       tl_pm_counts *out)
+{
+    pnum B = PN_I(batch), M = PN_I(m), N = PN_I(n), K = PN_I(k);
+    out->flops = pn_d(pn_mul(B, gemm_F(M, N, K, c_rows != 0)));
+    pnum y;
+    bpe_slot w = bpe ? bpe_int(bpe) : bpe_of(NULL);
+    out->has_bytes = gemm_bytes_rows(&y, M, N, K, PN_I(c_rows), w, w, w, w);
+    out->bytes = out->has_bytes ? pn_d(pn_mul(B, y)) : 0;
 }

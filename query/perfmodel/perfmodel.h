@@ -136,6 +136,33 @@ int tl_pm_dtype_bytes(const char *dtype);
 const char *tl_pm_dtype_precision(const char *dtype);
 
 /* ======================================================================
+ * Models on plain shapes, for kernels that carry operand shapes instead of
+ * PyTorch args (the JAX report's XLA kernels). Same formulas as the
+ * registry's GEMM and convolution models; sizes are exact integers and the
+ * results are converted to double once.
+ * ==================================================================== */
+
+typedef struct tl_pm_counts {
+    double flops;
+    int has_bytes; /* 0: element width unknown */
+    double bytes;
+} tl_pm_counts;
+
+/* batch × (M×K · K×N), plus an added operand C of c_rows × N elements
+ * (0: none, 1: a bias vector, M: an accumulated matrix):
+ * flops = batch·(2·M·N·K + M·N when C is added),
+ * bytes = batch·(M·K + K·N + M·N + c_rows·N)·bpe; bpe 0 means unknown. */
+void tl_pm_gemm_counts(int64_t batch, int64_t m, int64_t n, int64_t k, int64_t c_rows, int bpe,
+                       tl_pm_counts *out);
+
+/* A (non-transposed) convolution from input x and filter w to output out,
+ * each with its own rank: flops = 2·prod(out)·prod(w[1:]) (+ prod(out) with
+ * bias), bytes = (prod(x) + prod(w) + out[1] with bias + prod(out))·bpe;
+ * bpe 0 means unknown. */
+void tl_pm_conv_counts(const int64_t *x, size_t nx, const int64_t *w, size_t nw, const int64_t *out, size_t nout,
+                       int bias, int bpe, tl_pm_counts *c);
+
+/* ======================================================================
  * Roofline: GPU arch tables (§6.5) — data/arch/<NAME>.json
  * ==================================================================== */
 
