@@ -1532,96 +1532,116 @@ static void timeline_rows(tl_table *t, const double m[8], int64_t pid, int with_
 
 void tl_jax_sheets_free(tl_table **sheets, size_t n) { tl_tables_free(sheets, n); }
 
-int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_out, size_t *nsheets_out,
-                  tl_buf *warn, tl_err *err)
-{
-    const char *src = o && o->source ? o->source : "trace";
-    jx J;
-    memset(&J, 0, sizeof J);
-    J.t = t;
-    J.warn = warn;
-    tl_arena_init(&J.ar, 1 << 16);
-    *sheets_out = NULL;
-    *nsheets_out = 0;
-    int rc = 0;
-    TL_VEC(tl_table *) sheets = {0};
+typedef TL_VEC(tl_table *) sheet_vec;
 
-    /* Process and thread names from the metadata events. */
-    name_pt *pn = tl_xcalloc(t->nmeta + 1, sizeof *pn), *tn = tl_xcalloc(t->nmeta + 1, sizeof *tn);
-    size_t npn = 0, ntn = 0;
+/* Process and thread names from the metadata events, sorted for lookup_pt. */
+typedef struct jx_names {
+    name_pt *procs, *threads;
+    size_t nprocs, nthreads;
+} jx_names;
+
+static void read_names(const tl_trace *t, tl_arena *ar, jx_names *nm)
+{
+    nm->procs = tl_xcalloc(t->nmeta + 1, sizeof *nm->procs);
+    nm->threads = tl_xcalloc(t->nmeta + 1, sizeof *nm->threads);
+    nm->nprocs = nm->nthreads = 0;
     for (size_t i = 0; i < t->nmeta; i++) {
         const char *mn = tl_trace_str(t, t->m_name[i]);
         int isp = !strcmp(mn, "process_name"), ist = !strcmp(mn, "thread_name");
         if (!isp && !ist) continue;
         const char *a = t->m_args.bytes + t->m_args.offsets[i];
         size_t al = (size_t)(t->m_args.offsets[i + 1] - t->m_args.offsets[i]);
-        char *nm = args_str(&J.ar, a, al, "name");
-        if (!nm) continue;
-        if (isp) pn[npn++] = (name_pt){t->m_pid[i], 0, nm};
-        else tn[ntn++] = (name_pt){t->m_pid[i], t->m_tid[i], nm};
+        char *name = args_str(ar, a, al, "name");
+        if (!name) continue;
+        if (isp) nm->procs[nm->nprocs++] = (name_pt){t->m_pid[i], 0, name};
+        else nm->threads[nm->nthreads++] = (name_pt){t->m_pid[i], t->m_tid[i], name};
     }
-    qsort(pn, npn, sizeof *pn, cmp_name_pt);
-    qsort(tn, ntn, sizeof *tn, cmp_name_pt);
+    qsort(nm->procs, nm->nprocs, sizeof *nm->procs, cmp_name_pt);
+    qsort(nm->threads, nm->nthreads, sizeof *nm->threads, cmp_name_pt);
+}
 
-    /* HLO modules. */
-    size_t hlen = 0;
-    const char *hblob = tl_trace_extra(t, TL_XPLANE_HLO_EXTRA, &hlen);
-    J.nmods = parse_hlo_blob(&J.ar, hblob, hlen, &J.mods);
-
-    /* Per event: GPU pids (set order), host correlation parents. */
-    size_t n = t->n;
-    int64_t *gpu_keys = tl_xmalloc((n + 1) * sizeof *gpu_keys);
-    size_t ngk = 0;
-    uint8_t *is_gpu = tl_xcalloc(n + 1, 1);
-    for (size_t i = 0; i < n; i++) {
-        const char *p = lookup_pt(pn, npn, t->pid[i], 0);
+/* Marks the rows on a /device:GPU process; returns the GPU pids in
+ * CPython's set order (*pids malloc'd). */
+static size_t gpu_rows(const tl_trace *t, const jx_names *nm, uint8_t *is_gpu, int64_t **pids)
+{
+    int64_t *keys = tl_xmalloc((t->n + 1) * sizeof *keys);
+    size_t nkeys = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        const char *p = lookup_pt(nm->procs, nm->nprocs, t->pid[i], 0);
         if (p && strstr(p, "/device:GPU")) {
             is_gpu[i] = 1;
-            gpu_keys[ngk++] = t->pid[i];
+            keys[nkeys++] = t->pid[i];
         }
     }
-    int64_t *gpu_pids = tl_xmalloc((ngk + 1) * sizeof *gpu_pids);
-    size_t ngpu = py_set_order(gpu_keys, ngk, gpu_pids);
-    free(gpu_keys);
+    *pids = tl_xmalloc((nkeys + 1) * sizeof **pids);
+    size_t n = py_set_order(keys, nkeys, *pids);
+    free(keys);
+    return n;
+}
 
-    /* correlation -> last host (pid 701) event row, by UID order */
-    typedef struct { int64_t corr; size_t row; uint32_t uid; } corr_ent;
-    TL_VEC(corr_ent) ce = {0};
-    for (size_t i = 0; i < n; i++)
+/* A host event's correlation id, row and position in the source. */
+typedef struct corr_ent { int64_t corr; size_t row; uint32_t uid; } corr_ent;
+typedef TL_VEC(corr_ent) corr_vec;
+
+/* Host (pid 701) events with a correlation id, sorted by (corr, uid) with
+ * a stable merge sort: the last entry of a corr run is the launch parent. */
+static void host_corr_index(const tl_trace *t, corr_vec *ce)
+{
+    for (size_t i = 0; i < t->n; i++)
         if (t->pid[i] == JX_HOST_PID && t->corr[i] != TL_NONE) {
             corr_ent e = {t->corr[i], i, t->uid[i]};
-            tl_vec_push(&ce, e);
+            tl_vec_push(ce, e);
         }
-    /* merge sort by (corr, uid): the last entry of a corr run is the parent */
-    if (ce.n > 1) {
-        corr_ent *tmp = tl_xmalloc(ce.n * sizeof *tmp);
-        for (size_t w = 1; w < ce.n; w *= 2) {
-            for (size_t lo = 0; lo < ce.n; lo += 2 * w) {
-                size_t mid = lo + w < ce.n ? lo + w : ce.n, hi = lo + 2 * w < ce.n ? lo + 2 * w : ce.n;
-                size_t a = lo, b = mid, k = lo;
-                while (a < mid && b < hi) {
-                    const corr_ent *x = &ce.v[a], *y = &ce.v[b];
-                    int yfirst = y->corr < x->corr || (y->corr == x->corr && y->uid < x->uid);
-                    tmp[k++] = yfirst ? ce.v[b++] : ce.v[a++];
-                }
-                while (a < mid) tmp[k++] = ce.v[a++];
-                while (b < hi) tmp[k++] = ce.v[b++];
+    if (ce->n < 2) return;
+    corr_ent *tmp = tl_xmalloc(ce->n * sizeof *tmp);
+    for (size_t w = 1; w < ce->n; w *= 2) {
+        for (size_t lo = 0; lo < ce->n; lo += 2 * w) {
+            size_t mid = lo + w < ce->n ? lo + w : ce->n, hi = lo + 2 * w < ce->n ? lo + 2 * w : ce->n;
+            size_t a = lo, b = mid, k = lo;
+            while (a < mid && b < hi) {
+                const corr_ent *x = &ce->v[a], *y = &ce->v[b];
+                int yfirst = y->corr < x->corr || (y->corr == x->corr && y->uid < x->uid);
+                tmp[k++] = yfirst ? ce->v[b++] : ce->v[a++];
             }
-            memcpy(ce.v, tmp, ce.n * sizeof *tmp);
+            while (a < mid) tmp[k++] = ce->v[a++];
+            while (b < hi) tmp[k++] = ce->v[b++];
         }
-        free(tmp);
+        memcpy(ce->v, tmp, ce->n * sizeof *tmp);
     }
+    free(tmp);
+}
 
-    /* ---- gpu_timeline and averages */
+/* Launch latency of a kernel: its start minus the start of the last host
+ * event with the same correlation id (NaN when none). */
+static double launch_latency(const tl_trace *t, const corr_vec *ce, size_t row, double kernel_ts)
+{
+    if (t->corr[row] == TL_NONE) return NAN;
+    size_t lo = 0, hi = ce->n;
+    while (lo < hi) { /* first entry with corr > c */
+        size_t mid = (lo + hi) / 2;
+        if (ce->v[mid].corr <= t->corr[row]) lo = mid + 1; else hi = mid;
+    }
+    if (lo > 0 && ce->v[lo - 1].corr == t->corr[row]) return kernel_ts - (double)t->ts[ce->v[lo - 1].row] / 1e3;
+    return NAN;
+}
+
+/* gpu_timeline (one block per GPU pid) and gpu_events_averages. Fails, as
+ * the reference does, when a GPU has no events on a 'Stream #' line or
+ * there is no GPU at all. */
+static int timeline_sheets(const tl_trace *t, const jx_names *nm, const uint8_t *is_gpu, const int64_t *gpu_pids,
+                           size_t ngpu, const char *src, sheet_vec *sheets, tl_err *err)
+{
+    size_t n = t->n;
     tl_table *tt = timeline_table("gpu_timeline", 1);
     double avg[8] = {0};
     double *ts = tl_xmalloc((n + 1) * sizeof *ts), *te = tl_xmalloc((n + 1) * sizeof *te);
     unsigned char *cls = tl_xmalloc(n + 1);
-    for (size_t g = 0; g < ngpu; g++) {
+    int rc = 0;
+    for (size_t g = 0; g < ngpu && !rc; g++) {
         size_t m = 0;
         for (size_t i = 0; i < n; i++) {
             if (t->pid[i] != gpu_pids[g] || !is_gpu[i]) continue;
-            const char *th = lookup_pt(tn, ntn, t->pid[i], t->tid[i]);
+            const char *th = lookup_pt(nm->threads, nm->nthreads, t->pid[i], t->tid[i]);
             if (th ? strncmp(th, "Stream #", 8) : !(t->tid[i] < 100)) continue;
             double s = (double)t->ts[i] / 1e3, d = t->dur[i] > 0 ? (double)t->dur[i] / 1e3 : 1e-6;
             ts[m] = s;
@@ -1634,9 +1654,7 @@ int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_ou
             rc = tl_errf(err, TL_EFORMAT,
                          "%s: No GPU events found in the trace (GPU pid %" PRId64
                          " has no events on a 'Stream #' line)", src, gpu_pids[g]);
-            tl_table_free(tt);
-            free(ts); free(te); free(cls);
-            goto out;
+            break;
         }
         timeline_rows(tt, met, gpu_pids[g], 1);
         for (int k = 0; k < 8; k++) avg[k] += met[k];
@@ -1644,21 +1662,30 @@ int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_ou
     free(ts);
     free(te);
     free(cls);
-    if (!ngpu) {
-        rc = tl_errf(err, TL_EFORMAT,
-                     "%s: No GPU events found in the trace (no /device:GPU plane with events)", src);
+    if (!rc && !ngpu)
+        rc = tl_errf(err, TL_EFORMAT, "%s: No GPU events found in the trace (no /device:GPU plane with events)", src);
+    if (rc) {
         tl_table_free(tt);
-        goto out;
+        return rc;
     }
-    tl_vec_push(&sheets, tt);
+    tl_vec_push(sheets, tt);
     for (int k = 0; k < 8; k++) avg[k] /= (double)ngpu;
     tl_table *ta = timeline_table("gpu_events_averages", 0);
     timeline_rows(ta, avg, 0, 0);
-    tl_vec_push(&sheets, ta);
+    tl_vec_push(sheets, ta);
+    return 0;
+}
 
-    /* ---- kernels */
-    TL_VEC(jx_k) ks = {0};
-    for (size_t i = 0; i < n; i++) {
+typedef TL_VEC(jx_k) kernel_vec;
+
+/* The GPU events of category "kernel", in UID order, with their HLO args,
+ * process/thread names and launch latency. */
+static void collect_kernels(jx *J, const jx_names *nm, const uint8_t *is_gpu, kernel_vec *ks)
+{
+    const tl_trace *t = J->t;
+    corr_vec ce = {0};
+    host_corr_index(t, &ce);
+    for (size_t i = 0; i < t->n; i++) {
         if (!is_gpu[i] || strcmp(tl_trace_str(t, t->cat[i]), "kernel")) continue;
         jx_k k;
         memset(&k, 0, sizeof k);
@@ -1671,155 +1698,192 @@ int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_ou
         k.dur = t->dur[i] > 0 ? (double)t->dur[i] / 1e3 : 1e-6;
         size_t al;
         const char *a = tl_trace_args(t, i, &al);
-        k.hlo_op = args_str(&J.ar, a, al, "hlo_op");
-        k.hlo_module = args_str(&J.ar, a, al, "hlo_module");
-        k.pname = lookup_pt(pn, npn, k.pid, 0);
-        k.tname = lookup_pt(tn, ntn, k.pid, k.tid);
-        k.latency = NAN;
-        if (t->corr[i] != TL_NONE) {
-            size_t lo = 0, hi = ce.n;
-            while (lo < hi) { /* first entry with corr > c */
-                size_t mid = (lo + hi) / 2;
-                if (ce.v[mid].corr <= t->corr[i]) lo = mid + 1; else hi = mid;
-            }
-            if (lo > 0 && ce.v[lo - 1].corr == t->corr[i])
-                k.latency = k.ts - (double)t->ts[ce.v[lo - 1].row] / 1e3;
-        }
-        tl_vec_push(&ks, k);
+        k.hlo_op = args_str(&J->ar, a, al, "hlo_op");
+        k.hlo_module = args_str(&J->ar, a, al, "hlo_module");
+        k.pname = lookup_pt(nm->procs, nm->nprocs, k.pid, 0);
+        k.tname = lookup_pt(nm->threads, nm->nthreads, k.pid, k.tid);
+        k.latency = launch_latency(t, &ce, i, k.ts);
+        tl_vec_push(ks, k);
     }
     tl_vec_free(&ce);
-    J.k = ks.v;
-    J.nk = ks.n;
+}
 
-    /* HLO records, categories, operands */
-    typedef struct { const char *m, *op; } miss;
+/* Each kernel's HLO record (warning once per missing (module, op)) and
+ * category. */
+static void resolve_hlo(jx *J)
+{
+    typedef struct { const char *module, *op; } miss;
     TL_VEC(miss) missing = {0};
-    for (size_t i = 0; i < J.nk; i++) {
-        jx_k *k = &J.k[i];
+    for (size_t i = 0; i < J->nk; i++) {
+        jx_k *k = &J->k[i];
         if (k->hlo_op && k->hlo_module) {
             size_t al;
-            const char *a = tl_trace_args(t, k->row, &al);
-            char *pidtxt = args_str(&J.ar, a, al, "program_id");
-            const jx_mod *m = find_module(&J, k->hlo_module, pidtxt ? strtoll(pidtxt, NULL, 10) : 0, pidtxt != NULL);
-            char *key = tl_arena_printf(&J.ar, "%%%s", k->hlo_op);
+            const char *a = tl_trace_args(J->t, k->row, &al);
+            char *pidtxt = args_str(&J->ar, a, al, "program_id");
+            const jx_mod *m = find_module(J, k->hlo_module, pidtxt ? strtoll(pidtxt, NULL, 10) : 0, pidtxt != NULL);
+            char *key = tl_arena_printf(&J->ar, "%%%s", k->hlo_op);
             k->rec = mod_find(m, key);
-            if (!k->rec && m) k->rec = collective_fallback(&J, m, k->hlo_op);
-            if (!k->rec && warn) {
+            if (!k->rec && m) k->rec = collective_fallback(J, m, k->hlo_op);
+            if (!k->rec && J->warn) {
                 int seen = 0;
                 for (size_t q = 0; q < missing.n && !seen; q++)
-                    seen = !strcmp(missing.v[q].m, k->hlo_module) && !strcmp(missing.v[q].op, k->hlo_op);
+                    seen = !strcmp(missing.v[q].module, k->hlo_module) && !strcmp(missing.v[q].op, k->hlo_op);
                 if (!seen) {
                     miss ms = {k->hlo_module, k->hlo_op};
                     tl_vec_push(&missing, ms);
-                    tl_buf_printf(warn, "warning: Missing hlo_op: %%%s in hlo_module: %s\n", k->hlo_op, k->hlo_module);
+                    tl_buf_printf(J->warn, "warning: Missing hlo_op: %%%s in hlo_module: %s\n", k->hlo_op,
+                                  k->hlo_module);
                 }
             }
         }
         k->cat = tl_jax_kernel_category(k->name, k->hlo_op);
     }
     tl_vec_free(&missing);
+}
 
-    /* keyword filter */
-    if (o && o->n_metadata_keywords) {
-        size_t w = 0;
-        for (size_t i = 0; i < J.nk; i++)
-            if (has_keyword(&J.k[i], o)) J.k[w++] = J.k[i];
-        J.nk = w;
-    }
+/* Perf-model name of a kernel (§2.11.1) from its custom-call target. */
+static int kernel_model(const jx_k *k)
+{
+    const jx_rec *r = k->rec;
+    if (!r || !r->nops || !r->cct) return M_REST;
+    const char *c = r->cct;
+    if ((strstr(c, "matmul") || strstr(c, "cublas")) && !strcmp(k->cat, "GEMM")) return M_GEMM;
+    if (strstr(c, "te_fused_attn_forward_ffi")) return M_TE_FWD;
+    if (strstr(c, "te_fused_attn_backward_ffi")) return M_TE_BWD;
+    if ((strstr(c, "cudnn$convForward") || strstr(c, "cudnn$convBiasActivationForward")) && !strcmp(k->cat, "Conv"))
+        return M_CONV;
+    if (strstr(c, "cudnn$convBackward") && !strcmp(k->cat, "Conv")) return M_CONV_BWD;
+    return M_REST;
+}
 
-    for (size_t i = 0; i < J.nk; i++) {
-        jx_k *k = &J.k[i];
-        const jx_rec *r = k->rec;
-        /* perf-model name (§2.11.1) */
-        k->model = M_REST;
-        if (r && r->nops && r->cct) {
-            const char *c = r->cct;
-            if ((strstr(c, "matmul") || strstr(c, "cublas")) && !strcmp(k->cat, "GEMM")) k->model = M_GEMM;
-            else if (strstr(c, "te_fused_attn_forward_ffi")) k->model = M_TE_FWD;
-            else if (strstr(c, "te_fused_attn_backward_ffi")) k->model = M_TE_BWD;
-            else if ((strstr(c, "cudnn$convForward") || strstr(c, "cudnn$convBiasActivationForward")) &&
-                     !strcmp(k->cat, "Conv")) k->model = M_CONV;
-            else if (strstr(c, "cudnn$convBackward") && !strcmp(k->cat, "Conv")) k->model = M_CONV_BWD;
-        }
-        size_t no = r ? r->nops : 0;
-        jx_shape *sh = tl_arena_alloc(&J.ar, (no + 1) * sizeof *sh);
-        size_t ns = 0;
-        for (size_t q = 0; q < no; q++)
-            if (parse_shape(&J.ar, r->ops[q], &sh[ns])) ns++;
-        k->in = sh;
-        k->nin = ns;
-        k->concrete = "()";
-        if (k->model == M_TE_FWD || k->model == M_TE_BWD) {
-            if (ns > 3) k->concrete = tl_arena_printf(&J.ar, "(%s,)", dims_repr(&J.ar, sh[3].d, sh[3].nd));
-            if (k->nin > 3) k->nin = 3;
-        }
-        k->nout = r && r->output ? parse_output(&J.ar, r->output, &k->out) : 0;
-        k->in_dims = shapes_dims_repr(&J.ar, k->in, k->nin);
-        k->in_type = shapes_type_repr(&J.ar, k->in, k->nin);
-        tl_buf b = {0};
-        tl_buf_puts(&b, "[{'name': ");
-        put_pystr(&b, k->name);
-        tl_buf_puts(&b, ", 'dur': ");
-        put_float(&b, k->dur);
-        tl_buf_puts(&b, ", ");
-        put_detail_fields(&b, r);
-        tl_buf_puts(&b, "}]");
-        k->kd = buf_dup(&J.ar, &b);
-        tl_buf_free(&b);
+/* Model, parsed operands and outputs, their repr texts and the
+ * kernel_details text of one kernel. */
+static void describe_kernel(jx *J, jx_k *k)
+{
+    const jx_rec *r = k->rec;
+    k->model = kernel_model(k);
+    size_t no = r ? r->nops : 0;
+    jx_shape *sh = tl_arena_alloc(&J->ar, (no + 1) * sizeof *sh);
+    size_t ns = 0;
+    for (size_t q = 0; q < no; q++)
+        if (parse_shape(&J->ar, r->ops[q], &sh[ns])) ns++;
+    k->in = sh;
+    k->nin = ns;
+    k->concrete = "()";
+    if (k->model == M_TE_FWD || k->model == M_TE_BWD) {
+        if (ns > 3) k->concrete = tl_arena_printf(&J->ar, "(%s,)", dims_repr(&J->ar, sh[3].d, sh[3].nd));
+        if (k->nin > 3) k->nin = 3;
     }
-    {
+    k->nout = r && r->output ? parse_output(&J->ar, r->output, &k->out) : 0;
+    k->in_dims = shapes_dims_repr(&J->ar, k->in, k->nin);
+    k->in_type = shapes_type_repr(&J->ar, k->in, k->nin);
+    tl_buf b = {0};
+    tl_buf_puts(&b, "[{'name': ");
+    put_pystr(&b, k->name);
+    tl_buf_puts(&b, ", 'dur': ");
+    put_float(&b, k->dur);
+    tl_buf_puts(&b, ", ");
+    put_detail_fields(&b, r);
+    tl_buf_puts(&b, "}]");
+    k->kd = buf_dup(&J->ar, &b);
+    tl_buf_free(&b);
+}
+
+/* kernel_launchers, its summaries, the unique-args table, and the XLA
+ * fusion sheets (df_xla_perf, xla_summary). */
+static void launcher_sheets(jx *J, sheet_vec *sheets)
+{
+    tl_table *kl = tl_table_new("kernel_launchers");
+    launcher_cols(kl, 0);
+    for (size_t i = 0; i < J->nk; i++) launcher_row(kl, &J->k[i], NULL);
+    tl_vec_push(sheets, kl);
+
+    grp_in *gi = tl_xmalloc((J->nk + 1) * sizeof *gi);
+    for (size_t i = 0; i < J->nk; i++) { gi[i].name = J->k[i].name; gi[i].k = &J->k[i]; }
+    tl_vec_push(sheets, summary_table("kernel_launchers_summary", gi, J->nk, 1));
+    tl_vec_push(sheets, by_category_table(J));
+    tl_vec_push(sheets, unique_args_table(J));
+
+    tl_table *xp = tl_table_new("df_xla_perf");
+    launcher_cols(xp, 1);
+    size_t nx = 0;
+    for (size_t i = 0; i < J->nk; i++) {
+        if (strcmp(J->k[i].cat, JX_UNCAT)) continue;
+        launcher_row(xp, &J->k[i], J->warn);
+        gi[nx].name = strip_digits(&J->ar, J->k[i].name);
+        gi[nx].k = &J->k[i];
+        nx++;
+    }
+    tl_vec_push(sheets, xp);
+    tl_vec_push(sheets, summary_table("xla_summary", gi, nx, 0));
+    free(gi);
+}
+
+/* One op_<category> sheet per category with a perf model; a category with
+ * kernels but no model row gets the reference's "Skipping" warning. */
+static void perf_sheets(jx *J, sheet_vec *sheets)
+{
+    for (size_t c = 0; c < JX_NCATS; c++) {
+        tl_table *os = op_sheet(J, jx_cats[c].cat);
+        if (os) {
+            tl_vec_push(sheets, os);
+        } else if (J->warn) {
+            int any = 0;
+            for (size_t i = 0; i < J->nk && !any; i++) any = !strcasecmp(J->k[i].cat, jx_cats[c].cat);
+            if (any)
+                tl_buf_printf(J->warn, "warning: Skipping category '%s': DataFrame is missing 'perf model' column\n",
+                              jx_cats[c].cat);
+        }
+    }
+}
+
+int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_out, size_t *nsheets_out,
+                  tl_buf *warn, tl_err *err)
+{
+    const char *src = o && o->source ? o->source : "trace";
+    jx J;
+    memset(&J, 0, sizeof J);
+    J.t = t;
+    J.warn = warn;
+    tl_arena_init(&J.ar, 1 << 16);
+    *sheets_out = NULL;
+    *nsheets_out = 0;
+    sheet_vec sheets = {0};
+
+    jx_names nm;
+    read_names(t, &J.ar, &nm);
+    size_t hlen = 0;
+    const char *hblob = tl_trace_extra(t, TL_XPLANE_HLO_EXTRA, &hlen);
+    J.nmods = parse_hlo_blob(&J.ar, hblob, hlen, &J.mods);
+    uint8_t *is_gpu = tl_xcalloc(t->n + 1, 1);
+    int64_t *gpu_pids;
+    size_t ngpu = gpu_rows(t, &nm, is_gpu, &gpu_pids);
+
+    int rc = timeline_sheets(t, &nm, is_gpu, gpu_pids, ngpu, src, &sheets, err);
+    if (!rc) {
+        kernel_vec ks = {0};
+        collect_kernels(&J, &nm, is_gpu, &ks);
+        J.k = ks.v;
+        J.nk = ks.n;
+        resolve_hlo(&J);
+        if (o && o->n_metadata_keywords) {
+            size_t w = 0;
+            for (size_t i = 0; i < J.nk; i++)
+                if (has_keyword(&J.k[i], o)) J.k[w++] = J.k[i];
+            J.nk = w;
+        }
+        for (size_t i = 0; i < J.nk; i++) describe_kernel(&J, &J.k[i]);
         const jx_k **all = tl_xmalloc((J.nk + 1) * sizeof *all);
         for (size_t i = 0; i < J.nk; i++) all[i] = &J.k[i];
         J.npids = count_pids(all, J.nk);
         free(all);
+        launcher_sheets(&J, &sheets);
+        perf_sheets(&J, &sheets);
+        tl_vec_free(&ks);
+        J.k = NULL;
     }
-
-    /* ---- kernel_launchers and summaries */
-    tl_table *kl = tl_table_new("kernel_launchers");
-    launcher_cols(kl, 0);
-    for (size_t i = 0; i < J.nk; i++) launcher_row(kl, &J.k[i], NULL);
-    tl_vec_push(&sheets, kl);
-
-    grp_in *gi = tl_xmalloc((J.nk + 1) * sizeof *gi);
-    for (size_t i = 0; i < J.nk; i++) { gi[i].name = J.k[i].name; gi[i].k = &J.k[i]; }
-    tl_vec_push(&sheets, summary_table("kernel_launchers_summary", gi, J.nk, 1));
-    tl_vec_push(&sheets, by_category_table(&J));
-    tl_vec_push(&sheets, unique_args_table(&J));
-
-    /* ---- XLA fusions */
-    tl_table *xp = tl_table_new("df_xla_perf");
-    launcher_cols(xp, 1);
-    size_t nx = 0;
-    for (size_t i = 0; i < J.nk; i++) {
-        if (strcmp(J.k[i].cat, JX_UNCAT)) continue;
-        launcher_row(xp, &J.k[i], warn);
-        gi[nx].name = strip_digits(&J.ar, J.k[i].name);
-        gi[nx].k = &J.k[i];
-        nx++;
-    }
-    tl_vec_push(&sheets, xp);
-    tl_vec_push(&sheets, summary_table("xla_summary", gi, nx, 0));
-    free(gi);
-
-    /* ---- perf-model sheets */
-    for (size_t c = 0; c < JX_NCATS; c++) {
-        tl_table *os = op_sheet(&J, jx_cats[c].cat);
-        if (os) {
-            tl_vec_push(&sheets, os);
-        } else if (warn) {
-            int any = 0;
-            for (size_t i = 0; i < J.nk && !any; i++) any = !strcasecmp(J.k[i].cat, jx_cats[c].cat);
-            if (any)
-                tl_buf_printf(warn, "warning: Skipping category '%s': DataFrame is missing 'perf model' column\n",
-                              jx_cats[c].cat);
-        }
-    }
-    tl_vec_free(&ks);
-    J.k = NULL;
-
-out:
-    free(pn);
-    free(tn);
+    free(nm.procs);
+    free(nm.threads);
     free(is_gpu);
     free(gpu_pids);
     if (rc) {
