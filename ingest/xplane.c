@@ -847,6 +847,111 @@ static int hostname_from_path(const char *path, const Tlxp__XSpace *x, tl_buf *o
     return 0;
 }
 
+/* The catalog's top-level keys: deviceProperties (one stats object per
+ * device plane) and xspace (hostnames, error/warning counts, every plane). */
+static void catalog_toplevel(const Tlxp__XSpace *x, const xp_plane *planes, size_t nxp, tl_build *b)
+{
+    tl_buf o = {0};
+    tl_buf_putc(&o, '[');
+    int first = 1;
+    for (size_t i = 0; i < nxp; i++) {
+        if (!starts_with(planes[i].p->name, "/device:")) continue;
+        if (!first) tl_buf_putc(&o, ',');
+        first = 0;
+        plane_stats_json(&planes[i], &o);
+    }
+    tl_buf_putc(&o, ']');
+    tl_build_toplevel(b, "deviceProperties", strlen("deviceProperties"), o.p, o.n);
+    o.n = 0;
+    tl_buf_puts(&o, "{\"hostnames\":[");
+    for (size_t i = 0; i < x->n_hostnames; i++) {
+        if (i) tl_buf_putc(&o, ',');
+        tl_buf_json_str(&o, x->hostnames[i], strlen(x->hostnames[i]));
+    }
+    tl_buf_printf(&o, "],\"errors\":%zu,\"warnings\":%zu,\"planes\":[", x->n_errors, x->n_warnings);
+    for (size_t i = 0; i < nxp; i++) {
+        if (i) tl_buf_putc(&o, ',');
+        plane_stats_json(&planes[i], &o);
+    }
+    tl_buf_puts(&o, "]}");
+    tl_build_toplevel(b, "xspace", strlen("xspace"), o.p, o.n);
+    tl_buf_free(&o);
+}
+
+/* Complete events of the planes (sorted by pid), thread by thread: lines
+ * sharing a tid form one thread, its events ordered by start/dur/name.
+ * *nevents gets the count. */
+static int complete_events(xp_ctx *c, xp_plane *planes, size_t nxp, size_t *nevents, tl_err *err)
+{
+    TL_VEC(xp_ev) evs = {0};
+    *nevents = 0;
+    for (size_t i = 0; i < nxp; i++) {
+        xp_plane *xp = &planes[i];
+        if (!xp->pid) continue;
+        for (size_t l = 0; l < xp->nlines;) {
+            size_t l2 = l;
+            evs.n = 0;
+            while (l2 < xp->nlines && xp->lines[l2].tid == xp->lines[l].tid) {
+                const Tlxp__XLine *L = xp->lines[l2].line;
+                for (size_t e = 0; e < L->n_events; e++) {
+                    const Tlxp__XEvent *ev = L->events[e];
+                    if (!ev) continue;
+                    const Tlxp__XEventMetadata *md = plane_em(xp, ev->metadata_id);
+                    const char *nm = md ? md->name : "";
+                    if (internal_event(nm)) continue;
+                    xp_ev xe;
+                    int64_t base, off = ev->data_case == TLXP__XEVENT__DATA_OFFSET_PS ? ev->offset_ps : 0;
+                    if (__builtin_mul_overflow(L->timestamp_ns, (int64_t)1000, &base) ||
+                        __builtin_add_overflow(base, off, &xe.start_ps)) {
+                        tl_vec_free(&evs);
+                        return tl_errf(err, TL_EFORMAT,
+                                       "%s: plane %s line %s: event time out of range "
+                                       "(timestamp_ns %" PRId64 ", offset_ps %" PRId64 ")",
+                                       c->path, xp->p->name, xp->lines[l2].name, L->timestamp_ns, off);
+                    }
+                    xe.dur_ps = ev->duration_ps;
+                    xe.name = md && *md->display_name ? md->display_name : nm;
+                    xe.ev = ev;
+                    xe.md = md;
+                    tl_vec_push(&evs, xe);
+                }
+                l2++;
+            }
+            if (evs.n) qsort(evs.v, evs.n, sizeof *evs.v, cmp_ev);
+            for (size_t e = 0; e < evs.n; e++) emit_event(c, xp, &xp->lines[l], &evs.v[e]);
+            *nevents += evs.n;
+            l = l2;
+        }
+    }
+    tl_vec_free(&evs);
+    return 0;
+}
+
+/* Metadata events: process name and sort index per plane, thread name and
+ * sort index per thread. Numbered after the complete events (TraceLens'
+ * UIDs count complete events only). */
+static void metadata_events(xp_ctx *c, const xp_plane *planes, size_t nxp, const char *host)
+{
+    uint32_t muid = c->uid;
+    tl_buf pname = {0};
+    for (size_t i = 0; i < nxp; i++) {
+        const xp_plane *xp = &planes[i];
+        if (!xp->pid || !xp->nlines) continue;
+        pname.n = 0;
+        tl_buf_printf(&pname, "%s %s", host, xp->p->name);
+        tl_buf_putc(&pname, '\0');
+        meta_event(c, muid++, "process_name", xp->pid, 0, 0, "name", pname.p, 0);
+        meta_event(c, muid++, "process_sort_index", xp->pid, 0, 0, "sort_index", NULL, xp->pid);
+        for (size_t l = 0; l < xp->nlines; l++) {
+            if (l && xp->lines[l].tid == xp->lines[l - 1].tid) continue;
+            meta_event(c, muid++, "thread_name", xp->pid, xp->lines[l].tid, 1, "name", xp->lines[l].name, 0);
+            meta_event(c, muid++, "thread_sort_index", xp->pid, xp->lines[l].tid, 1, "sort_index", NULL,
+                       xp->lines[l].tid);
+        }
+    }
+    tl_buf_free(&pname);
+}
+
 static int convert(const Tlxp__XSpace *x, const char *path, tl_build *b, tl_err *err)
 {
     int rc = 0;
@@ -907,81 +1012,12 @@ static int convert(const Tlxp__XSpace *x, const char *path, tl_build *b, tl_err 
         qsort(xp->lines, xp->nlines, sizeof *xp->lines, cmp_line);
     }
 
-    /* Device properties and the task environment for the catalog. */
-    {
-        tl_buf o = {0};
-        tl_buf_putc(&o, '[');
-        int first = 1;
-        for (size_t i = 0; i < nxp; i++) {
-            if (!starts_with(planes[i].p->name, "/device:")) continue;
-            if (!first) tl_buf_putc(&o, ',');
-            first = 0;
-            plane_stats_json(&planes[i], &o);
-        }
-        tl_buf_putc(&o, ']');
-        tl_build_toplevel(b, "deviceProperties", strlen("deviceProperties"), o.p, o.n);
-        o.n = 0;
-        tl_buf_puts(&o, "{\"hostnames\":[");
-        for (size_t i = 0; i < x->n_hostnames; i++) {
-            if (i) tl_buf_putc(&o, ',');
-            tl_buf_json_str(&o, x->hostnames[i], strlen(x->hostnames[i]));
-        }
-        tl_buf_printf(&o, "],\"errors\":%zu,\"warnings\":%zu,\"planes\":[", x->n_errors, x->n_warnings);
-        for (size_t i = 0; i < nxp; i++) {
-            if (i) tl_buf_putc(&o, ',');
-            plane_stats_json(&planes[i], &o);
-        }
-        tl_buf_puts(&o, "]}");
-        tl_build_toplevel(b, "xspace", strlen("xspace"), o.p, o.n);
-        tl_buf_free(&o);
-    }
+    catalog_toplevel(x, planes, nxp, b);
 
     /* Complete events: pid ascending, tid ascending, then start/dur/name. */
     qsort(planes, nxp, sizeof *planes, cmp_plane_pid);
-    size_t nevents = 0, nthreads = 0;
-    TL_VEC(xp_ev) evs = {0};
-    for (size_t i = 0; i < nxp; i++) {
-        xp_plane *xp = &planes[i];
-        if (!xp->pid) continue;
-        for (size_t l = 0; l < xp->nlines;) {
-            /* Lines sharing a tid form one thread. */
-            size_t l2 = l;
-            evs.n = 0;
-            while (l2 < xp->nlines && xp->lines[l2].tid == xp->lines[l].tid) {
-                const Tlxp__XLine *L = xp->lines[l2].line;
-                for (size_t e = 0; e < L->n_events; e++) {
-                    const Tlxp__XEvent *ev = L->events[e];
-                    if (!ev) continue;
-                    const Tlxp__XEventMetadata *md = plane_em(xp, ev->metadata_id);
-                    const char *nm = md ? md->name : "";
-                    if (internal_event(nm)) continue;
-                    xp_ev xe;
-                    int64_t base, off = ev->data_case == TLXP__XEVENT__DATA_OFFSET_PS ? ev->offset_ps : 0;
-                    if (__builtin_mul_overflow(L->timestamp_ns, (int64_t)1000, &base) ||
-                        __builtin_add_overflow(base, off, &xe.start_ps)) {
-                        rc = tl_errf(err, TL_EFORMAT,
-                                     "%s: plane %s line %s: event time out of range "
-                                     "(timestamp_ns %" PRId64 ", offset_ps %" PRId64 ")",
-                                     path, xp->p->name, xp->lines[l2].name, L->timestamp_ns, off);
-                        tl_vec_free(&evs);
-                        goto out;
-                    }
-                    xe.dur_ps = ev->duration_ps;
-                    xe.name = md && *md->display_name ? md->display_name : nm;
-                    xe.ev = ev;
-                    xe.md = md;
-                    tl_vec_push(&evs, xe);
-                }
-                l2++;
-            }
-            if (evs.n) qsort(evs.v, evs.n, sizeof *evs.v, cmp_ev);
-            for (size_t e = 0; e < evs.n; e++) emit_event(&c, xp, &xp->lines[l], &evs.v[e]);
-            nevents += evs.n;
-            nthreads++;
-            l = l2;
-        }
-    }
-    tl_vec_free(&evs);
+    size_t nevents;
+    if ((rc = complete_events(&c, planes, nxp, &nevents, err))) goto out;
     if (!nevents) {
         rc = tl_errf(err, TL_EFORMAT,
                      "%s: XSpace has no trace events (no /host:CPU, /device:GPU:N or /device:CUSTOM "
@@ -989,28 +1025,7 @@ static int convert(const Tlxp__XSpace *x, const char *path, tl_build *b, tl_err 
         goto out;
     }
 
-    /* Metadata events (numbered after the complete events: TraceLens'
-     * UIDs count complete events only). */
-    {
-        uint32_t muid = c.uid;
-        tl_buf pname = {0};
-        for (size_t i = 0; i < nxp; i++) {
-            xp_plane *xp = &planes[i];
-            if (!xp->pid || !xp->nlines) continue;
-            pname.n = 0;
-            tl_buf_printf(&pname, "%s %s", host.p, xp->p->name);
-            tl_buf_putc(&pname, '\0');
-            meta_event(&c, muid++, "process_name", xp->pid, 0, 0, "name", pname.p, 0);
-            meta_event(&c, muid++, "process_sort_index", xp->pid, 0, 0, "sort_index", NULL, xp->pid);
-            for (size_t l = 0; l < xp->nlines; l++) {
-                if (l && xp->lines[l].tid == xp->lines[l - 1].tid) continue;
-                meta_event(&c, muid++, "thread_name", xp->pid, xp->lines[l].tid, 1, "name", xp->lines[l].name, 0);
-                meta_event(&c, muid++, "thread_sort_index", xp->pid, xp->lines[l].tid, 1, "sort_index", NULL,
-                           xp->lines[l].tid);
-            }
-        }
-        tl_buf_free(&pname);
-    }
+    metadata_events(&c, planes, nxp, host.p);
 
     /* HLO module records. */
     {
@@ -1019,7 +1034,6 @@ static int convert(const Tlxp__XSpace *x, const char *path, tl_build *b, tl_err 
         tl_build_extra(b, TL_XPLANE_HLO_EXTRA, hb.p, hb.n);
         tl_buf_free(&hb);
     }
-    (void)nthreads;
 
 out:
     for (size_t i = 0; i < nxp; i++) {
