@@ -946,6 +946,91 @@ static void info_row(tl_table *t, const char *k, const char *v)
     tl_table_set_str(t, 1, r, v);
 }
 
+/* Launcher label counts by source and phase, for phase_analysis. */
+typedef struct phase_counts {
+    size_t by_annotation, by_heuristic;
+    size_t per_phase[3]; /* indexed by tl_phase */
+} phase_counts;
+
+/* The phase_analysis sheet: where the labels came from, the method and
+ * threshold, and the launcher counts. */
+static tl_table *phase_info_table(const tl_phase_opts *o, size_t nsteps, int use_ann, const phase_counts *pc)
+{
+    tl_table *info = tl_table_new("phase_analysis");
+    tl_table_add_col(info, "key", TL_STR);
+    tl_table_add_col(info, "value", TL_STR);
+    char buf[256];
+    const char *src = !use_ann              ? "heuristics"
+                      : !pc->by_annotation ? "heuristics (every annotated step mixes prefill and decode)"
+                      : pc->by_heuristic   ? "annotations+heuristics"
+                                           : "annotations";
+    info_row(info, "phase source", src);
+    info_row(info, "heuristic method", tl_phase_method_name(o->method));
+    snprintf(buf, sizeof buf, "%g", o->decode_threshold);
+    info_row(info, "decode_threshold", buf);
+    snprintf(buf, sizeof buf, "%zu", nsteps);
+    info_row(info, "step annotations", buf);
+    snprintf(buf, sizeof buf, "%zu", pc->by_annotation);
+    info_row(info, "launchers labelled by annotations", buf);
+    snprintf(buf, sizeof buf, "%zu", pc->by_heuristic);
+    info_row(info, "launchers labelled by heuristics", buf);
+    snprintf(buf, sizeof buf, "%zu", pc->per_phase[TL_PHASE_PREFILL]);
+    info_row(info, "Prefill launchers", buf);
+    snprintf(buf, sizeof buf, "%zu", pc->per_phase[TL_PHASE_DECODE]);
+    info_row(info, "Decode launchers", buf);
+    snprintf(buf, sizeof buf, "%zu", pc->per_phase[TL_PHASE_MIXED]);
+    info_row(info, "Mixed launchers", buf);
+    if (!use_ann)
+        info_row(info, "note",
+                 nsteps ? "annotations ignored (--no-annotations)"
+                        : "no step annotations (execute_.._context_.._generation_.., step[..], "
+                          "prefill[..]/decode[..]) in the trace; labels are heuristic guesses");
+    return info;
+}
+
+/* kernel_summary_prefill / _decode: kernel view rows labelled per kernel
+ * (C5: union on a one-row table, threshold fixed at 10), annotations first. */
+static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, tl_pyt_sheets *out)
+{
+    const tl_trace *t = c->t;
+    kv *pk = tl_xmalloc((t->n ? t->n : 1) * sizeof *pk), *dk = tl_xmalloc((t->n ? t->n : 1) * sizeof *dk);
+    size_t np = 0, nd = 0;
+    for (size_t g = 0; g < t->n; g++) {
+        if (t->kind[g] != TL_K_KERNEL) continue;
+        int32_t launcher = t->parent ? t->parent[g] : -1;
+        int32_t op = launcher >= 0 ? t->parent[launcher] : -1;
+        while (op >= 0 && t->kind[op] != TL_K_CPU_OP) op = t->parent[op];
+        kv e = {(int32_t)g, NULL, NULL, pyt_name(c, (int32_t)g), 0, 0, pyt_dur(c, (int32_t)g)};
+        e.has_stream = pyt_stream(c, (int32_t)g, &e.stream);
+        if (!e.has_stream) e.stream = 0;
+        if (op >= 0) {
+            e.op = pyt_name(c, op);
+            e.cat = pyt_category(c, op, (int32_t)g);
+        } else if (launcher >= 0) {
+            e.op = pyt_name(c, launcher);
+            char *ll = lower_dup(e.op);
+            e.cat = has(ll, "cudagraph") || has(ll, "graphlaunch") ? "graph" : "runtime";
+            free(ll);
+        }
+        int p = use_ann ? step_phase(steps, t->ts[g]) : -1;
+        if (p < 0) {
+            const char *kn = e.kname;
+            tl_phase_row pr = {op >= 0 ? e.op : "", op >= 0 ? sid_text(t, t->in_dims, op) : NULL, &kn, 1};
+            uint8_t l;
+            tl_phase_classify(&pr, 1, TL_PM_UNION, 10, &l);
+            p = l;
+        }
+        if (p == TL_PHASE_PREFILL) pk[np++] = e;
+        else if (p == TL_PHASE_DECODE) dk[nd++] = e;
+    }
+    tl_table *a = kernel_phase_sheet(pk, np, TL_PHASE_PREFILL);
+    if (a) pyt_sheets_push(out, a);
+    tl_table *b = kernel_phase_sheet(dk, nd, TL_PHASE_DECODE);
+    if (b) pyt_sheets_push(out, b);
+    free(pk);
+    free(dk);
+}
+
 int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opts *o,
                     tl_pyt_sheets *out, tl_err *err)
 {
@@ -988,7 +1073,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
         kcats[i] = kcats_text(kcat_tmp + a, b - a);
     }
     tl_phase_classify(rows, nl, o->method, o->decode_threshold, lab);
-    size_t n_ann = 0, n_heur = 0, cnt[3] = {0, 0, 0};
+    phase_counts pc = {0, 0, {0, 0, 0}};
     for (size_t i = 0; i < nl; i++) {
         from_ann[i] = 0;
         if (use_ann && c.l_koff[i + 1] > c.l_koff[i]) {
@@ -1002,40 +1087,12 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
                 from_ann[i] = 1;
             }
         }
-        if (from_ann[i]) n_ann++;
-        else n_heur++;
-        cnt[lab[i]]++;
+        if (from_ann[i]) pc.by_annotation++;
+        else pc.by_heuristic++;
+        pc.per_phase[lab[i]]++;
     }
 
-    tl_table *info = tl_table_new("phase_analysis");
-    tl_table_add_col(info, "key", TL_STR);
-    tl_table_add_col(info, "value", TL_STR);
-    char buf[256];
-    const char *src = !use_ann  ? "heuristics"
-                      : !n_ann ? "heuristics (every annotated step mixes prefill and decode)"
-                      : n_heur ? "annotations+heuristics"
-                               : "annotations";
-    info_row(info, "phase source", src);
-    info_row(info, "heuristic method", tl_phase_method_name(o->method));
-    snprintf(buf, sizeof buf, "%g", o->decode_threshold);
-    info_row(info, "decode_threshold", buf);
-    snprintf(buf, sizeof buf, "%zu", steps.n);
-    info_row(info, "step annotations", buf);
-    snprintf(buf, sizeof buf, "%zu", n_ann);
-    info_row(info, "launchers labelled by annotations", buf);
-    snprintf(buf, sizeof buf, "%zu", n_heur);
-    info_row(info, "launchers labelled by heuristics", buf);
-    snprintf(buf, sizeof buf, "%zu", cnt[TL_PHASE_PREFILL]);
-    info_row(info, "Prefill launchers", buf);
-    snprintf(buf, sizeof buf, "%zu", cnt[TL_PHASE_DECODE]);
-    info_row(info, "Decode launchers", buf);
-    snprintf(buf, sizeof buf, "%zu", cnt[TL_PHASE_MIXED]);
-    info_row(info, "Mixed launchers", buf);
-    if (!use_ann)
-        info_row(info, "note",
-                 steps.n ? "annotations ignored (--no-annotations)"
-                         : "no step annotations (execute_.._context_.._generation_.., step[..], "
-                           "prefill[..]/decode[..]) in the trace; labels are heuristic guesses");
+    tl_table *info = phase_info_table(o, steps.n, use_ann, &pc);
     pyt_sheets_push(out, info);
     if (steps.n) pyt_sheets_push(out, tl_steps_table(&steps));
 
@@ -1046,46 +1103,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
         if (d) pyt_sheets_push(out, d);
     }
 
-    if (o->kernel_summary) {
-        /* kernel view rows labelled per kernel (C5: union on a one-row table,
-         * threshold fixed at 10), annotations first */
-        kv *pk = tl_xmalloc((t->n ? t->n : 1) * sizeof *pk), *dk = tl_xmalloc((t->n ? t->n : 1) * sizeof *dk);
-        size_t np = 0, nd = 0;
-        for (size_t g = 0; g < t->n; g++) {
-            if (t->kind[g] != TL_K_KERNEL) continue;
-            int32_t L = t->parent ? t->parent[g] : -1;
-            int32_t op = L >= 0 ? t->parent[L] : -1;
-            while (op >= 0 && t->kind[op] != TL_K_CPU_OP) op = t->parent[op];
-            kv e = {(int32_t)g, NULL, NULL, pyt_name(&c, (int32_t)g), 0, 0, pyt_dur(&c, (int32_t)g)};
-            e.has_stream = pyt_stream(&c, (int32_t)g, &e.stream);
-            if (!e.has_stream) e.stream = 0;
-            if (op >= 0) {
-                e.op = pyt_name(&c, op);
-                e.cat = pyt_category(&c, op, (int32_t)g);
-            } else if (L >= 0) {
-                e.op = pyt_name(&c, L);
-                char *ll = lower_dup(e.op);
-                e.cat = has(ll, "cudagraph") || has(ll, "graphlaunch") ? "graph" : "runtime";
-                free(ll);
-            }
-            int p = use_ann ? step_phase(&steps, t->ts[g]) : -1;
-            if (p < 0) {
-                const char *kn = e.kname;
-                tl_phase_row pr = {op >= 0 ? e.op : "", op >= 0 ? sid_text(t, t->in_dims, op) : NULL, &kn, 1};
-                uint8_t l;
-                tl_phase_classify(&pr, 1, TL_PM_UNION, 10, &l);
-                p = l;
-            }
-            if (p == TL_PHASE_PREFILL) pk[np++] = e;
-            else if (p == TL_PHASE_DECODE) dk[nd++] = e;
-        }
-        tl_table *a = kernel_phase_sheet(pk, np, TL_PHASE_PREFILL);
-        if (a) pyt_sheets_push(out, a);
-        tl_table *b = kernel_phase_sheet(dk, nd, TL_PHASE_DECODE);
-        if (b) pyt_sheets_push(out, b);
-        free(pk);
-        free(dk);
-    }
+    if (o->kernel_summary) kernel_phase_sheets(&c, &steps, use_ann, out);
 
     for (size_t i = 0; i < nl; i++) free(kcats[i]);
     free(kcats);

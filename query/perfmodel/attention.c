@@ -109,6 +109,52 @@ static int is_bwd_op(int id)
            id == PM_AITER_MHA_BWD;
 }
 
+/* FLOPs and bytes of one attention op. Varlen ops count one sequence at
+ * the max lengths plus the others at the mean of the remaining tokens (and
+ * record num_seqs / max_seqlen params); bytes are charged at 2 bytes per
+ * element, except flash_bwd in forward mode (t0's real width). */
+static void sdpa_numbers(pm_in *in, const sdpa *s, const char *t0, pm_out *out)
+{
+    int use_bwd = in->mode == TL_PM_BWD || is_bwd_op(in->id);
+    if (in->id == PM_VARLEN_FWD || in->id == PM_VARLEN_BWD) {
+        int bw = in->id == PM_VARLEN_BWD;
+        pnum nsq = pn_sub(PN_I(pm_dim(in, pm_dims(in, bw ? 9 : 3), 0)), PN_I(1));
+        pnum nskv = pn_sub(PN_I(pm_dim(in, pm_dims(in, bw ? 10 : 4), 0)), PN_I(1));
+        pnum mq = PN_F(pm_py_float(in, pm_ci(in, bw ? 11 : 5)));
+        pnum mkv = PN_F(pm_py_float(in, pm_ci(in, bw ? 12 : 6)));
+        pm_param(in, out, "num_seqs_q", pm_v_pn(in, nsq));
+        pm_param(in, out, "num_seqs_kv", pm_v_pn(in, nskv));
+        pm_param(in, out, "max_seqlen_q", pm_v_pn(in, mq));
+        pm_param(in, out, "max_seqlen_kv", pm_v_pn(in, mkv));
+        pnum (*f)(pm_in *, const sdpa *, pnum, pnum) = use_bwd ? f_bwd : f_fwd;
+        pnum flops = f(in, s, mq, mkv);
+        if (pn_cmp(nsq, PN_I(1)) > 0) {
+            pnum one = PN_I(1);
+            pnum nq = pn_fdiv(pn_sub(s->NQ, mq), pn_sub(nsq, one));
+            pnum nkv = pn_fdiv(pn_sub(s->NKV, mkv), pn_sub(nskv, one));
+            flops = pn_add(flops, pn_mul(pn_sub(nsq, one), f(in, s, nq, nkv)));
+        }
+        out->flops = flops;
+        out->has_bytes = 1;
+        out->bytes = use_bwd ? pn_mul(e_bwd(s), PN_I(2)) : pn_mul(e_fwd(s), PN_I(2));
+    } else if (!use_bwd) {
+        out->flops = f_fwd(in, s, s->NQ, s->NKV);
+        out->has_bytes = 1;
+        out->bytes = pn_mul(e_fwd(s), PN_I(2));
+    } else {
+        out->flops = f_bwd(in, s, s->NQ, s->NKV);
+        out->has_bytes = 1;
+        if (in->id == PM_FLASH_BWD && in->mode == TL_PM_FWD) {
+            /* the one model that charges the real element width */
+            int w = pm_bpe(t0);
+            out->has_bytes = w != 0;
+            out->bytes = pn_mul(e_bwd(s), PN_I(w));
+        } else {
+            out->bytes = pn_mul(e_bwd(s), PN_I(2));
+        }
+    }
+}
+
 int pm_attention(pm_in *in, pm_out *out)
 {
     sdpa s;
@@ -238,44 +284,7 @@ int pm_attention(pm_in *in, pm_out *out)
     pm_param(in, out, "flash_impl", pm_v_bool(in, s.flash));
     if (has_dtype || in->id == PM_EVOFORMER) pm_param(in, out, "dtype_A_B", dtypes);
 
-    int use_bwd = in->mode == TL_PM_BWD || is_bwd_op(in->id);
-    if (in->id == PM_VARLEN_FWD || in->id == PM_VARLEN_BWD) {
-        int bw = in->id == PM_VARLEN_BWD;
-        pnum nsq = pn_sub(PN_I(pm_dim(in, pm_dims(in, bw ? 9 : 3), 0)), PN_I(1));
-        pnum nskv = pn_sub(PN_I(pm_dim(in, pm_dims(in, bw ? 10 : 4), 0)), PN_I(1));
-        pnum mq = PN_F(pm_py_float(in, pm_ci(in, bw ? 11 : 5)));
-        pnum mkv = PN_F(pm_py_float(in, pm_ci(in, bw ? 12 : 6)));
-        pm_param(in, out, "num_seqs_q", pm_v_pn(in, nsq));
-        pm_param(in, out, "num_seqs_kv", pm_v_pn(in, nskv));
-        pm_param(in, out, "max_seqlen_q", pm_v_pn(in, mq));
-        pm_param(in, out, "max_seqlen_kv", pm_v_pn(in, mkv));
-        pnum (*f)(pm_in *, const sdpa *, pnum, pnum) = use_bwd ? f_bwd : f_fwd;
-        pnum F = f(in, &s, mq, mkv);
-        if (pn_cmp(nsq, PN_I(1)) > 0) {
-            pnum one = PN_I(1);
-            pnum nq = pn_fdiv(pn_sub(s.NQ, mq), pn_sub(nsq, one));
-            pnum nkv = pn_fdiv(pn_sub(s.NKV, mkv), pn_sub(nskv, one));
-            F = pn_add(F, pn_mul(pn_sub(nsq, one), f(in, &s, nq, nkv)));
-        }
-        out->flops = F;
-        out->has_bytes = 1;
-        out->bytes = use_bwd ? pn_mul(e_bwd(&s), PN_I(2)) : pn_mul(e_fwd(&s), PN_I(2));
-    } else if (!use_bwd) {
-        out->flops = f_fwd(in, &s, s.NQ, s.NKV);
-        out->has_bytes = 1;
-        out->bytes = pn_mul(e_fwd(&s), PN_I(2));
-    } else {
-        out->flops = f_bwd(in, &s, s.NQ, s.NKV);
-        out->has_bytes = 1;
-        if (in->id == PM_FLASH_BWD && in->mode == TL_PM_FWD) {
-            /* the one model that charges the real element width */
-            int w = pm_bpe(t0);
-            out->has_bytes = w != 0;
-            out->bytes = pn_mul(e_bwd(&s), PN_I(w));
-        } else {
-            out->bytes = pn_mul(e_bwd(&s), PN_I(2));
-        }
-    }
+    sdpa_numbers(in, &s, t0, out);
     out->maf = "matrix";
     out->cs_dtype = (has_dtype || in->id == PM_EVOFORMER) ? t0 : NULL;
     return PM_OK;

@@ -111,6 +111,43 @@ static void generic_bwd(pm_in *in, const normp *p, pnum n, int bpe, pm_out *out)
     }
 }
 
+/* fused_ln_modulate (forward and backward) on a (T, B, H) input: its own
+ * FLOPs (12 or 15 per element) and bytes, scale/shift of B·H elements and
+ * fp32 statistics of T·B rows. */
+static int ln_modulate(pm_in *in, pm_out *out)
+{
+    normp p;
+    memset(&p, 0, sizeof p);
+    input_at(in, &p, 0, 0);
+    if (pm_len(in, p.shape) < 3) pm_raise(in, "fused_ln_modulate needs (T, B, H)");
+    pnum T = PN_I(pm_dim(in, p.shape, 0)), Bt = PN_I(pm_dim(in, p.shape, 1)), Hd = PN_I(pm_dim(in, p.shape, 2));
+    p.C = Hd;
+    p.has_bias = p.is_affine = p.is_training = 1;
+    int b = pm_bpe(p.dtype);
+    pnum n = pm_prod(in, p.shape), width = PN_I(b);
+    if (in->id == PM_LN_MODULATE_BWD) mask_fixed(in, &p, 3, 1);
+    norm_params(in, out, &p);
+    out->has_bytes = b != 0;
+    if (in->id == PM_LN_MODULATE) {
+        out->flops = pn_mul(PN_I(12), n);
+        pnum y = pn_mul(pn_mul(PN_I(2), n), width);
+        y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), Hd), width));
+        y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), T), Bt), PN_I(4)));
+        out->bytes = y;
+    } else {
+        out->flops = pn_mul(PN_I(15), n);
+        pnum y = pn_mul(pn_mul(PN_I(2), n), width);
+        y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), T), PN_I(4)));
+        y = pn_add(y, pn_mul(n, width));
+        y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), Hd), width));
+        y = pn_add(y, pn_mul(pn_mul(Bt, Hd), width));
+        out->bytes = y;
+    }
+    out->maf = "vector";
+    out->cs_dtype = p.dtype;
+    return PM_OK;
+}
+
 int pm_norm(pm_in *in, pm_out *out)
 {
     if (in->mode == TL_PM_BWD) return PM_NOTIMPL; /* single-table sheet */
@@ -200,36 +237,8 @@ int pm_norm(pm_in *in, pm_out *out)
         mask_from(in, &p, pm_ci(in, 5));
         break;
     case PM_LN_MODULATE:
-    case PM_LN_MODULATE_BWD: {
-        input_at(in, &p, 0, 0);
-        if (pm_len(in, p.shape) < 3) pm_raise(in, "fused_ln_modulate needs (T, B, H)");
-        pnum T = PN_I(pm_dim(in, p.shape, 0)), Bt = PN_I(pm_dim(in, p.shape, 1)), Hd = PN_I(pm_dim(in, p.shape, 2));
-        p.C = Hd;
-        p.has_bias = p.is_affine = p.is_training = 1;
-        int b = pm_bpe(p.dtype);
-        pnum n = pm_prod(in, p.shape), B = PN_I(b);
-        if (in->id == PM_LN_MODULATE_BWD) mask_fixed(in, &p, 3, 1);
-        norm_params(in, out, &p);
-        out->has_bytes = b != 0;
-        if (in->id == PM_LN_MODULATE) {
-            out->flops = pn_mul(PN_I(12), n);
-            pnum y = pn_mul(pn_mul(PN_I(2), n), B);
-            y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), Hd), B));
-            y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), T), Bt), PN_I(4)));
-            out->bytes = y;
-        } else {
-            out->flops = pn_mul(PN_I(15), n);
-            pnum y = pn_mul(pn_mul(PN_I(2), n), B);
-            y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), T), PN_I(4)));
-            y = pn_add(y, pn_mul(n, B));
-            y = pn_add(y, pn_mul(pn_mul(pn_mul(PN_I(2), Bt), Hd), B));
-            y = pn_add(y, pn_mul(pn_mul(Bt, Hd), B));
-            out->bytes = y;
-        }
-        out->maf = "vector";
-        out->cs_dtype = p.dtype;
-        return PM_OK;
-    }
+    case PM_LN_MODULATE_BWD:
+        return ln_modulate(in, out);
     default:
         pm_raise(in, "unknown normalisation model");
     }

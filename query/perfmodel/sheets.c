@@ -440,6 +440,73 @@ static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb,
     return 0;
 }
 
+/* One group's row: its key columns from its first row, the first
+ * non-missing value of each "first" column (pandas first), the five stats
+ * of TB/s, TFLOPS/s, Pct Roofline and kernel time (plus the kernel-time
+ * sum), and the kernel details summary of its rows' kernel lists in the
+ * mode. mem: the group's c row indices in row order. */
+static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *mem, size_t c, size_t nk,
+                       const int *ctype, tl_pm_mode mode, agg_group *grp)
+{
+    const prow *r0 = &rows[mem[0]];
+    double *vals = tl_xmalloc(c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
+    const tl_pm_kernel **kl = tl_xmalloc(c * sizeof *kl);
+    size_t *kn = tl_xmalloc(c * sizeof *kn);
+    grp->name = r0->inst->name;
+    grp->ptext = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *grp->ptext);
+    for (size_t k = 0; k < nk; k++) {
+        const char *key;
+        grp->ptext[k] = typed_text(it, row_param(r0, (uint32_t)k), ctype[k], &key);
+    }
+    grp->num_kernels = (int64_t)r0->nk;
+    grp->recompute = r0->inst->is_recompute;
+    grp->count = (int64_t)c;
+    grp->uid_first = r0->inst->uid;
+    grp->gflops = grp->mb = grp->fpb = grp->roof_time = NAN;
+    for (size_t i = 0; i < c; i++) { /* pandas first: first non-missing in row order */
+        const prow *p = &rows[mem[i]];
+        if (isnan(grp->gflops) && !isnan(p->gflops)) grp->gflops = p->gflops;
+        if (isnan(grp->mb) && !isnan(p->mb)) grp->mb = p->mb;
+        if (isnan(grp->fpb) && !isnan(p->fpb)) grp->fpb = p->fpb;
+        if (!grp->pname && p->inst->process_name) grp->pname = p->inst->process_name;
+        if (!grp->plabel && p->inst->process_label) grp->plabel = p->inst->process_label;
+        if (!grp->tname && p->inst->thread_name) grp->tname = p->inst->thread_name;
+        if (!grp->cspec && p->cspec) grp->cspec = p->cspec;
+        if (p->roof_valid && isnan(grp->roof_time)) grp->roof_time = p->roof_time;
+        if (p->roof_valid && !grp->roof_bound) grp->roof_bound = p->roof_bound;
+        if (!grp->dims && p->inst->input_dims) grp->dims = arg_text(a, p->inst->input_dims);
+        if (!grp->types && p->inst->input_type) grp->types = arg_text(a, p->inst->input_type);
+        if (!grp->strides && p->inst->input_strides) grp->strides = arg_text(a, p->inst->input_strides);
+        if (!grp->ci && p->inst->concrete_inputs) grp->ci = arg_text(a, p->inst->concrete_inputs);
+    }
+    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tbs;
+    stats5(vals, c, grp->tb, tmp);
+    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tflops;
+    stats5(vals, c, grp->tf, tmp);
+    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].roof_valid ? rows[mem[i]].roof_pct : NAN;
+    stats5(vals, c, grp->pct, tmp);
+    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
+    stats5(vals, c, grp->kt, tmp);
+    grp->kt[5] = kahan_sum(vals, c);
+    /* kernel lists of the mode, each sorted by ts */
+    for (size_t i = 0; i < c; i++) {
+        const tl_pm_instance *in = rows[mem[i]].inst;
+        const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
+        kl[i] = ks->k;
+        kn[i] = ks->n;
+    }
+    tl_buf sb = {0}, tb = {0};
+    int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
+    grp->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
+    grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
+    tl_buf_free(&sb);
+    tl_buf_free(&tb);
+    free(vals);
+    free(tmp);
+    free(kl);
+    free(kn);
+}
+
 static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
                      const tl_pm_sheet_opts *o, tl_pm_ctx *ctx, agg_sheet *out)
 {
@@ -536,73 +603,13 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     for (size_t g = 0; g < ng; g++) start[g + 1] = start[g] + cnt[g];
     size_t *members = tl_xmalloc(nr * sizeof *members), *fill = tl_xcalloc(ng, sizeof *fill);
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
-    double *vals = tl_xmalloc(nr * sizeof *vals), *tmp = tl_xmalloc(nr * sizeof *tmp);
-    const tl_pm_kernel **kl = tl_xmalloc(nr * sizeof *kl);
-    size_t *kn = tl_xmalloc(nr * sizeof *kn);
 
-    for (size_t g = 0; g < ng; g++) {
-        agg_group *G = &out->g[g];
-        const size_t *mem = members + start[g];
-        size_t c = cnt[g];
-        const prow *r0 = &rows[first.v[g]];
-        G->name = r0->inst->name;
-        G->ptext = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *G->ptext);
-        for (size_t k = 0; k < nk; k++) {
-            const char *key;
-            G->ptext[k] = typed_text(&it, row_param(r0, (uint32_t)k), ctype[k], &key);
-        }
-        G->num_kernels = (int64_t)r0->nk;
-        G->recompute = r0->inst->is_recompute;
-        G->count = (int64_t)c;
-        G->uid_first = r0->inst->uid;
-        G->gflops = G->mb = G->fpb = G->roof_time = NAN;
-        for (size_t i = 0; i < c; i++) { /* pandas first: first non-missing in row order */
-            const prow *p = &rows[mem[i]];
-            if (isnan(G->gflops) && !isnan(p->gflops)) G->gflops = p->gflops;
-            if (isnan(G->mb) && !isnan(p->mb)) G->mb = p->mb;
-            if (isnan(G->fpb) && !isnan(p->fpb)) G->fpb = p->fpb;
-            if (!G->pname && p->inst->process_name) G->pname = p->inst->process_name;
-            if (!G->plabel && p->inst->process_label) G->plabel = p->inst->process_label;
-            if (!G->tname && p->inst->thread_name) G->tname = p->inst->thread_name;
-            if (!G->cspec && p->cspec) G->cspec = p->cspec;
-            if (p->roof_valid && isnan(G->roof_time)) G->roof_time = p->roof_time;
-            if (p->roof_valid && !G->roof_bound) G->roof_bound = p->roof_bound;
-            if (!G->dims && p->inst->input_dims) G->dims = arg_text(a, p->inst->input_dims);
-            if (!G->types && p->inst->input_type) G->types = arg_text(a, p->inst->input_type);
-            if (!G->strides && p->inst->input_strides) G->strides = arg_text(a, p->inst->input_strides);
-            if (!G->ci && p->inst->concrete_inputs) G->ci = arg_text(a, p->inst->concrete_inputs);
-        }
-        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tbs;
-        stats5(vals, c, G->tb, tmp);
-        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tflops;
-        stats5(vals, c, G->tf, tmp);
-        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].roof_valid ? rows[mem[i]].roof_pct : NAN;
-        stats5(vals, c, G->pct, tmp);
-        for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
-        stats5(vals, c, G->kt, tmp);
-        G->kt[5] = kahan_sum(vals, c);
-        /* kernel lists of the mode, each sorted by ts */
-        for (size_t i = 0; i < c; i++) {
-            const tl_pm_instance *in = rows[mem[i]].inst;
-            const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
-            kl[i] = ks->k;
-            kn[i] = ks->n;
-        }
-        tl_buf sb = {0}, tb = {0};
-        int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
-        G->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
-        G->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
-        tl_buf_free(&sb);
-        tl_buf_free(&tb);
-    }
+    for (size_t g = 0; g < ng; g++)
+        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, &out->g[g]);
     free(cnt);
     free(start);
     free(members);
     free(fill);
-    free(vals);
-    free(tmp);
-    free(kl);
-    free(kn);
     free(gof);
     free(it.slot);
     tl_vec_free(&first);
