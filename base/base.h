@@ -137,7 +137,8 @@ void tl_radix_sort_rows(uint32_t *rows, uint64_t *keys, size_t n);
 
 /* Median of v[0..n) (no NaNs; n > 0), the two middle values averaged when
  * n is even, exactly as sorting would give; v is reordered. Quickselect:
- * linear on average, where a sort per group was a tenth of a workbook. */
+ * linear on average rather than a sort per call, since reports take a
+ * median per group. */
 double tl_median_f64(double *v, size_t n);
 /* The same over int64 values (the two middle values averaged as doubles). */
 double tl_median_i64(int64_t *v, size_t n);

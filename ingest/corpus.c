@@ -3,14 +3,13 @@
  * the single LMDB writer. Memory stays bounded by the traces in flight: a
  * worker does not start a new file while `jobs` + 1 traces are started and
  * not yet committed — one per worker, and one sealed trace the writer is
- * committing (with `jobs` only, a worker that finished sat idle for the
- * whole commit of the trace before: 10% of the time of a corpus of 64 MB
- * files). A trace's memory peaks in its tree build (about a third
- * of its JSON size) and drops to its encoded size once sealed, which is
- * what a trace waiting for the writer holds; workers start at once (an
- * earlier version staggered the starts to keep the peaks apart, which
- * left a core idle for half a parse at each end of the run and is not
- * needed since the seal moved to the workers). */
+ * committing (with `jobs` only, a worker that finished would sit idle for
+ * the whole commit of the trace before). A trace's memory peaks in its
+ * tree build (about a third of its JSON size) and drops to its encoded
+ * size once sealed, which is what a trace waiting for the writer holds.
+ * Workers start at once: the seal on the workers already keeps the peaks
+ * short, and staggering the starts would leave a core idle for half a
+ * parse at each end of the run. */
 #include "ingest/ingest.h"
 
 #include <malloc.h>

@@ -6,8 +6,8 @@
  * with ISA-L (igzip) on a second thread into a small ring of blocks, so the
  * parser and the inflater run on two cores; the parser copies blocks into a
  * growable window that keeps only the bytes of the unit it is parsing.
- * ISA-L measured faster than zlib here (see bench/ingest); both are
- * Debian packages. Multi-member gzip files are supported. */
+ * ISA-L inflates faster than zlib here (bench/ingest compares them); both
+ * are Debian packages. Multi-member gzip files are supported. */
 #include "ingest/source.h"
 
 #include <errno.h>
@@ -24,12 +24,10 @@
 #include <xxhash.h>
 
 /* The inflate ring: 4 x 256 KiB keeps the inflater ahead of the parser
- * (a hand-off per 256 KiB costs nothing measurable: the 1 GB tracegen .gz
- * ingests no slower than with 1 MiB blocks) while holding little memory;
- * the ring and the parser's window (two blocks and more) are most of a
- * small trace's ingest memory: 4 x 1 MiB blocks cost 3-4.5 MB more peak
- * RSS (resnet 22.1 -> 18.9 MB, owlv2 31.2 -> 26.7), 6 x 4 MiB 25 MB more
- * on owlv2. */
+ * (a hand-off per 256 KiB block costs nothing measurable against larger
+ * blocks) while holding little memory: the ring and the parser's window
+ * (two blocks and more) are most of a small trace's ingest memory, so
+ * larger or more blocks show directly in its peak RSS. */
 #define BLOCK_SIZE (1u << 18)
 #define NBLOCKS 4
 #define RELEASE_STEP (16u << 20)
@@ -38,13 +36,12 @@
  * those pages again. Bounds RSS whatever the file size. */
 #define HASH_AHEAD (8u << 20)
 /* A plain file's release step (per parse part) scales with its size
- * between 1 MiB and RELEASE_STEP: a fixed 16 MiB step let a 60 MB file,
- * parsed in two parts, hold 18 MiB of its pages at once (owlv2 ingest peak
- * RSS 42 -> 26 MB, 0.69 -> 0.43 of the JSON; CPU time unchanged). 1/64 of
- * the file keeps the madvise calls (and their TLB shootdowns across the
- * parse threads) to ~64 per part. The hasher's window stays HASH_AHEAD:
- * scaling it too saved no memory and made the parser re-fault pages
- * (owlv2 ~15 % slower). */
+ * between 1 MiB and RELEASE_STEP: with a fixed 16 MiB step a mid-sized
+ * file parsed in two parts would hold a large share of its pages at once.
+ * 1/64 of the file keeps the madvise calls (and their TLB shootdowns
+ * across the parse threads) to ~64 per part. The hasher's window stays
+ * HASH_AHEAD: scaling it too saves no memory and makes the parser
+ * re-fault pages. */
 #define RELEASE_FRACTION 64
 #define RELEASE_MIN (1u << 20)
 /* Parts of one mapped document parsed on other threads (kineto_split.c). */

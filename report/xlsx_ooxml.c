@@ -3,8 +3,8 @@
  *
  * Numbers take a short exact path (below) that keeps all 17 significant
  * digits a double may need, the text is appended to a buffer without
- * printf, and igzip deflates it: the 8 x 1 GB corpus workbook (9.2 M cells,
- * 39 MB) is written in ~2 s.
+ * printf, and igzip deflates it, so that a corpus workbook of millions of
+ * cells is written in seconds (docs/ARCHITECTURE.md has the figures).
  *
  * The package holds what Excel needs and nothing else: [Content_Types].xml,
  * _rels/.rels, xl/workbook.xml and its rels, xl/styles.xml (two cell
@@ -345,8 +345,8 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     /* Per column, the last string cell's text and the XML after its
      * reference (string_tail): report columns repeat a few texts (names,
      * dtypes, rank lists) row after row, which are then escaped once. The
-     * rest of a row is written straight into the buffer (most of a large
-     * sheet's writing time was spent appending small pieces). */
+     * rest of a row is written straight into the buffer, since appending
+     * small pieces would dominate a large sheet's writing time. */
     const char **last = tl_xcalloc(nc ? nc : 1, sizeof *last);
     tl_buf *tail = tl_xcalloc(nc ? nc : 1, sizeof *tail);
     char row[24];

@@ -249,11 +249,10 @@ typedef struct wjob {
 } wjob;
 
 /* Payload buffers of encoded chunks go back to a small pool and are
- * refilled with the next chunks, instead of being freed and allocated
- * again. Fresh buffers are fresh pages: where malloc returns freed memory
- * to the system (the PyTorch report sets it to), every 1 MiB args chunk
- * was faulted in anew (owlv2: 8.7 k -> 16.4 k page faults per ingest).
- * POOL_MAX covers the chunks in flight between the builder and the
+ * refilled with the next chunks rather than freed and allocated again:
+ * where malloc returns freed memory to the system (the PyTorch report sets
+ * it to), a fresh buffer is fresh pages, and every args chunk would fault
+ * its pages in anew. POOL_MAX covers the chunks in flight between the builder and the
  * encoder; the pool is emptied when the encoder stops (wtrace_drain). */
 #define POOL_MAX 4
 #define POOL_ROUND (256u << 10) /* sizes rounded up so that chunks of varying size fit a pooled buffer */
@@ -388,9 +387,9 @@ static uint32_t next_chunk_no(tl_wtrace *w, const char *table, const char *col)
 
 /* Encoding 2 of an int64 chunk into v + CHUNK_HDR (room for n bytes):
  * returns the stored size, or 0 when the values need 8 bytes. Preferred
- * to LZ4 and to raw whenever it applies: widening decodes at memory speed
- * (a 1 GB rank's external ids: LZ4 15.8 ms, durations 9.8 ms), and the
- * offsets are at most half the raw size. */
+ * to LZ4 and to raw whenever it applies: widening decodes at memory speed,
+ * several times faster than LZ4 on these columns, and the offsets are at
+ * most half the raw size (docs/ARCHITECTURE.md, "Chunk"). */
 static size_t encode_for(const int64_t *x, uint32_t nrows, unsigned char *v)
 {
     int64_t base;
@@ -415,6 +414,13 @@ static size_t encode_for(const int64_t *x, uint32_t nrows, unsigned char *v)
     return stored;
 }
 
+/* LZ4's acceleration for blob chunks (args texts, most of what ingest
+ * compresses): 4 encodes about 1.5 times as fast as the default for an args
+ * column a few percent larger, and decoding speed does not change. Numeric
+ * chunks keep the default, whose better ratio is what keeps them LZ4'd
+ * under the half-size bar (encode_chunk). */
+#define BLOB_LZ4_ACCELERATION 4
+
 /* Encodes payload (raw bytes of length n) into a chunk value: int64
  * chunks narrowed when their range allows (encode_for), else LZ4 or raw.
  * LZ4 gets a destination of half the raw size (it fails when the output
@@ -424,25 +430,12 @@ static size_t encode_for(const int64_t *x, uint32_t nrows, unsigned char *v)
  * size would make them take as much memory as the raw columns.
  *
  * Why half: LZ4 decodes numeric columns that compress less than 2x (parent
- * rows: short matches) at ~1 GB/s, against ~8 GB/s for copying raw bytes
- * out of the map, and they are read far more often than written. Decoding
- * a 1 GB rank's report columns: 52 ms with the earlier bar (a quarter),
- * 32 ms with half, 20 ms with two thirds (which also kept durations and
- * external ids raw), but the store grew 0.116 -> 0.129 -> 0.151 of the
- * JSON, and the corpus ingest's peak RSS with it (sealed traces wait for
- * the writer in their stored form): 8 x 1 GB, -j 2: 841-875 MiB with half,
- * 924-978 with two thirds. Narrowing (encoding 2) then took the int64
- * columns out of that trade: the same rank's columns decode in ~28 ms
- * instead of ~57 (external ids 16.3 -> 2.4 ms, durations 8.8 -> 3.1), and
- * the store shrinks (8 x 1 GB: 1.1 GB -> 976 MB). */
-/* LZ4's acceleration for blob chunks (args texts, most of what ingest
- * compresses: 515 of 630 MB on a 1 GB trace). Measured on Kineto JSON in
- * 1 MiB chunks: acceleration 1: 1,080 MB/s, 8.15x; 4: 1,607 MB/s, 7.77x;
- * 8: 1,632 MB/s, 7.52x; 16: 1,664 MB/s, 6.37x. Decoding speed does not
- * change. Numeric chunks keep the default, whose better ratio is what
- * keeps them LZ4'd under the half-size bar. */
-#define BLOB_LZ4_ACCELERATION 4
-
+ * rows: short matches) several times slower than copying raw bytes out of
+ * the map, and columns are read far more often than written. A higher bar
+ * keeps more columns raw and decodes faster, but grows the store and the
+ * corpus ingest's peak memory (sealed traces wait for the writer in their
+ * stored form); narrowing (encoding 2) takes the int64 columns out of that
+ * trade. */
 static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *payload, size_t n,
                                    size_t *vlen)
 {

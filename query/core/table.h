@@ -72,21 +72,19 @@ void tl_table_set_missing(tl_table *t, size_t col, size_t row);
 int tl_table_is_missing(const tl_table *t, size_t col, size_t row);
 /* Numeric view of a cell (I64, F64, BOOL); NaN when missing or STR. */
 double tl_table_num(const tl_table *t, size_t col, size_t row);
-/* Text of a cell as the CSV would print it (§11.1); "" when missing.
- * Returns a pointer into buf or into the table. */
+/* Text of a cell as the CSV would print it (§11.1); "" when missing. An
+ * I64 column with as_float set prints as a float ("8.0") whether or not it
+ * has missing cells. Returns a pointer into buf or into the table. */
 const char *tl_table_cell_text(const tl_table *t, size_t col, size_t row, char *buf, size_t bufsz);
 
-/* Reorders rows: new row i = old row perm[i]. */
+/* Reorders rows: new row i = old row perm[i]. n may differ from nrows (a
+ * gather: the table then has n rows, so it can filter or repeat rows). */
 void tl_table_permute(tl_table *t, const size_t *perm, size_t n);
 
-/* Added for report/: tl_table_permute also accepts n != nrows (a gather:
- * the table then has n rows, so it can filter or repeat rows).
- * tl_table_cell_text prints an I64 column with as_float set as a float
- * ("8.0") whether or not it has missing cells; producers that follow
- * pandas' int+NaN rule call tl_table_int_na_as_float once at the end. */
 /* 1 if any cell of the column is missing. */
 int tl_table_col_has_missing(const tl_table *t, size_t col);
-/* Sets as_float on every I64 column that has a missing cell. */
+/* Sets as_float on every I64 column that has a missing cell: producers that
+ * follow pandas' int+NaN rule call it once at the end. */
 void tl_table_int_na_as_float(tl_table *t);
 
 #endif

@@ -48,9 +48,9 @@ typedef struct tl_trace {
 
 /* Loads the trace `id` through reader r (which must outlive the trace). */
 int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
-/* Which columns tl_trace_load_cols decodes. Decoded columns are most of a
- * report's memory (owlv2: 16 of 30 MB), so a caller that knows what it
- * reads leaves the rest out. */
+/* Which columns tl_trace_load_cols decodes. Decoded columns are about half
+ * of a report's memory, so a caller that knows what it reads leaves the
+ * rest out. */
 typedef enum {
     TL_TRACE_ALL,     /* every column (tl_trace_load) */
     TL_TRACE_PYTORCH, /* what the PyTorch report reads: the flows table and

@@ -45,9 +45,8 @@ typedef struct agg_sheet {
 
 /* tl_pm_find of instance names, cached by the name's address. Instance
  * names are a trace dictionary's strings (one address per distinct name)
- * and every family pass looks up every instance of the trace: on a 1 GB
- * rank the uncached lookups (strlen + hash + probe) were a third of the
- * family sheets' time. Equal addresses are equal strings, so a hit is exact;
+ * and every family pass looks up every instance of the trace, so uncached
+ * lookups (strlen + hash + probe) would weigh on every family sheet. Equal addresses are equal strings, so a hit is exact;
  * a miss only costs the lookup. */
 enum { OPC_SLOTS = 256 };
 typedef struct opcache {
@@ -311,9 +310,9 @@ static memo_ent *memo_slot(memo *m, uint64_t h, const char *key, size_t klen, in
  * of the kernel names), not the texts. Instance strings are a trace
  * dictionary's, one address per distinct text, so equal addresses are
  * equal texts and a hit is exact; equal texts at two addresses (instances
- * of two traces) only miss the memo. Building the key from the texts
- * (strlen and copy of every arg and kernel name) was a third of the
- * aggregation on a 1 GB rank. The output type is the exception: it is
+ * of two traces) only miss the memo. A key built from the texts would cost
+ * a strlen and copy of every arg and kernel name per instance. The output
+ * type is the exception: it is
  * copied per instance, so its text goes in. */
 static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
 {
