@@ -944,8 +944,8 @@ typedef struct jx {
     tl_buf *warn;
     jx_mod *mods;
     size_t nmods;
-    jx_k *k;      /* launchers, UID order */
-    size_t nk;
+    jx_k *kernels; /* launchers, UID order */
+    size_t nkernels;
     size_t npids; /* distinct pids among launchers */
 } jx;
 
@@ -989,8 +989,8 @@ static const jx_rec *collective_fallback(const jx *J, const jx_mod *m, const cha
         long mine = strtol(op + fl + 1, NULL, 10);
         /* numbers of this family among the module's missing kernels */
         TL_VEC(long) nums = {0};
-        for (size_t i = 0; i < J->nk; i++) {
-            const jx_k *k = &J->k[i];
+        for (size_t i = 0; i < J->nkernels; i++) {
+            const jx_k *k = &J->kernels[i];
             if (!k->hlo_op || !k->hlo_module || strcmp(k->hlo_module, m->name)) continue;
             if (strncmp(k->hlo_op, fam[f], fl) || k->hlo_op[fl] != '.') continue;
             long v = strtol(k->hlo_op + fl + 1, NULL, 10);
@@ -1247,11 +1247,11 @@ static tl_table *unique_args_table(jx *J)
     size_t c_kd = tl_table_add_col(t, "kernel_details_summary", TL_STR);
     size_t c_pct = tl_table_add_col(t, "Percentage (%)", TL_F64);
     size_t c_cum = tl_table_add_col(t, "Cumulative Percentage (%)", TL_F64);
-    size_t n = J->nk;
+    size_t n = J->nkernels;
     ua_in *in = tl_xmalloc((n ? n : 1) * sizeof *in);
     tl_buf b = {0};
     for (size_t i = 0; i < n; i++) {
-        const jx_k *k = &J->k[i];
+        const jx_k *k = &J->kernels[i];
         b.n = 0;
         tl_buf_printf(&b, "%s\x1f%s\x1f%s\x1f()\x1f%s\x1f%s", k->name, k->in_dims, k->in_type, k->concrete, k->cat);
         in[i].key = buf_dup(&J->ar, &b);
@@ -1319,9 +1319,9 @@ static tl_table *by_category_table(jx *J)
     tl_table_add_col(t, "Percentage (%)", TL_F64);
     tl_table_add_col(t, "Cumulative Percentage (%)", TL_F64);
     tl_table_add_col(t, "time ms per gpu", TL_F64);
-    size_t n = J->nk;
+    size_t n = J->nkernels;
     grp_in *in = tl_xmalloc((n ? n : 1) * sizeof *in);
-    for (size_t i = 0; i < n; i++) { in[i].name = J->k[i].cat; in[i].k = &J->k[i]; }
+    for (size_t i = 0; i < n; i++) { in[i].name = J->kernels[i].cat; in[i].k = &J->kernels[i]; }
     qsort(in, n, sizeof *in, cmp_grp_in);
     double *d = tl_xmalloc((n ? n : 1) * sizeof *d);
     TL_VEC(sort_ent) ord = {0};
@@ -1371,8 +1371,8 @@ static int cmp_pm_row(const void *a, const void *b)
 static tl_table *op_sheet(jx *J, const char *cat)
 {
     TL_VEC(pm_row) rows = {0};
-    for (size_t i = 0; i < J->nk; i++) {
-        const jx_k *k = &J->k[i];
+    for (size_t i = 0; i < J->nkernels; i++) {
+        const jx_k *k = &J->kernels[i];
         if (strcasecmp(k->cat, cat) || k->model == M_REST) continue;
         pm_row r = {k, {{0}, {0}, 0, NAN, NAN}, NULL};
         int ok = 0;
@@ -1714,8 +1714,8 @@ static void resolve_hlo(jx *J)
 {
     typedef struct { const char *module, *op; } miss;
     TL_VEC(miss) missing = {0};
-    for (size_t i = 0; i < J->nk; i++) {
-        jx_k *k = &J->k[i];
+    for (size_t i = 0; i < J->nkernels; i++) {
+        jx_k *k = &J->kernels[i];
         if (k->hlo_op && k->hlo_module) {
             size_t al;
             const char *a = tl_trace_args(J->t, k->row, &al);
@@ -1795,23 +1795,23 @@ static void launcher_sheets(jx *J, sheet_vec *sheets)
 {
     tl_table *kl = tl_table_new("kernel_launchers");
     launcher_cols(kl, 0);
-    for (size_t i = 0; i < J->nk; i++) launcher_row(kl, &J->k[i], NULL);
+    for (size_t i = 0; i < J->nkernels; i++) launcher_row(kl, &J->kernels[i], NULL);
     tl_vec_push(sheets, kl);
 
-    grp_in *gi = tl_xmalloc((J->nk + 1) * sizeof *gi);
-    for (size_t i = 0; i < J->nk; i++) { gi[i].name = J->k[i].name; gi[i].k = &J->k[i]; }
-    tl_vec_push(sheets, summary_table("kernel_launchers_summary", gi, J->nk, 1));
+    grp_in *gi = tl_xmalloc((J->nkernels + 1) * sizeof *gi);
+    for (size_t i = 0; i < J->nkernels; i++) { gi[i].name = J->kernels[i].name; gi[i].k = &J->kernels[i]; }
+    tl_vec_push(sheets, summary_table("kernel_launchers_summary", gi, J->nkernels, 1));
     tl_vec_push(sheets, by_category_table(J));
     tl_vec_push(sheets, unique_args_table(J));
 
     tl_table *xp = tl_table_new("df_xla_perf");
     launcher_cols(xp, 1);
     size_t nx = 0;
-    for (size_t i = 0; i < J->nk; i++) {
-        if (strcmp(J->k[i].cat, JX_UNCAT)) continue;
-        launcher_row(xp, &J->k[i], J->warn);
-        gi[nx].name = strip_digits(&J->ar, J->k[i].name);
-        gi[nx].k = &J->k[i];
+    for (size_t i = 0; i < J->nkernels; i++) {
+        if (strcmp(J->kernels[i].cat, JX_UNCAT)) continue;
+        launcher_row(xp, &J->kernels[i], J->warn);
+        gi[nx].name = strip_digits(&J->ar, J->kernels[i].name);
+        gi[nx].k = &J->kernels[i];
         nx++;
     }
     tl_vec_push(sheets, xp);
@@ -1829,7 +1829,7 @@ static void perf_sheets(jx *J, sheet_vec *sheets)
             tl_vec_push(sheets, os);
         } else if (J->warn) {
             int any = 0;
-            for (size_t i = 0; i < J->nk && !any; i++) any = !strcasecmp(J->k[i].cat, jx_cats[c].cat);
+            for (size_t i = 0; i < J->nkernels && !any; i++) any = !strcasecmp(J->kernels[i].cat, jx_cats[c].cat);
             if (any)
                 tl_buf_printf(J->warn, "warning: Skipping category '%s': DataFrame is missing 'perf model' column\n",
                               jx_cats[c].cat);
@@ -1863,24 +1863,24 @@ int tl_jax_report(const tl_trace *t, const tl_jax_opts *o, tl_table ***sheets_ou
     if (!rc) {
         kernel_vec ks = {0};
         collect_kernels(&J, &nm, is_gpu, &ks);
-        J.k = ks.v;
-        J.nk = ks.n;
+        J.kernels = ks.v;
+        J.nkernels = ks.n;
         resolve_hlo(&J);
         if (o && o->n_metadata_keywords) {
             size_t w = 0;
-            for (size_t i = 0; i < J.nk; i++)
-                if (has_keyword(&J.k[i], o)) J.k[w++] = J.k[i];
-            J.nk = w;
+            for (size_t i = 0; i < J.nkernels; i++)
+                if (has_keyword(&J.kernels[i], o)) J.kernels[w++] = J.kernels[i];
+            J.nkernels = w;
         }
-        for (size_t i = 0; i < J.nk; i++) describe_kernel(&J, &J.k[i]);
-        const jx_k **all = tl_xmalloc((J.nk + 1) * sizeof *all);
-        for (size_t i = 0; i < J.nk; i++) all[i] = &J.k[i];
-        J.npids = count_pids(all, J.nk);
+        for (size_t i = 0; i < J.nkernels; i++) describe_kernel(&J, &J.kernels[i]);
+        const jx_k **all = tl_xmalloc((J.nkernels + 1) * sizeof *all);
+        for (size_t i = 0; i < J.nkernels; i++) all[i] = &J.kernels[i];
+        J.npids = count_pids(all, J.nkernels);
         free(all);
         launcher_sheets(&J, &sheets);
         perf_sheets(&J, &sheets);
         tl_vec_free(&ks);
-        J.k = NULL;
+        J.kernels = NULL;
     }
     free(nm.procs);
     free(nm.threads);

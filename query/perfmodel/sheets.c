@@ -35,8 +35,8 @@ typedef struct agg_group {
 typedef struct agg_sheet {
     const char **keys;
     size_t nkeys;
-    agg_group *g;
-    size_t ng;
+    agg_group *groups;
+    size_t ngroups;
     int kt_int;   /* every instance had an empty kernel set: int columns */
     int any_roof; /* some instance has roofline values */
 } agg_sheet;
@@ -595,8 +595,8 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
 
     /* aggregate each group over its rows in row order */
     size_t ng = first.n;
-    out->g = tl_arena_zalloc(a, ng * sizeof *out->g);
-    out->ng = ng;
+    out->groups = tl_arena_zalloc(a, ng * sizeof *out->groups);
+    out->ngroups = ng;
     size_t *cnt = tl_xcalloc(ng, sizeof *cnt), *start = tl_xcalloc(ng + 1, sizeof *start);
     for (size_t r = 0; r < nr; r++) cnt[gof[r]]++;
     for (size_t g = 0; g < ng; g++) start[g + 1] = start[g] + cnt[g];
@@ -604,7 +604,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
 
     for (size_t g = 0; g < ng; g++)
-        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, &out->g[g]);
+        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, &out->groups[g]);
     free(cnt);
     free(start);
     free(members);
@@ -701,45 +701,45 @@ static tl_table *emit(const agg_sheet *s, const char *name, const tl_pm_sheet_op
     size_t c_cnt = tl_table_add_col(t, "name_count", TL_I64);
     size_t c_uid = tl_table_add_col(t, "UID_first", TL_I64);
 
-    for (size_t g = 0; g < s->ng; g++) {
-        const agg_group *G = &s->g[g];
+    for (size_t g = 0; g < s->ngroups; g++) {
+        const agg_group *grp = &s->groups[g];
         size_t r = tl_table_add_row(t);
-        tl_table_set_str(t, c_name, r, G->name);
-        for (size_t k = 0; k < s->nkeys; k++) set_s(t, c_par + k, r, G->ptext ? G->ptext[k] : NULL);
-        if (c_nk >= 0) tl_table_set_i64(t, (size_t)c_nk, r, G->num_kernels);
+        tl_table_set_str(t, c_name, r, grp->name);
+        for (size_t k = 0; k < s->nkeys; k++) set_s(t, c_par + k, r, grp->ptext ? grp->ptext[k] : NULL);
+        if (c_nk >= 0) tl_table_set_i64(t, (size_t)c_nk, r, grp->num_kernels);
         if (c_rc >= 0) {
-            if (G->recompute < 0) tl_table_set_missing(t, (size_t)c_rc, r);
-            else tl_table_set_bool(t, (size_t)c_rc, r, G->recompute);
+            if (grp->recompute < 0) tl_table_set_missing(t, (size_t)c_rc, r);
+            else tl_table_set_bool(t, (size_t)c_rc, r, grp->recompute);
         }
-        set_f(t, c_gf, r, G->gflops);
-        set_f(t, c_mb, r, G->mb);
-        set_f(t, c_fb, r, G->fpb);
+        set_f(t, c_gf, r, grp->gflops);
+        set_f(t, c_mb, r, grp->mb);
+        set_f(t, c_fb, r, grp->fpb);
         for (int k = 0; k < 5; k++) {
-            set_f(t, c_tb + (size_t)k, r, G->tb[k]);
-            set_f(t, c_tf + (size_t)k, r, G->tf[k]);
+            set_f(t, c_tb + (size_t)k, r, grp->tb[k]);
+            set_f(t, c_tf + (size_t)k, r, grp->tf[k]);
         }
-        set_s(t, c_pn, r, G->pname);
-        set_s(t, c_pl, r, G->plabel);
-        set_s(t, c_tn, r, G->tname);
-        set_s(t, c_cs, r, G->cspec);
+        set_s(t, c_pn, r, grp->pname);
+        set_s(t, c_pl, r, grp->plabel);
+        set_s(t, c_tn, r, grp->tname);
+        set_s(t, c_cs, r, grp->cspec);
         if (roof) {
-            set_f(t, c_rt, r, G->roof_time);
-            set_s(t, c_rb, r, G->roof_bound);
-            for (int k = 0; k < 5; k++) set_f(t, c_pct + (size_t)k, r, G->pct[k]);
+            set_f(t, c_rt, r, grp->roof_time);
+            set_s(t, c_rb, r, grp->roof_bound);
+            for (int k = 0; k < 5; k++) set_f(t, c_pct + (size_t)k, r, grp->pct[k]);
         }
-        set_s(t, c_kd, r, G->kd_summary);
-        set_s(t, c_kt, r, G->kd_trunc);
-        set_s(t, c_id, r, G->dims);
-        set_s(t, c_it, r, G->types);
-        set_s(t, c_is, r, G->strides);
-        set_s(t, c_ci, r, G->ci);
+        set_s(t, c_kd, r, grp->kd_summary);
+        set_s(t, c_kt, r, grp->kd_trunc);
+        set_s(t, c_id, r, grp->dims);
+        set_s(t, c_it, r, grp->types);
+        set_s(t, c_is, r, grp->strides);
+        set_s(t, c_ci, r, grp->ci);
         for (int k = 0; k < 6; k++) {
             int as_int = s->kt_int && (k == 3 || k == 4 || k == 5);
-            if (as_int) tl_table_set_i64(t, c_k0 + (size_t)k, r, (int64_t)G->kt[k]);
-            else set_f(t, c_k0 + (size_t)k, r, G->kt[k]);
+            if (as_int) tl_table_set_i64(t, c_k0 + (size_t)k, r, (int64_t)grp->kt[k]);
+            else set_f(t, c_k0 + (size_t)k, r, grp->kt[k]);
         }
-        tl_table_set_i64(t, c_cnt, r, G->count);
-        tl_table_set_i64(t, c_uid, r, G->uid_first);
+        tl_table_set_i64(t, c_cnt, r, grp->count);
+        tl_table_set_i64(t, c_uid, r, grp->uid_first);
     }
     return t;
 }
@@ -761,8 +761,8 @@ int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t
     tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
     agg_sheet s;
     aggregate(&a, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
-    if (s.ng) {
-        qsort(s.g, s.ng, sizeof *s.g, cmp_groups);
+    if (s.ngroups) {
+        qsort(s.groups, s.ngroups, sizeof *s.groups, cmp_groups);
         *out = emit(&s, sheet_name, opts);
     }
     tl_pm_ctx_free(own);
@@ -796,25 +796,25 @@ static void concat(tl_arena *a, agg_sheet *dst, const agg_sheet *src)
             if (strcmp(keys[j], src->keys[k]) == 0) break;
         if (j == nk) keys[nk++] = src->keys[k];
     }
-    agg_group *g = tl_arena_zalloc(a, (dst->ng + src->ng + 1) * sizeof *g);
+    agg_group *merged = tl_arena_zalloc(a, (dst->ngroups + src->ngroups + 1) * sizeof *merged);
     for (int part = 0; part < 2; part++) {
         const agg_sheet *s = part ? src : dst;
-        for (size_t i = 0; i < s->ng; i++) {
-            agg_group G = s->g[i];
+        for (size_t i = 0; i < s->ngroups; i++) {
+            agg_group grp = s->groups[i];
             const char **pt = tl_arena_zalloc(a, (nk ? nk : 1) * sizeof *pt);
             for (size_t k = 0; k < s->nkeys; k++)
                 for (size_t j = 0; j < nk; j++)
-                    if (strcmp(keys[j], s->keys[k]) == 0) pt[j] = G.ptext ? G.ptext[k] : NULL;
-            G.ptext = pt;
-            g[part ? dst->ng + i : i] = G;
+                    if (strcmp(keys[j], s->keys[k]) == 0) pt[j] = grp.ptext ? grp.ptext[k] : NULL;
+            grp.ptext = pt;
+            merged[part ? dst->ngroups + i : i] = grp;
         }
     }
-    dst->kt_int = (dst->ng ? dst->kt_int : 1) && (src->ng ? src->kt_int : 1);
+    dst->kt_int = (dst->ngroups ? dst->kt_int : 1) && (src->ngroups ? src->kt_int : 1);
     dst->any_roof = dst->any_roof || src->any_roof;
     dst->keys = keys;
     dst->nkeys = nk;
-    dst->g = g;
-    dst->ng += src->ng;
+    dst->groups = merged;
+    dst->ngroups += src->ngroups;
 }
 
 int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n, const tl_pm_sheet_opts *opts,
@@ -842,32 +842,32 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
     char name[128];
     agg_sheet f, b, aside;
     aggregate(&a, mine, nm, TL_PM_FWD, opts, ctx, &f);
-    if (f.ng) qsort(f.g, f.ng, sizeof *f.g, cmp_groups);
+    if (f.ngroups) qsort(f.groups, f.ngroups, sizeof *f.groups, cmp_groups);
     if (single) {
-        if (f.ng) *fwd = emit(&f, family, opts);
+        if (f.ngroups) *fwd = emit(&f, family, opts);
     } else {
         /* move the explicit backward ops out of _fwd, keeping their order */
         aside = f;
-        aside.g = tl_arena_zalloc(&a, (f.ng + 1) * sizeof *aside.g);
-        aside.ng = 0;
+        aside.groups = tl_arena_zalloc(&a, (f.ngroups + 1) * sizeof *aside.groups);
+        aside.ngroups = 0;
         size_t keep = 0;
-        for (size_t i = 0; i < f.ng; i++) {
-            if (name_in(f.g[i].name, SET_ASIDE)) aside.g[aside.ng++] = f.g[i];
-            else f.g[keep++] = f.g[i];
+        for (size_t i = 0; i < f.ngroups; i++) {
+            if (name_in(f.groups[i].name, SET_ASIDE)) aside.groups[aside.ngroups++] = f.groups[i];
+            else f.groups[keep++] = f.groups[i];
         }
-        f.ng = keep;
+        f.ngroups = keep;
         snprintf(name, sizeof name, "%s_fwd", family);
-        if (f.ng) *fwd = emit(&f, name, opts);
+        if (f.ngroups) *fwd = emit(&f, name, opts);
 
         aggregate(&a, mine, nm, TL_PM_BWD, opts, ctx, &b);
-        if (b.ng) qsort(b.g, b.ng, sizeof *b.g, cmp_groups);
-        if (aside.ng) concat(&a, &b, &aside);
+        if (b.ngroups) qsort(b.groups, b.ngroups, sizeof *b.groups, cmp_groups);
+        if (aside.ngroups) concat(&a, &b, &aside);
         size_t k2 = 0;
-        for (size_t i = 0; i < b.ng; i++)
-            if (!name_in(b.g[i].name, DROP_FROM_BWD)) b.g[k2++] = b.g[i];
-        b.ng = k2;
+        for (size_t i = 0; i < b.ngroups; i++)
+            if (!name_in(b.groups[i].name, DROP_FROM_BWD)) b.groups[k2++] = b.groups[i];
+        b.ngroups = k2;
         snprintf(name, sizeof name, "%s_bwd", family);
-        if (b.ng && bwd) *bwd = emit(&b, name, opts);
+        if (b.ngroups && bwd) *bwd = emit(&b, name, opts);
     }
     free(mine);
     tl_pm_ctx_free(own);
