@@ -135,13 +135,6 @@ size_t *tl_bmap_put(tl_bmap *m, const void *key, int *isnew);
  * to 12 bits, only the passes the key range needs. */
 void tl_radix_sort_rows(uint32_t *rows, uint64_t *keys, size_t n);
 
-/* Median of v[0..n) (no NaNs; n > 0), the two middle values averaged when
- * n is even, exactly as sorting would give; v is reordered. Quickselect:
- * linear on average rather than a sort per call, since reports take a
- * median per group. */
-double tl_median_f64(double *v, size_t n);
-/* The same over int64 values (the two middle values averaged as doubles). */
-double tl_median_i64(int64_t *v, size_t n);
 static inline uint64_t tl_mix64(uint64_t x)
 {
     x ^= x >> 33;

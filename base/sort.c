@@ -1,4 +1,4 @@
-/* sort.c — radix sort of rows by 64-bit keys and median selection */
+/* sort.c — radix sort of rows by 64-bit keys */
 #include "base/base.h"
 
 #include <errno.h>
@@ -52,43 +52,3 @@ void tl_radix_sort_rows(uint32_t *rows, uint64_t *k, size_t n)
     free(own);
     free(r2);
 }
-
-/* k-th smallest of v[0..n) (Hoare's selection, as the quickselect pandas
- * uses for medians; v is reordered so that v[0..k) <= v[k] <= v[k+1..n)),
- * and the median from it: the upper middle, averaged with the largest of
- * the lower half when n is even. One body for each element type. */
-#define TL_SELECT(T, KTH, MEDIAN)                                              \
-    static T KTH(T *v, size_t n, size_t k)                                     \
-    {                                                                          \
-        ptrdiff_t lo = 0, hi = (ptrdiff_t)n - 1, kk = (ptrdiff_t)k;            \
-        while (lo < hi) {                                                      \
-            T x = v[kk];                                                       \
-            ptrdiff_t i = lo, j = hi;                                          \
-            do {                                                               \
-                while (v[i] < x) i++;                                          \
-                while (x < v[j]) j--;                                          \
-                if (i <= j) {                                                  \
-                    T t = v[i];                                                \
-                    v[i] = v[j];                                               \
-                    v[j] = t;                                                  \
-                    i++;                                                       \
-                    j--;                                                       \
-                }                                                              \
-            } while (i <= j);                                                  \
-            if (j < kk) lo = i;                                                \
-            if (kk < i) hi = j;                                                \
-        }                                                                      \
-        return v[kk];                                                          \
-    }                                                                          \
-    double MEDIAN(T *v, size_t n)                                              \
-    {                                                                          \
-        T hi = KTH(v, n, n / 2);                                               \
-        if (n & 1) return (double)hi;                                          \
-        T lo = v[0];                                                           \
-        for (size_t i = 1; i < n / 2; i++)                                     \
-            if (v[i] > lo) lo = v[i];                                          \
-        return ((double)lo + (double)hi) / 2;                                  \
-    }
-TL_SELECT(double, kth_f64, tl_median_f64)
-TL_SELECT(int64_t, kth_i64, tl_median_i64)
-#undef TL_SELECT

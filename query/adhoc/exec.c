@@ -8,6 +8,7 @@
  * Aggregation runs on worker threads, each with its own accumulators,
  * merged at the end; row output stays in trace order on one thread. */
 #include "query/adhoc/adhoc_internal.h"
+#include "query/core/stats.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -95,7 +96,7 @@ typedef struct acc {
     double *fsum;
     int64_t *imin, *imax;
     double *fmin, *fmax;
-    double *wmean, *wm2;     /* Welford, for std */
+    tl_welford *w;           /* std */
     TL_VEC(double) * vals;   /* median / percentiles */
     pairset set;             /* nunique */
 } acc;
@@ -126,7 +127,7 @@ static void gstate_free(gstate *g)
     for (size_t k = 0; k < g->nagg; k++) {
         acc *a = &g->acc[k];
         free(a->cnt); free(a->isum); free(a->fsum); free(a->imin); free(a->imax);
-        free(a->fmin); free(a->fmax); free(a->wmean); free(a->wm2);
+        free(a->fmin); free(a->fmax); free(a->w);
         if (a->vals) {
             for (size_t i = 0; i < g->ng; i++) tl_vec_free(&a->vals[i]);
             free(a->vals);
@@ -158,7 +159,7 @@ static void acc_grow(gstate *g, const aq_plan *p, size_t ncap)
             if (a->isint) { GROW(imin, int64_t, INT64_MAX); GROW(imax, int64_t, INT64_MIN); }
             else { GROW(fmin, double, INFINITY); GROW(fmax, double, -INFINITY); }
         }
-        if (fn == AQ_A_STD) { GROW(wmean, double, 0.0); GROW(wm2, double, 0.0); }
+        if (fn == AQ_A_STD) GROW(w, tl_welford, ((tl_welford){0, 0, 0}));
         if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT) {
             a->vals = tl_xrealloc(a->vals, ncap * sizeof(*a->vals));
             memset(a->vals + old, 0, (ncap - old) * sizeof(*a->vals));
@@ -377,9 +378,7 @@ static int fold_aggs(worker *w, const uint32_t *rows, size_t m, const uint32_t *
                 if (isnan(x)) continue;
                 uint32_t q = gid[i];
                 a->cnt[q]++;
-                double d = x - a->wmean[q];
-                a->wmean[q] += d / (double)a->cnt[q];
-                a->wm2[q] += d * (x - a->wmean[q]);
+                tl_welford_add(&a->w[q], x);
             }
             break;
         case AQ_A_MEDIAN: case AQ_A_PCT:
@@ -570,13 +569,8 @@ static void merge_into(gstate *dst, const gstate *src, const aq_plan *p)
             acc *a = &dst->acc[k];
             const acc *b = &src->acc[k];
             aq_afn fn = p->agg[k].fn;
-            int64_t n0 = a->cnt[d], n1 = b->cnt[q];
-            if (fn == AQ_A_STD && n1) {
-                double delta = b->wmean[q] - a->wmean[d];
-                double n = (double)(n0 + n1);
-                a->wm2[d] += b->wm2[q] + delta * delta * (double)n0 * (double)n1 / n;
-                a->wmean[d] += delta * (double)n1 / n;
-            }
+            int64_t n1 = b->cnt[q];
+            if (fn == AQ_A_STD) tl_welford_merge(&a->w[d], &b->w[q]);
             a->cnt[d] += n1;
             if (fn == AQ_A_SUM || fn == AQ_A_MEAN) {
                 if (a->isint) a->isum[d] += b->isum[q]; else a->fsum[d] += b->fsum[q];
@@ -631,20 +625,6 @@ static void *worker_main(void *arg)
 }
 
 /* ---- output ---------------------------------------------------------------- */
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double quantile(double *v, size_t n, double q)
-{
-    qsort(v, n, sizeof *v, cmp_dbl);
-    double pos = q * (double)(n - 1);
-    size_t lo = (size_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
-    return v[lo] + (v[hi] - v[lo]) * (pos - (double)lo);
-}
-
 static tl_type out_type_of(const aq_colref *c)
 {
     switch (c->def->type) {
@@ -696,10 +676,10 @@ static void build_group_table(shared *sh, gstate *g, tl_table *t)
                 break;
             }
             case AQ_A_STD:
-                if (n > 1) tl_table_set_f64(t, col, q, sqrt(a->wm2[q] / (double)(n - 1)));
+                if (n > 1) tl_table_set_f64(t, col, q, tl_welford_std(&a->w[q], 1));
                 break;
             case AQ_A_MEDIAN: case AQ_A_PCT:
-                if (a->vals[q].n) tl_table_set_f64(t, col, q, quantile(a->vals[q].v, a->vals[q].n, p->agg[k].q));
+                if (a->vals[q].n) tl_table_set_f64(t, col, q, tl_quantile_linear(a->vals[q].v, a->vals[q].n, p->agg[k].q));
                 break;
             case AQ_A_NUNIQUE: break;
             }

@@ -6,6 +6,7 @@
  * sheet's enrichment and the file writer. */
 #include "query/diff/tracediff_internal.h"
 #include "query/core/pyval.h"
+#include "query/core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -462,16 +463,10 @@ static void build_groups(tl_diff *d)
         /* members are in row order (the key sort breaks ties by row), so
          * the compensated sum adds them in diff_stats order as pandas does */
         td_group gr = {idx[i], (int64_t)(j - i), 0, 0, NULL, NULL};
-        double sum = 0, comp = 0;
-        for (size_t k = i; k < j; k++) {
-            double y = ROWS[idx[k]].kt - comp;
-            double t = sum + y;
-            comp = t - sum - y;
-            if (comp != comp) comp = 0;
-            sum = t;
-        }
-        gr.sum = sum;
-        gr.mean = sum / (double)gr.count;
+        tl_kahan sum = {0, 0};
+        for (size_t k = i; k < j; k++) tl_kahan_add(&sum, ROWS[idx[k]].kt);
+        gr.sum = sum.sum;
+        gr.mean = sum.sum / (double)gr.count;
         tl_vec_push(&g, gr);
         i = j;
     }

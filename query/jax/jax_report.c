@@ -5,11 +5,12 @@
  * kernel launchers (in JAX every kernel is its own launcher), their
  * summaries, the XLA fusion sheets and the perf-model sheets. Floating-point
  * steps follow the reference's order of operations (double µs from ns,
- * Kahan group sums, Welford std, NumPy pairwise sums inside the
- * kernel-detail summaries) so that values match to the last digit where the
+ * Kahan group sums and Welford std from query/core/stats.h, NumPy pairwise
+ * sums inside the kernel-detail summaries) so that values match to the last digit where the
  * spec says they can. */
 #include "query/jax/jax.h"
 #include "ingest/xplane.h"
+#include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"
 
 #include <stdlib.h>
@@ -22,48 +23,6 @@
 #define JX_HOST_PID 701
 
 /* ------------------------------------------------------------ statistics */
-
-/* pandas group sum: Kahan-compensated. */
-static double kahan_sum(const double *v, size_t n)
-{
-    double s = 0, c = 0;
-    for (size_t i = 0; i < n; i++) {
-        double y = v[i] - c, t = s + y;
-        c = (t - s) - y;
-        s = t;
-    }
-    return s;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(const double *v, size_t n)
-{
-    if (!n) return NAN;
-    double *s = tl_xmalloc(n * sizeof *s);
-    memcpy(s, v, n * sizeof *s);
-    qsort(s, n, sizeof *s, cmp_dbl);
-    double m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    free(s);
-    return m;
-}
-
-/* pandas group std (ddof 1): Welford's update in group order. */
-static double welford_std(const double *v, size_t n)
-{
-    if (n < 2) return NAN;
-    double mean = 0, m2 = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = v[i] - mean;
-        mean += d / (double)(i + 1);
-        m2 += (v[i] - mean) * d;
-    }
-    return sqrt(m2 / (double)(n - 1));
-}
 
 static double min_of(const double *v, size_t n)
 {
@@ -1038,14 +997,15 @@ static const char *details_summary(tl_arena *ar, const jx_k *const *rows, size_t
         put_detail_fields(&b, rows[0]->rec);
     }
     double tot = np_sum(d, n);
+    double sd = np_std(d, n); /* before the median reorders d */
     tl_buf_printf(&b, ", 'count': %zu, 'total_duration_us': ", n);
     put_np_float(&b, tot);
     tl_buf_puts(&b, ", 'mean_duration_us': ");
     put_np_float(&b, tot / (double)n);
     tl_buf_puts(&b, ", 'median_duration_us': ");
-    put_np_float(&b, median_of(d, n));
+    put_np_float(&b, tl_median_f64(d, n));
     tl_buf_puts(&b, ", 'std_dev_duration_us': ");
-    put_np_float(&b, np_std(d, n));
+    put_np_float(&b, sd);
     tl_buf_puts(&b, ", 'min_duration_us': ");
     put_np_float(&b, min_of(d, n));
     tl_buf_puts(&b, ", 'max_duration_us': ");
@@ -1119,7 +1079,7 @@ static tl_table *summary_table(const char *sheet, grp_in *in, size_t n, int main
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, 0, r, in[i].name);
         for (size_t k = i; k < j; k++) d[k - i] = in[k].k->dur;
-        double s = kahan_sum(d, j - i);
+        double s = tl_sum_kahan(d, j - i);
         tl_table_set_f64(t, c_sum, r, s);
         tl_table_set_i64(t, c_cnt, r, (int64_t)(j - i));
         tl_table_set_f64(t, c_ms, r, s / 1000);
@@ -1277,10 +1237,10 @@ static tl_table *unique_args_table(jx *J)
         tl_table_set_str(t, 4, r, f->concrete);
         tl_table_set_str(t, 5, r, f->cat);
         tl_table_set_i64(t, c_cnt, r, (int64_t)m);
-        double s = kahan_sum(d, m);
+        double s = tl_sum_kahan(d, m);
         tl_table_set_f64(t, c_st + 0, r, s / (double)m);
-        tl_table_set_f64(t, c_st + 1, r, median_of(d, m));
-        tl_table_set_f64(t, c_st + 2, r, welford_std(d, m));
+        tl_table_set_f64(t, c_st + 2, r, tl_std_welford(d, m, 1)); /* before the median reorders d */
+        tl_table_set_f64(t, c_st + 1, r, tl_median_f64(d, m));
         tl_table_set_f64(t, c_st + 3, r, min_of(d, m));
         tl_table_set_f64(t, c_st + 4, r, max_of(d, m));
         tl_table_set_f64(t, c_st + 5, r, s);
@@ -1329,7 +1289,7 @@ static tl_table *by_category_table(jx *J)
         size_t j = i;
         while (j < n && !strcmp(in[j].name, in[i].name)) j++;
         for (size_t q = i; q < j; q++) d[q - i] = in[q].k->dur;
-        double s = kahan_sum(d, j - i);
+        double s = tl_sum_kahan(d, j - i);
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, 0, r, in[i].name);
         tl_table_set_i64(t, 1, r, (int64_t)(j - i));
@@ -1471,9 +1431,9 @@ static tl_table *op_sheet(jx *J, const char *cat)
         size_t ns[2] = {ntb, ntf};
         for (int s = 0; s < 2; s++) {
             size_t base = c0 + 3 + (size_t)s * 5;
-            tl_table_set_f64(t, base, r, ns[s] ? kahan_sum(src[s], ns[s]) / (double)ns[s] : NAN);
-            tl_table_set_f64(t, base + 1, r, median_of(src[s], ns[s]));
-            tl_table_set_f64(t, base + 2, r, welford_std(src[s], ns[s]));
+            tl_table_set_f64(t, base, r, tl_mean_kahan(src[s], ns[s]));
+            tl_table_set_f64(t, base + 2, r, tl_std_welford(src[s], ns[s], 1)); /* before the median */
+            tl_table_set_f64(t, base + 1, r, tl_median_f64(src[s], ns[s]));
             tl_table_set_f64(t, base + 3, r, min_of(src[s], ns[s]));
             tl_table_set_f64(t, base + 4, r, max_of(src[s], ns[s]));
         }
@@ -1482,10 +1442,10 @@ static tl_table *op_sheet(jx *J, const char *cat)
         tl_table_set_str(t, c_kd, r, details_summary(&J->ar, ks, m, 0));
         tl_table_set_str(t, c_id, r, f->k->in_dims);
         tl_table_set_str(t, c_it, r, f->k->in_type);
-        double s = kahan_sum(kt, m);
+        double s = tl_sum_kahan(kt, m);
         tl_table_set_f64(t, c_kt, r, s / (double)m);
-        tl_table_set_f64(t, c_kt + 1, r, median_of(kt, m));
-        tl_table_set_f64(t, c_kt + 2, r, welford_std(kt, m));
+        tl_table_set_f64(t, c_kt + 2, r, tl_std_welford(kt, m, 1)); /* before the median reorders kt */
+        tl_table_set_f64(t, c_kt + 1, r, tl_median_f64(kt, m));
         tl_table_set_f64(t, c_kt + 3, r, min_of(kt, m));
         tl_table_set_f64(t, c_kt + 4, r, max_of(kt, m));
         tl_table_set_f64(t, c_kt + 5, r, s);

@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double mean_np(const double *v, size_t n) { return n ? tl_coll_np_sum(v, n) / (double)n : NAN; }
-
 int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
 {
     *out = NULL;
@@ -74,7 +72,7 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
             dur[k] = e->dur;
             if (e->in_nelems != COLL_NONE) nel += e->in_nelems, any_nel = 1;
         }
-        double total = coll_kahan_sum(mb, G->n), wall = emax - smin;
+        double total = tl_sum_kahan(mb, G->n), wall = emax - smin;
         tot[i] = total;
         tl_table_set_f64(t, c_tmb, i, total);
         if (any_nel) tl_table_set_i64(t, c_tnel, i, nel);
@@ -93,14 +91,14 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
         }
         tl_table_set_f64(t, c_maxd, i, dmax);
         tl_table_set_f64(t, c_mind, i, dmin);
-        tl_table_set_f64(t, c_avgd, i, mean_np(dur, G->n));
+        tl_table_set_f64(t, c_avgd, i, tl_mean_pairwise(dur, G->n));
         coll_set_f64(t, c_thr, i, wall > 0 ? (total / 1024) / (wall / 1e6) : NAN);
         coll_set_f64(t, c_maxt, i, tmax);
         coll_set_f64(t, c_mint, i, tmin);
         size_t nmb = 0;
         for (size_t k = 0; k < G->n; k++)
             if (!isnan(mb[k])) mb[nmb++] = mb[k];
-        double mbmean = mean_np(mb, nmb);
+        double mbmean = tl_mean_pairwise(mb, nmb);
         coll_set_f64(t, c_imb, i, mbmean > 0 ? mbmax / mbmean : NAN);
         double sks = 0, ske = 0;
         for (size_t k = 0; k < G->n; k++) {

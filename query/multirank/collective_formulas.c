@@ -1,6 +1,6 @@
 /* collective_formulas.c — the collective report's §3 formulas (spec
- * formats.md): collective types, message sizes, bus bandwidth, numpy's sum
- * and rounding, and the synchronisation metrics. Every sheet uses them, so
+ * formats.md): collective types, message sizes, bus bandwidth, pandas'
+ * rounding, and the synchronisation metrics. Every sheet uses them, so
  * they sit below the sheets and the entry points. */
 #include "query/multirank/collective_internal.h"
 
@@ -92,36 +92,6 @@ double tl_coll_msg_mb(int64_t nelems, int bytes)
     return (double)nelems * (double)bytes / 1048576.0;
 }
 
-/* numpy's pairwise summation (numpy/_core/src/umath/loops_utils.h): blocks
- * of up to 128 summed with 8 accumulators, larger ranges split in halves.
- * np.add.reduce starts from the identity 0 and adds this sum. */
-static double pairwise(const double *a, size_t n)
-{
-    if (n < 8) {
-        double r = -0.0;
-        for (size_t i = 0; i < n; i++) r += a[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++) r[j] = a[j];
-        size_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++) r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise(a, n2) + pairwise(a + n2, n - n2);
-}
-
-double tl_coll_np_sum(const double *v, size_t n)
-{
-    return 0.0 + pairwise(v, n);
-}
-
 double tl_coll_round(double x, int digits)
 {
     double p = 1;
@@ -155,6 +125,6 @@ void tl_coll_sync_metrics(const double *ts, const double *dur, const int *ranks,
     m->comm_latency = lat;
     m->skew_start = wmax;
     m->skew_end = emax - emin;
-    m->avg_wait = tl_coll_np_sum(w, n) / (double)n;
+    m->avg_wait = tl_sum_pairwise(w, n) / (double)n;
     if (!wait_out) free(w);
 }

@@ -50,7 +50,7 @@ tl_table *coll_sheet_imb_ranks(coll_run *run)
             if (run->sync_m[i].last_rank == (int)r) last++;
         }
         if (m) {
-            tl_table_set_f64(t, c_wait, r, coll_kahan_sum(w, m));
+            tl_table_set_f64(t, c_wait, r, tl_sum_kahan(w, m));
             tl_table_set_i64(t, c_last, r, last);
         }
     }

@@ -6,6 +6,7 @@
 
 #include <math.h>
 #include "query/multirank/multirank.h"
+#include "query/core/stats.h"
 #include "base/base.h"
 
 #define COLL_NONE INT64_MIN
@@ -99,7 +100,6 @@ tl_table *coll_sheet_imb_colls(coll_run *run);
  * reordered for the median). Unknown names return NaN. */
 double coll_agg(const char *agg, double *v, size_t n, size_t nrows);
 int coll_agg_known(const char *agg);
-double coll_kahan_sum(const double *v, size_t n);
 /* Stable sort of idx[0..n) by key descending (NaN last). */
 void coll_sort_desc(size_t *idx, size_t n, const double *key);
 /* Adds a column holding v (NaN = missing). */

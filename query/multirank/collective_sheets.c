@@ -12,24 +12,6 @@
 
 /* ---- helpers ---------------------------------------------------------------- */
 
-double coll_kahan_sum(const double *v, size_t n)
-{
-    double sum = 0, comp = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(v[i])) continue;
-        double y = v[i] - comp, t = sum + y;
-        comp = t - sum - y;
-        sum = t;
-    }
-    return sum;
-}
-
-static int dbl_cmp(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int coll_agg_known(const char *a)
 {
     static const char *const K[] = {"mean", "median", "min", "max", "std", "sum", "count", "first", "last"};
@@ -46,11 +28,11 @@ double coll_agg(const char *agg, double *v, size_t n, size_t nrows)
     for (size_t i = 0; i < n; i++)
         if (!isnan(v[i])) v[m++] = v[i];
     if (!strcmp(agg, "count")) return (double)m;
-    if (!strcmp(agg, "sum")) return coll_kahan_sum(v, m);
+    if (!strcmp(agg, "sum")) return tl_sum_kahan(v, m);
     if (!m) return NAN;
     if (!strcmp(agg, "first")) return v[0];
     if (!strcmp(agg, "last")) return v[m - 1];
-    if (!strcmp(agg, "mean")) return coll_kahan_sum(v, m) / (double)m;
+    if (!strcmp(agg, "mean")) return tl_mean_kahan(v, m);
     if (!strcmp(agg, "min") || !strcmp(agg, "max")) {
         double x = v[0];
         int mx = agg[1] == 'a';
@@ -58,20 +40,8 @@ double coll_agg(const char *agg, double *v, size_t n, size_t nrows)
             if (mx ? v[i] > x : v[i] < x) x = v[i];
         return x;
     }
-    if (!strcmp(agg, "median")) {
-        qsort(v, m, sizeof *v, dbl_cmp);
-        return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-    }
-    if (!strcmp(agg, "std")) {
-        if (m < 2) return NAN;
-        double mean = 0, ssq = 0;
-        for (size_t i = 0; i < m; i++) { /* Welford, as pandas' group_var */
-            double old = mean;
-            mean += (v[i] - old) / (double)(i + 1);
-            ssq += (v[i] - mean) * (v[i] - old);
-        }
-        return sqrt(ssq / (double)(m - 1));
-    }
+    if (!strcmp(agg, "median")) return tl_median_f64(v, m);
+    if (!strcmp(agg, "std")) return tl_std_welford(v, m, 1);
     return NAN;
 }
 
@@ -875,7 +845,7 @@ tl_table *coll_sheet_summary_implicit(coll_run *run, const tl_table *sync)
         }
         tl_table_set_i64(t, c_cnt, g, (int64_t)(m1 - m0));
         for (size_t j = m0; j < m1; j++) scratch[j - m0] = sync->cols[mcol[0]].v.f[mem[j]];
-        total[g] = coll_kahan_sum(scratch, m1 - m0) / 1000;
+        total[g] = tl_sum_kahan(scratch, m1 - m0) / 1000;
         tl_table_set_f64(t, c_tot, g, total[g]);
     }
     size_t *perm = tl_xmalloc((ng ? ng : 1) * sizeof *perm);
@@ -1018,7 +988,7 @@ tl_table *coll_sheet_straggler(coll_run *run)
         }
         if (!m) continue;
         size_t row = tl_table_add_row(t);
-        double total = coll_kahan_sum(w, m);
+        double total = tl_sum_kahan(w, m);
         tw[row] = tl_coll_round(total, 1);
         tl_table_set_i64(t, c_rank, row, (int64_t)r);
         tl_table_set_f64(t, c_tw, row, tw[row]);
@@ -1030,7 +1000,7 @@ tl_table *coll_sheet_straggler(coll_run *run)
         const coll_rank *cr = &run->ranks[r];
         double *d = tl_xmalloc((cr->n ? cr->n : 1) * sizeof *d);
         for (size_t i = 0; i < cr->n; i++) d[i] = cr->ev[i].dur;
-        tl_table_set_f64(t, c_dur, row, tl_coll_round(coll_kahan_sum(d, cr->n), 1));
+        tl_table_set_f64(t, c_dur, row, tl_coll_round(tl_sum_kahan(d, cr->n), 1));
         free(d);
         nrows++;
     }

@@ -8,6 +8,7 @@
 #include "query/multirank/collective_internal.h"
 #include "query/pytorch/pytorch_internal.h"
 #include "query/pytorch/pytorch.h"
+#include "query/core/stats.h"
 #include "query/core/trace.h"
 #include "ingest/schema.h"
 
@@ -43,18 +44,6 @@ void tl_corpus_stats_free(tl_corpus_stats *s)
 }
 
 /* ---- small helpers ------------------------------------------------------------ */
-
-static double kahan(const double *v, size_t n)
-{
-    double s = 0, c = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(v[i])) continue;
-        double y = v[i] - c, t = s + y;
-        c = t - s - y;
-        s = t;
-    }
-    return s;
-}
 
 /* string -> index map (keys owned by the caller) */
 typedef struct smap {
@@ -263,7 +252,7 @@ static void summarise(dgroups *gs)
         }
         g->cnt = (int64_t)g->d.n;
         g->mn = mn, g->mx = mx;
-        g->mean = kahan(g->d.v, g->d.n) / (double)g->d.n;
+        g->mean = tl_mean_kahan(g->d.v, g->d.n);
         tl_vec_free(&g->d);
     }
 }
@@ -950,28 +939,6 @@ static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t 
     return t;
 }
 
-static double pairwise(const double *a, size_t n)
-{
-    if (n < 8) {
-        double r = -0.0;
-        for (size_t i = 0; i < n; i++) r += a[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8];
-        for (int j = 0; j < 8; j++) r[j] = a[j];
-        size_t i;
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++) r[j] += a[i + j];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return pairwise(a, n2) + pairwise(a + n2, n - n2);
-}
-
 static tl_table *sheet_timelines(rank_out *ro, size_t n, double *comm_avg_ms, double *memcpy_avg_ms)
 {
     const tl_table *ref = NULL;
@@ -1010,13 +977,11 @@ static tl_table *sheet_timelines(rank_out *ro, size_t n, double *comm_avg_ms, do
             if (!isnan(x)) v[m++] = x;
         }
         if (!m) continue;
-        double avg = (0.0 + pairwise(v, m)) / (double)m;
+        double avg = tl_mean_pairwise(v, m);
         tl_table_set_f64(t, c_avg, i, avg);
         /* QUIRK (§4.4): the std runs over the rank columns and the avg column */
         v[m++] = avg;
-        double mu = (0.0 + pairwise(v, m)) / (double)m, ss = 0;
-        for (size_t k = 0; k < m; k++) ss += (v[k] - mu) * (v[k] - mu);
-        tl_table_set_f64(t, c_std, i, sqrt(ss / (double)(m - 1)));
+        tl_table_set_f64(t, c_std, i, tl_std_pairwise(v, m, 1));
         const char *ty = t->cols[c_type].v.s[i];
         if (ty && !strcmp(ty, "total_comm_time")) *comm_avg_ms = avg;
         if (ty && !strcmp(ty, "total_memcpy_time")) *memcpy_avg_ms = avg;
@@ -1109,7 +1074,7 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
         tl_table_set_i64(t, c2, i, (int64_t)g->d.n);
         tl_table_set_f64(t, c3, i, mn);
         tl_table_set_f64(t, c4, i, mx);
-        tl_table_set_f64(t, c5, i, kahan(g->d.v, g->d.n) / (double)g->d.n);
+        tl_table_set_f64(t, c5, i, tl_mean_kahan(g->d.v, g->d.n));
     }
     free(idx);
     for (size_t i = 0; i < G.n; i++) tl_vec_free(&G.v[i].d);

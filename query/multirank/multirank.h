@@ -68,8 +68,6 @@ typedef struct tl_coll_sync {
 /* wait_out (may be NULL) receives each rank's wait = latest start - ts. */
 void tl_coll_sync_metrics(const double *ts, const double *dur, const int *ranks, size_t n,
                           double *wait_out, tl_coll_sync *m);
-/* Sum in numpy's pairwise order (what pandas' Series.mean/np.mean use). */
-double tl_coll_np_sum(const double *v, size_t n);
 /* Rounds like pandas' Series.round(d): rint(x * 10^d) / 10^d. */
 double tl_coll_round(double x, int digits);
 

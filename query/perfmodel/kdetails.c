@@ -5,33 +5,11 @@
  * two-pass formula, and the trunc mean is NumPy's round-half-even to 2
  * decimals; reproducing them keeps the text identical, not just close. */
 #include "query/perfmodel/pm_internal.h"
+#include "query/core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* numpy's pairwise_sum for float64 (blocks of 8 accumulators up to 128) */
-static double np_pairwise(const double *a, size_t n)
-{
-    if (n < 8) {
-        double res = 0.;
-        for (size_t i = 0; i < n; i++) res += a[i];
-        return res;
-    }
-    if (n <= 128) {
-        double r[8];
-        size_t i;
-        for (int k = 0; k < 8; k++) r[k] = a[k];
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int k = 0; k < 8; k++) r[k] += a[i + (size_t)k];
-        double res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_pairwise(a, n2) + np_pairwise(a + n2, n - n2);
-}
 
 typedef struct kd_entry {
     const char *name;
@@ -109,7 +87,7 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
         x->has_stream = t->has_stream;
         x->stream = t->stream;
         x->count = c;
-        x->total = np_pairwise(d, c);
+        x->total = tl_sum_pairwise(d, c);
         x->mean = x->total / (double)c;
         double mn = d[0], mx = d[0];
         for (size_t k = 1; k < c; k++) {
@@ -118,11 +96,7 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
         }
         x->min = mn;
         x->max = mx;
-        /* np.std: mean of squared deviations, pairwise-summed */
-        double *sq = tl_xmalloc(c * sizeof *sq);
-        for (size_t k = 0; k < c; k++) sq[k] = (d[k] - x->mean) * (d[k] - x->mean);
-        x->std = sqrt(np_pairwise(sq, c) / (double)c);
-        free(sq);
+        x->std = tl_std_pairwise(d, c, 0);
         x->median = tl_median_f64(d, c); /* selection, not a sort: d is not used after */
     }
     /* stable ascending sort by (total, name): insertion sort keeps ties in order */

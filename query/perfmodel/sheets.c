@@ -8,6 +8,7 @@
  * of §9.6.1. Sheets are aggregated into an internal form first so that the
  * set-aside rows can move between sheets before one tl_table is emitted. */
 #include "query/perfmodel/pm_internal.h"
+#include "query/core/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -90,22 +91,20 @@ typedef struct prow {
     size_t np;
 } prow;
 
-/* Statistics over non-NaN values, pandas' arithmetic. */
+/* Statistics over non-NaN values, pandas' group-by arithmetic: Kahan mean,
+ * Welford sample std (both in row order), selection median. */
 static void stats5(const double *v, size_t n, double *out /* mean, median, std, min, max */, double *tmp)
 {
     size_t c = 0;
-    double sum = 0, comp = 0, wmean = 0, m2 = 0, mn = NAN, mx = NAN;
+    tl_kahan sum = {0, 0};
+    tl_welford w = {0, 0, 0};
+    double mn = NAN, mx = NAN;
     for (size_t i = 0; i < n; i++) {
         double x = v[i];
         if (isnan(x)) continue;
         tmp[c++] = x;
-        double y = x - comp, t = sum + y; /* Kahan, as pandas' group mean */
-        comp = (t - sum) - y;
-        if (comp != comp) comp = 0;
-        sum = t;
-        double old = wmean; /* Welford, as pandas' group var */
-        wmean += (x - old) / (double)c;
-        m2 += (x - wmean) * (x - old);
+        tl_kahan_add(&sum, x);
+        tl_welford_add(&w, x);
         if (c == 1 || x < mn) mn = x;
         if (c == 1 || x > mx) mx = x;
     }
@@ -113,24 +112,11 @@ static void stats5(const double *v, size_t n, double *out /* mean, median, std, 
         for (int k = 0; k < 5; k++) out[k] = NAN;
         return;
     }
-    out[0] = sum / (double)c;
+    out[0] = sum.sum / (double)c;
     out[1] = tl_median_f64(tmp, c);
-    out[2] = c > 1 ? sqrt(m2 / (double)(c - 1)) : NAN;
+    out[2] = tl_welford_std(&w, 1);
     out[3] = mn;
     out[4] = mx;
-}
-
-static double kahan_sum(const double *v, size_t n)
-{
-    double sum = 0, comp = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(v[i])) continue;
-        double y = v[i] - comp, t = sum + y;
-        comp = (t - sum) - y;
-        if (comp != comp) comp = 0;
-        sum = t;
-    }
-    return sum;
 }
 
 /* ---- string interning (param texts repeat across instances) ----------------------- */
@@ -486,7 +472,7 @@ static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *
     stats5(vals, c, grp->pct, tmp);
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
     stats5(vals, c, grp->kt, tmp);
-    grp->kt[5] = kahan_sum(vals, c);
+    grp->kt[5] = tl_sum_kahan(vals, c);
     /* kernel lists of the mode, each sorted by ts */
     for (size_t i = 0; i < c; i++) {
         const tl_pm_instance *in = rows[mem[i]].inst;

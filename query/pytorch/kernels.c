@@ -5,6 +5,7 @@
  * launching runtime call and the nearest cpu_op above it. Durations here
  * are the raw trace `dur`, not interval lengths, as in the reference. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/stats.h"
 
 #include <stdlib.h>
 
@@ -70,7 +71,8 @@ typedef struct ksgroup {
     const char *cat, *cpu, *kname;
     int has_stream;
     int64_t stream;
-    double sum, comp, min, max;
+    tl_kahan dur; /* the group sum, as pandas computes it */
+    double min, max;
     int64_t count;
 } ksgroup;
 
@@ -152,9 +154,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         ksgroup *G = &g[*slot];
         double d = pyt_dur(c, r);
-        double y = d - G->comp, t = G->sum + y; /* Kahan, as pandas */
-        G->comp = (t - G->sum) - y;
-        G->sum = t;
+        tl_kahan_add(&G->dur, d);
         G->count++;
         if (d < G->min) G->min = d;
         if (d > G->max) G->max = d;
@@ -166,7 +166,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     qsort(o, ng, sizeof *o, cmp_ksgroup);
     double *sums = tl_xmalloc(ng * sizeof *sums);
     size_t *idx = tl_xmalloc(ng * sizeof *idx);
-    for (size_t i = 0; i < ng; i++) { sums[i] = o[i]->sum; idx[i] = i; }
+    for (size_t i = 0; i < ng; i++) { sums[i] = o[i]->dur.sum; idx[i] = i; }
     pyt_sort_desc(c, idx, ng, sums);
 
     tl_table *t = tl_table_new("kernel_summary");
@@ -189,13 +189,13 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         if (ccpu >= 0 && G->cpu) tl_table_set_str(t, (size_t)ccpu, r, G->cpu);
         tl_table_set_str(t, ckn, r, G->kname);
         if (G->has_stream) tl_table_set_i64(t, cst, r, G->stream);
-        tl_table_set_f64(t, csum, r, G->sum);
+        tl_table_set_f64(t, csum, r, G->dur.sum);
         tl_table_set_i64(t, ccnt, r, G->count);
-        tl_table_set_f64(t, cmean, r, G->sum / (double)G->count);
+        tl_table_set_f64(t, cmean, r, G->dur.sum / (double)G->count);
         tl_table_set_f64(t, cmin, r, G->min);
         tl_table_set_f64(t, cmax, r, G->max);
-        tl_table_set_f64(t, cpk, r, total_raw != 0 ? G->sum / total_raw * 100.0 : NAN);
-        tl_table_set_f64(t, cpt, r, G->sum / total_us * 100.0);
+        tl_table_set_f64(t, cpk, r, total_raw != 0 ? G->dur.sum / total_raw * 100.0 : NAN);
+        tl_table_set_f64(t, cpt, r, G->dur.sum / total_us * 100.0);
     }
     tl_table_int_na_as_float(t);
     free(sums);
@@ -212,7 +212,7 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
 
 typedef struct skgroup {
     const char *cpu, *dims, *strides, *conc, *kname;
-    double sum, comp;
+    tl_kahan dur; /* the group sum, as pandas computes it */
     int64_t count;
     double mean, pct;
 } skgroup;
@@ -222,7 +222,7 @@ static _Thread_local skgroup *sk_sort_base;
 static int cmp_skgroup(const void *x, const void *y)
 {
     const skgroup *a = &sk_sort_base[*(const size_t *)x], *b = &sk_sort_base[*(const size_t *)y];
-    if (a->sum != b->sum) return a->sum > b->sum ? -1 : 1;
+    if (a->dur.sum != b->dur.sum) return a->dur.sum > b->dur.sum ? -1 : 1;
     if (a->count != b->count) return a->count < b->count ? -1 : 1;
     if (a->mean != b->mean) return a->mean < b->mean ? -1 : 1;
     if (a->pct != b->pct) return a->pct < b->pct ? -1 : 1;
@@ -320,17 +320,15 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         skgroup *G = &g[*slot];
         double d = pyt_dur(c, r);
-        double y = d - G->comp, t = G->sum + y;
-        G->comp = (t - G->sum) - y;
-        G->sum = t;
+        tl_kahan_add(&G->dur, d);
         G->count++;
     }
     tl_bmap_free(&m);
     double total_us = c->total_time_ms * 1000.0;
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
-        g[i].mean = g[i].sum / (double)g[i].count;
-        g[i].pct = g[i].sum / total_us * 100.0;
+        g[i].mean = g[i].dur.sum / (double)g[i].count;
+        g[i].pct = g[i].dur.sum / total_us * 100.0;
         ord[i] = i;
     }
     sk_sort_base = g;
@@ -362,7 +360,7 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
                 tl_table_set_str(s, (size_t)cc, r, G->conc);
             }
             tl_table_set_str(s, ckn, r, G->kname);
-            tl_table_set_f64(s, csum, r, G->sum);
+            tl_table_set_f64(s, csum, r, G->dur.sum);
             tl_table_set_i64(s, ccnt, r, G->count);
             tl_table_set_f64(s, cmean, r, G->mean);
             tl_table_set_f64(s, cpct, r, G->pct);

@@ -6,6 +6,7 @@
  * unified_perf_summary, which delegate to the perf-model module's
  * implementation so both sheet families print identical text. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"
 
 #include <stdlib.h>
@@ -149,7 +150,7 @@ static void ltab_build(pyt_ctx *c, ltab *L)
 typedef struct sgroup {
     const char *key;
     int rec;
-    double dsum, ssum, dc, sc; /* Kahan sums, as pandas' group sum */
+    tl_kahan dsum, ssum; /* the group sums, as pandas computes them */
     int64_t count;
     TL_VEC(const char *) cats;
 } sgroup;
@@ -198,14 +199,9 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
         }
         sgroup *s = &g[last];
         s->count++;
-        /* the group sums are Kahan sums in launcher order (pandas) */
-        double y = L->direct[j] - s->dc, tt = s->dsum + y;
-        s->dc = (tt - s->dsum) - y;
-        s->dsum = tt;
-        y = L->subtree[j] - s->sc;
-        tt = s->ssum + y;
-        s->sc = (tt - s->ssum) - y;
-        s->ssum = tt;
+        /* the group sums run in launcher order (pandas) */
+        tl_kahan_add(&s->dsum, L->direct[j]);
+        tl_kahan_add(&s->ssum, L->subtree[j]);
         int have = 0;
         for (size_t q = 0; q < s->cats.n; q++)
             if (!strcmp(s->cats.v[q], L->cat[j])) have = 1;
@@ -217,7 +213,7 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
     qsort(order, ng, sizeof *order, cmp_sgroup);
     double *sums = tl_xmalloc((ng ? ng : 1) * sizeof *sums);
     size_t *idx = tl_xmalloc((ng ? ng : 1) * sizeof *idx);
-    for (size_t i = 0; i < ng; i++) { sums[i] = order[i]->dsum; idx[i] = i; }
+    for (size_t i = 0; i < ng; i++) { sums[i] = order[i]->dsum.sum; idx[i] = i; }
     pyt_sort_desc(c, idx, ng, sums);
     sgroup **sorted = tl_xmalloc((ng ? ng : 1) * sizeof *sorted);
     for (size_t i = 0; i < ng; i++) sorted[i] = order[idx[i]];
@@ -251,7 +247,7 @@ static tl_table *sheet_by_category(pyt_ctx *c, const ltab *L)
         tl_table_set_str(t, c0, r, s[i]->key);
         if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
         tl_table_set_i64(t, ccount, r, s[i]->count);
-        tl_table_set_f64(t, cms, r, s[i]->dsum / 1000.0);
+        tl_table_set_f64(t, cms, r, s[i]->dsum.sum / 1000.0);
     }
     pyt_add_percentages(t, cms);
     free_groups(g, ng, s);
@@ -277,10 +273,10 @@ static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, c0, r, s[i]->key);
         if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
-        tl_table_set_f64(t, cds, r, s[i]->dsum);
-        tl_table_set_f64(t, css, r, s[i]->ssum);
-        tl_table_set_f64(t, cdm, r, s[i]->dsum / 1000.0);
-        tl_table_set_f64(t, csm, r, s[i]->ssum / 1000.0);
+        tl_table_set_f64(t, cds, r, s[i]->dsum.sum);
+        tl_table_set_f64(t, css, r, s[i]->ssum.sum);
+        tl_table_set_f64(t, cdm, r, s[i]->dsum.sum / 1000.0);
+        tl_table_set_f64(t, csm, r, s[i]->ssum.sum / 1000.0);
         tl_table_set_i64(t, ccount, r, s[i]->count);
         qsort(s[i]->cats.v, s[i]->cats.n, sizeof *s[i]->cats.v, cmp_str);
         b.n = 0;
@@ -403,7 +399,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
     double *tmp = tl_xmalloc((L->n ? L->n : 1) * sizeof *tmp);
     for (size_t i = 0; i < ng; i++) {
         for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = L->direct[g[i].m.v[q]];
-        g[i].dsum = pyt_kahan_sum(tmp, g[i].m.n);
+        g[i].dsum = tl_sum_kahan(tmp, g[i].m.n);
         ord[i] = i;
     }
     sort_ugroups = g;

@@ -6,6 +6,7 @@
  * the models and lays out the sheets. Also builds the same per-event
  * instance for unified_perf_summary. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"
 #include "query/pytorch/plugin.h"
 
@@ -390,7 +391,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         size_t *ord = tl_xmalloc(ng * sizeof *ord);
         for (size_t i = 0; i < ng; i++) {
             for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = ms.v[g[i].m.v[q]].ktime;
-            g[i].ksum = pyt_kahan_sum(tmp, g[i].m.n);
+            g[i].ksum = tl_sum_kahan(tmp, g[i].m.n);
             ord[i] = i;
         }
         pp_sort = g;

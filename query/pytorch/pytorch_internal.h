@@ -282,7 +282,6 @@ typedef struct pyt_stats {
  * non-NaN values of v (which is sorted in place for the median, so pass a
  * scratch copy). */
 void pyt_stats_of(double *v, size_t n, pyt_stats *s);
-double pyt_kahan_sum(const double *v, size_t n);
 
 void pyt_sheets_push(tl_pyt_sheets *s, tl_table *t);
 void pyt_sheets_pending(tl_pyt_sheets *s, const char *name);

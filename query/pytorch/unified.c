@@ -7,6 +7,7 @@
  * naming and categorisation (including the reference's kernel_details
  * quirk) follow §9.5.1-§9.5.2; perf metrics come from query/perfmodel.h. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"
 #include "query/pytorch/plugin.h"
 
@@ -538,7 +539,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
         for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = rows[g[i].m.v[q]].ktime;
-        g[i].ksum = pyt_kahan_sum(tmp, g[i].m.n);
+        g[i].ksum = tl_sum_kahan(tmp, g[i].m.n);
         ord[i] = i;
     }
     g_sort = g;

@@ -4,22 +4,9 @@
  * for group keys, and the sheet list. Matching pandas' algorithms (not just
  * the math) keeps the last digits equal to the reference's. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/stats.h"
 
 #include <stdlib.h>
-
-double pyt_kahan_sum(const double *v, size_t n)
-{
-    /* pandas' group sum/mean: Kahan-compensated, NaN skipped */
-    double s = 0, comp = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (isnan(v[i])) continue;
-        double y = v[i] - comp;
-        double t = s + y;
-        comp = (t - s) - y;
-        s = t;
-    }
-    return s;
-}
 
 void pyt_stats_of(double *v, size_t n, pyt_stats *s)
 {
@@ -27,20 +14,13 @@ void pyt_stats_of(double *v, size_t n, pyt_stats *s)
     for (size_t i = 0; i < n; i++)
         if (!isnan(v[i])) v[m++] = v[i];
     s->n = m;
-    s->sum = pyt_kahan_sum(v, m);
+    s->sum = tl_sum_kahan(v, m);
     if (!m) {
         s->mean = s->median = s->std = s->min = s->max = NAN;
         return;
     }
     s->mean = s->sum / (double)m;
-    /* Welford in row order (before sorting for the median) */
-    double mean = 0, m2 = 0;
-    for (size_t i = 0; i < m; i++) {
-        double d = v[i] - mean;
-        mean += d / (double)(i + 1);
-        m2 += (v[i] - mean) * d;
-    }
-    s->std = m > 1 ? sqrt(m2 / (double)(m - 1)) : NAN;
+    s->std = tl_std_welford(v, m, 1); /* row order, before the median reorders v */
     s->min = s->max = v[0];
     for (size_t i = 1; i < m; i++) {
         if (v[i] < s->min) s->min = v[i];

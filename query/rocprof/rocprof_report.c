@@ -10,6 +10,7 @@
  * cannot fuse them (numpy never does). */
 #include "query/rocprof/rocprof.h"
 #include "query/rocprof/rp_interval.h"
+#include "query/core/stats.h"
 #include "ingest/json.h"
 #include "ingest/rocprof.h"
 
@@ -140,7 +141,7 @@ typedef struct group {
     const char *str;
     size_t len;
     int64_t count, sum, min, max;
-    double wmean, wm2;   /* pandas group_var (Welford) state */
+    tl_welford w;        /* pandas group_var state, for the std */
     double median;
     int64_t scount, ssum; /* short kernels */
     const char *cat;
@@ -212,9 +213,7 @@ static int build_groups(ctx *c)
         g->count++;
         g->sum += d;
         c->total += d;
-        double val = (double)d, oldmean = g->wmean;
-        g->wmean += (val - oldmean) / (double)g->count;
-        g->wm2 += rp_mul(val - g->wmean, val - oldmean);
+        tl_welford_add(&g->w, (double)d);
     }
     /* medians: bucket the durations by group */
     size_t *start = tl_xcalloc(gs.n + 1, sizeof *start);
@@ -387,7 +386,7 @@ static tl_table *sheet_kernel_summary(const ctx *c)
     for (size_t row = 0; row < c->ng; row++) {
         const group *g = &c->g[perm[row]];
         double mean = (double)g->sum / (double)g->count;
-        double sd = g->count > 1 ? sqrt(g->wm2 / (double)(g->count - 1)) : NAN;
+        double sd = tl_welford_std(&g->w, 1);
         tl_table_set_strn(tb, cn, row, g->str, g->len);
         tl_table_set_i64(tb, cc, row, g->count);
         if (ref) {

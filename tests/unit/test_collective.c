@@ -1,8 +1,8 @@
 /* test_collective.c — the multi-rank collective analysis (spec formats.md
  * §3): the formulas one by one (collective types, dtype sizes, message MB,
  * algorithm bandwidth, the bus-bandwidth factors 2(n-1)/n and (n-1)/n, the
- * implicit-sync metrics with their tie rules, numpy's pairwise sum, pandas'
- * rounding), then small hand-written rank traces through the store:
+ * implicit-sync metrics with their tie rules, pandas' rounding), then
+ * small hand-written rank traces through the store:
  * matching by process group and index, simplified mode, strict metadata
  * mismatch (the reference's ValueError text) vs the non-strict mode, the
  * summaries, straggler and node labels, all_to_allv and the heatmap. */
@@ -99,23 +99,6 @@ static void test_formulas(void)
         CHECK_EQ_I(m.last_rank, 3);
     }
 
-    /* numpy pairwise summation: sequential below 8, 8 accumulators up to 128 */
-    {
-        double a[5] = {0.1, 0.2, 0.3, 0.4, 0.5};
-        CHECK(tl_coll_np_sum(a, 5) == (((0.1 + 0.2) + 0.3) + 0.4) + 0.5);
-        double b[9] = {1e16, 1, 1, 1, 1, 1, 1, 1, 1};
-        double want = ((1e16 + 1.0) + (1.0 + 1.0)) + ((1.0 + 1.0) + (1.0 + 1.0));
-        want += 1.0;
-        CHECK(tl_coll_np_sum(b, 9) == want);
-        double c[16];
-        for (int i = 0; i < 16; i++) c[i] = 0.1 * i;
-        double r[8];
-        for (int j = 0; j < 8; j++) r[j] = c[j] + c[8 + j];
-        CHECK(tl_coll_np_sum(c, 16) == ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7])));
-        double big[300];
-        for (int i = 0; i < 300; i++) big[i] = 1.0;
-        CHECK(tl_coll_np_sum(big, 300) == 300.0);
-    }
     /* pandas round(1): x*10, round half even, /10 */
     CHECK(tl_coll_round(0.25, 1) == 0.2);
     CHECK(tl_coll_round(0.35, 1) == 0.4);
