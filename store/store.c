@@ -2,21 +2,23 @@
  *
  * Named databases:
  *   meta     "schema_version" -> decimal text
- *   catalog  trace id (8 bytes big-endian) -> JSON text (NUL-terminated)
+ *   catalog  trace id (8 bytes big-endian) -> JSON text, NUL, then the
+ *            u64 XXH3 of text and NUL (schema 3; older records end at the NUL)
  *   columns  id(8 BE) | table | 0 | column | 0 | chunk (4 BE) -> chunk
- * A chunk is a 16-byte header {'T', encoding, ctype, 0, u32 nrows,
+ * A chunk is a 16-byte header {'T', encoding, ctype, flags, u32 nrows,
  * u32 raw_bytes, u32 stored_bytes} followed by the payload: the values
- * (fixed width), or for blobs (nrows+1) u64 offsets then the bytes. The
+ * (fixed width), or for blobs (nrows+1) u64 offsets then the bytes; with
+ * flag CHUNK_SUMMED (every chunk written since schema 3) the u64 XXH3 of
+ * header and payload follows, checked on every decode. The
  * payload is LZ4 (encoding 1) when that saves at least half, else raw
  * (encoding 0) so hot numeric columns can be used in place from the map;
  * int64 chunks whose values fit in 4 bytes or fewer are narrowed instead
  * (encoding 2, for_codec.h): a 16-byte header {u8 width, u8 inner (0 raw,
  * 1 LZ4), 6 zero, i64 base}, then the offsets, LZ4'd when that saves half. */
-#include "store/store.h"
+#include "store/store_internal.h"
 #include "store/for_codec.h"
 
 #include <errno.h>
-#include <lmdb.h>
 #include <lz4.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,18 +28,13 @@
 #include <unistd.h>
 
 #define CHUNK_HDR 16
+#define CHUNK_SUMMED 0x01 /* header byte 3: an XXH3 of header and payload follows the payload */
+#define SUM_BYTES 8
 #ifndef QUEUE_BYTES
 #define QUEUE_BYTES (4u << 20)
 #endif
 enum { ENC_RAW = 0, ENC_LZ4 = 1, ENC_FOR = 2 };
 #define FOR_HDR 16
-
-struct tl_store {
-    MDB_env *env;
-    MDB_dbi meta, catalog, columns;
-    char *dir;
-    size_t mapsize;
-};
 
 size_t tl_ctype_size(tl_ctype t)
 {
@@ -95,13 +92,71 @@ static size_t initial_mapsize(void)
     return (size_t)1 << 30;
 }
 
+/* Opens the named databases in txn, refusing an LMDB environment that
+ * holds records but no "meta" database (another program's): 0, an LMDB
+ * code, or TL_ESTORE with the message set. */
+static int open_dbis(tl_store *s, MDB_txn *txn, tl_err *err)
+{
+    int rc = mdb_dbi_open(txn, "meta", 0, &s->meta);
+    if (rc == MDB_NOTFOUND) {
+        MDB_stat st;
+        if ((rc = mdb_stat(txn, 0 /* the main database */, &st))) return rc;
+        if (st.ms_entries)
+            return tl_errf(err, TL_ESTORE, "%s is not a tracelens store (an LMDB environment of another program)",
+                           s->dir);
+        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta);
+    }
+    if (rc || (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &s->catalog)) ||
+        (rc = mdb_dbi_open(txn, "columns", MDB_CREATE, &s->columns)))
+        return rc;
+    return 0;
+}
+
+/* Writes TL_SCHEMA_VERSION into meta (a new store, or an upgrade). */
+static int put_version(tl_store *s, MDB_txn *txn)
+{
+    char ver[16];
+    int n = snprintf(ver, sizeof ver, "%d", TL_SCHEMA_VERSION);
+    MDB_val k = {strlen("schema_version"), "schema_version"}, v = {(size_t)n, ver};
+    return mdb_put(txn, s->meta, &k, &v, 0);
+}
+
+/* Stamps a new store, upgrades an older one, refuses another version:
+ * 0, an LMDB code, or TL_EVERSION with the message set. */
+static int check_version(tl_store *s, MDB_txn *txn, tl_err *err)
+{
+    MDB_val k = {strlen("schema_version"), "schema_version"}, v;
+    int rc = mdb_get(txn, s->meta, &k, &v);
+    if (rc == MDB_NOTFOUND) return put_version(s, txn);
+    if (rc) return rc;
+    char ver[16] = {0};
+    memcpy(ver, v.mv_data, v.mv_size < 15 ? v.mv_size : 15);
+    int have = atoi(ver);
+    /* Version 2 added chunk encoding 2 (for_codec.h), version 3 chunk and
+     * catalog checksums; both read older chunks and records as they are.
+     * A version 1 or 2 store is stamped 3 so that an older tracelens,
+     * which cannot read what is written from now on (or would not verify
+     * it), refuses it with this message. */
+    if (have == 1 || have == 2) return put_version(s, txn);
+    if (have != TL_SCHEMA_VERSION)
+        return tl_errf(err, TL_EVERSION,
+                       "store %s has schema version %d; this tracelens reads version %d "
+                       "(re-ingest into a new store with --db, or use a matching tracelens)",
+                       s->dir, have, TL_SCHEMA_VERSION);
+    return 0;
+}
+
 int tl_store_open(const char *dir, tl_store **out, tl_err *err)
 {
     *out = NULL;
     if (tl_mkdir_p(dir, err)) return err ? err->code : TL_EIO;
+    /* data.mdb is checked before LMDB maps it: a damaged file fails here */
+    int rc = tl_store_env_check(dir, err);
+    if (rc) return rc;
+    tl_fault_guard_install();
     tl_store *s = tl_xcalloc(1, sizeof *s);
     s->dir = tl_xstrdup(dir);
-    int rc = mdb_env_create(&s->env);
+    rc = mdb_env_create(&s->env);
     if (rc) goto fail_lmdb;
     mdb_env_set_maxdbs(s->env, 8);
     mdb_env_set_maxreaders(s->env, 256);
@@ -122,53 +177,9 @@ int tl_store_open(const char *dir, tl_store **out, tl_err *err)
         rc = mdb_txn_begin(s->env, NULL, 0, &txn);
     }
     if (rc) goto fail_lmdb;
-    if ((rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta)) ||
-        (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &s->catalog)) ||
-        (rc = mdb_dbi_open(txn, "columns", MDB_CREATE, &s->columns))) {
+    if ((rc = open_dbis(s, txn, err)) || (rc = check_version(s, txn, err))) {
         mdb_txn_abort(txn);
-        goto fail_lmdb;
-    }
-    MDB_val k = {strlen("schema_version"), "schema_version"}, v;
-    rc = mdb_get(txn, s->meta, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-        char ver[16];
-        int n = snprintf(ver, sizeof ver, "%d", TL_SCHEMA_VERSION);
-        v.mv_size = (size_t)n;
-        v.mv_data = ver;
-        rc = mdb_put(txn, s->meta, &k, &v, 0);
-        if (rc) { mdb_txn_abort(txn); goto fail_lmdb; }
-    } else if (rc == 0) {
-        char ver[16] = {0};
-        memcpy(ver, v.mv_data, v.mv_size < 15 ? v.mv_size : 15);
-        int have = atoi(ver);
-        if (have == 1) {
-            /* Version 2 only added chunk encoding 2 (for_codec.h): a
-             * version 1 store reads as it is, and is stamped 2 so that a
-             * version 1 tracelens, which cannot decode the chunks written
-             * from now on, refuses it with this message rather than
-             * misreading them. */
-            char v2[16];
-            int n2 = snprintf(v2, sizeof v2, "%d", TL_SCHEMA_VERSION);
-            MDB_val nv = {(size_t)n2, v2};
-            if ((rc = mdb_put(txn, s->meta, &k, &nv, 0))) {
-                mdb_txn_abort(txn);
-                goto fail_lmdb;
-            }
-            have = TL_SCHEMA_VERSION;
-        }
-        if (have != TL_SCHEMA_VERSION) {
-            mdb_txn_abort(txn);
-            tl_errf(err, TL_EVERSION,
-                    "store %s has schema version %d; this tracelens reads version %d "
-                    "(re-ingest into a new store with --db, or use a matching tracelens)",
-                    dir, have, TL_SCHEMA_VERSION);
-            mdb_env_close(s->env);
-            free(s->dir);
-            free(s);
-            return TL_EVERSION;
-        }
-    } else {
-        mdb_txn_abort(txn);
+        if (tl_store_own_code(rc)) goto fail;
         goto fail_lmdb;
     }
     rc = mdb_txn_commit(txn);
@@ -177,10 +188,12 @@ int tl_store_open(const char *dir, tl_store **out, tl_err *err)
     return TL_OK;
 fail_lmdb:
     lmdb_err(err, rc, "cannot open", dir);
+    rc = TL_ESTORE;
+fail:
     if (s->env) mdb_env_close(s->env);
     free(s->dir);
     free(s);
-    return TL_ESTORE;
+    return rc;
 }
 
 void tl_store_close(tl_store *s)
@@ -206,6 +219,21 @@ static uint64_t get_be64(const unsigned char *p)
 static void put_be32(unsigned char *p, uint32_t v)
 {
     for (int i = 3; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+}
+static uint32_t get_be32(const unsigned char *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+/* Checksums are stored little-endian. */
+static void put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) { p[i] = (unsigned char)v; v >>= 8; }
+}
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
 }
 
 /* Builds a column key; returns its length. */
@@ -460,10 +488,11 @@ static unsigned char *encode_chunk(tl_ctype type, uint32_t nrows, const void *pa
     v[0] = 'T';
     v[1] = (unsigned char)enc;
     v[2] = (unsigned char)type;
-    v[3] = 0;
+    v[3] = CHUNK_SUMMED;
     uint32_t f[3] = {nrows, (uint32_t)n, (uint32_t)stored};
     memcpy(v + 4, f, 12);
-    *vlen = CHUNK_HDR + stored;
+    put_le64(v + CHUNK_HDR + stored, tl_hash64(v, CHUNK_HDR + stored, 0));
+    *vlen = CHUNK_HDR + stored + SUM_BYTES;
     if (enc != ENC_RAW) v = tl_xrealloc(v, *vlen);
     return v;
 }
@@ -625,11 +654,10 @@ void tl_wtrace_set_catalog(tl_wtrace *w, const char *json)
 
 size_t tl_wtrace_bytes(const tl_wtrace *w) { return w->bytes; }
 
-/* Runs fn inside a write transaction, growing the map and retrying on
- * MDB_MAP_FULL. LMDB aborts the whole transaction on MAP_FULL, so the
- * retry starts from scratch and a failed attempt leaves nothing behind. */
-static int with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,
-                          tl_err *err)
+/* LMDB aborts the whole transaction on MAP_FULL, so the retry starts from
+ * scratch and a failed attempt leaves nothing behind. */
+int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,
+                            tl_err *err)
 {
     for (int attempt = 0; attempt < 40; attempt++) {
         MDB_txn *txn;
@@ -656,7 +684,7 @@ static int with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, 
             if (rc) return lmdb_err(err, rc, "cannot grow the map", s->dir);
             continue;
         }
-        if (rc < 0) return rc; /* our own error, message already set */
+        if (tl_store_own_code(rc)) return rc; /* message already set */
         return lmdb_err(err, rc, "write failed", s->dir);
     }
     return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
@@ -731,10 +759,15 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
         free(w->chunks.v[i].val);
         w->chunks.v[i].val = NULL;
     }
+    /* the record: text, NUL, and the checksum of both */
     const char *cat = w->catalog ? w->catalog : "{}";
-    v.mv_size = strlen(cat) + 1;
-    v.mv_data = (void *)cat;
-    return mdb_put(txn, s->catalog, &k, &v, 0);
+    size_t n = strlen(cat) + 1;
+    v.mv_size = n + SUM_BYTES;
+    v.mv_data = NULL;
+    if ((rc = mdb_put(txn, s->catalog, &k, &v, MDB_RESERVE))) return rc;
+    memcpy(v.mv_data, cat, n);
+    put_le64((unsigned char *)v.mv_data + n, tl_hash64(cat, n, 0));
+    return 0;
 }
 
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
@@ -743,26 +776,20 @@ int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
     w->free_as_written = 0;
     tl_err perr = {0};
     (void)pregrow(s, w, &perr); /* on failure write_fn finds the map too small and grows it */
-    int rc = with_write_txn(s, write_fn, w, err);
+    int rc = tl_store_with_write_txn(s, write_fn, w, err);
     if (rc == TL_ESTORE && w->free_as_written)
         tl_err_prefix(err, "nothing was written; run the ingest again");
     return rc;
 }
 
 
-static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+int tl_store_txn_delete_trace(tl_store *s, MDB_txn *txn, uint64_t id)
 {
-    uint64_t id = *(uint64_t *)ctx;
     unsigned char idk[8];
     put_be64(idk, id);
     MDB_val k = {8, idk};
     int rc = mdb_del(txn, s->catalog, &k, NULL);
-    if (rc == MDB_NOTFOUND) {
-        char hex[17];
-        tl_id_format(id, hex);
-        return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store", hex);
-    }
-    if (rc) return rc;
+    if (rc && rc != MDB_NOTFOUND) return rc;
     MDB_cursor *c;
     rc = mdb_cursor_open(txn, s->columns, &c);
     if (rc) return rc;
@@ -778,19 +805,28 @@ static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     return rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    uint64_t id = *(uint64_t *)ctx;
+    unsigned char idk[8];
+    put_be64(idk, id);
+    MDB_val k = {8, idk}, v;
+    int rc = mdb_get(txn, s->catalog, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store", hex);
+    }
+    if (rc) return rc;
+    return tl_store_txn_delete_trace(s, txn, id);
+}
+
 int tl_store_delete(tl_store *s, uint64_t id, tl_err *err)
 {
-    return with_write_txn(s, delete_fn, &id, err);
+    return tl_store_with_write_txn(s, delete_fn, &id, err);
 }
 
 /* ---- reader ------------------------------------------------------------ */
-struct tl_reader {
-    tl_store *s;
-    MDB_txn *txn;
-    tl_arena arena;
-    uintptr_t map_lo, map_hi; /* span of the chunk values read (tl_reader_drop_resident) */
-};
-
 int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
 {
     tl_reader *r = tl_xcalloc(1, sizeof *r);
@@ -831,7 +867,29 @@ void tl_reader_drop_resident(tl_reader *r)
     r->map_lo = r->map_hi = 0;
 }
 
-int tl_reader_has(tl_reader *r, uint64_t id)
+/* The message for a damaged record or chunk: where, what, and what to do. */
+static int damaged(tl_err *err, const char *dir, uint64_t id, const char *where, const char *what)
+{
+    char hex[17];
+    tl_id_format(id, hex);
+    return tl_errf(err, TL_ESTORE,
+                   "store %s: trace %s, %s: %s; the store is damaged: run `tracelens check` (--repair "
+                   "removes the damaged traces, to be ingested again)",
+                   dir, hex, where, what);
+}
+
+int tl_store_catalog_verify(const char *dir, uint64_t id, const MDB_val *v, tl_err *err)
+{
+    const unsigned char *p = v->mv_data;
+    const unsigned char *nul = memchr(p, 0, v->mv_size);
+    size_t n = nul ? (size_t)(nul - p) + 1 : 0;
+    if (nul && v->mv_size == n) return TL_OK; /* written before schema 3: no checksum */
+    if (!nul || v->mv_size != n + SUM_BYTES) return damaged(err, dir, id, "catalog record", "wrong length");
+    if (get_le64(p + n) != tl_hash64(p, n, 0)) return damaged(err, dir, id, "catalog record", "checksum mismatch");
+    return TL_OK;
+}
+
+static int reader_has(tl_reader *r, uint64_t id)
 {
     unsigned char idk[8];
     put_be64(idk, id);
@@ -839,8 +897,14 @@ int tl_reader_has(tl_reader *r, uint64_t id)
     return mdb_get(r->txn, r->s->catalog, &k, &v) == 0;
 }
 
-int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
+int tl_reader_has(tl_reader *r, uint64_t id)
 {
+    STORE_GUARDED(0, reader_has(r, id));
+}
+
+static int reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
+{
+    *json = NULL;
     unsigned char idk[8];
     put_be64(idk, id);
     MDB_val k = {8, idk}, v;
@@ -851,68 +915,163 @@ int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
         return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", hex, r->s->dir);
     }
     if (rc) return lmdb_err(err, rc, "catalog read", r->s->dir);
+    if ((rc = tl_store_catalog_verify(r->s->dir, id, &v, err))) return rc;
     *json = v.mv_data;
     return TL_OK;
 }
 
-int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
-                      tl_err *err)
+int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
+{
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_catalog(r, id, json, err));
+}
+
+static int reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+                          tl_err *err)
 {
     MDB_cursor *c;
     int rc = mdb_cursor_open(r->txn, r->s->catalog, &c);
     if (rc) return lmdb_err(err, rc, "catalog scan", r->s->dir);
     MDB_val k, v;
+    int bad = TL_OK;
+    tl_err berr = {0};
+    /* damaged records are skipped; the first is reported at the end */
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size != 8) continue;
-        if (cb(ctx, get_be64(k.mv_data), v.mv_data)) break;
+        uint64_t id = get_be64(k.mv_data);
+        if (tl_store_catalog_verify(r->s->dir, id, &v, bad ? NULL : &berr)) { bad = TL_ESTORE; continue; }
+        sigjmp_buf *g = tl_fault_guard_get();
+        tl_fault_guard_set(NULL);
+        int stop = cb(ctx, id, v.mv_data);
+        tl_fault_guard_set(g);
+        if (stop) break;
     }
     mdb_cursor_close(c);
-    return TL_OK;
+    if (rc && rc != MDB_NOTFOUND) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (bad && err) *err = berr;
+    return bad;
 }
 
-typedef struct resolve_ctx {
-    const char *prefix;
-    size_t plen;
-    uint64_t found;
-    int count;
-} resolve_ctx;
-
-static int resolve_cb(void *ctx, uint64_t id, const char *json)
+int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+                      tl_err *err)
 {
-    resolve_ctx *rc = ctx;
-    char hex[17];
-    tl_id_format(id, hex);
-    if (strncasecmp(hex, rc->prefix, rc->plen) == 0) {
-        rc->found = id;
-        rc->count++;
-    }
-    return 0;
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_foreach(r, cb, ctx, err));
 }
 
-int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
+/* Walks the catalog's ids only (a damaged record is then refused by the
+ * read of its catalog or chunks, naming the trace, instead of looking
+ * absent). */
+static int reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
 {
     size_t n = strlen(prefix);
     uint64_t dummy;
     if (n < 4 || n > 16 || tl_id_parse(prefix, &dummy))
         return tl_errf(err, TL_ENOTFOUND, "'%s' is not a trace id (4 to 16 hex digits)", prefix);
-    resolve_ctx c = {prefix, n, 0, 0};
-    tl_reader_foreach(r, resolve_cb, &c, err);
-    if (c.count == 0) return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", prefix, r->s->dir);
-    if (c.count > 1) return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous (%d traces)", prefix, c.count);
-    *id = c.found;
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(r->txn, r->s->catalog, &c);
+    if (rc) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    MDB_val k, v;
+    int count = 0;
+    uint64_t found = 0;
+    for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8) continue;
+        char hex[17];
+        tl_id_format(get_be64(k.mv_data), hex);
+        if (strncasecmp(hex, prefix, n) == 0) {
+            found = get_be64(k.mv_data);
+            count++;
+        }
+    }
+    mdb_cursor_close(c);
+    if (rc != MDB_NOTFOUND) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (count == 0) return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", prefix, r->s->dir);
+    if (count > 1) return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous (%d traces)", prefix, count);
+    *id = found;
     return TL_OK;
 }
 
-/* Reads a chunk header: 0, or an error for a value that is not a chunk. */
-static int chunk_hdr(tl_reader *r, const MDB_val *v, uint32_t f[3], tl_err *err)
+int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
+{
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_resolve(r, prefix, id, err));
+}
+
+/* Splits a chunk key (id, table NUL, column NUL, u32 BE chunk): 1, or 0
+ * when it is malformed. */
+static int parse_chunk_key(const MDB_val *k, const char **table, const char **col, uint32_t *chunk)
+{
+    const char *key = k->mv_data, *end = key + k->mv_size;
+    if (k->mv_size < 8 + 2 + 4) return 0;
+    const char *tend = memchr(key + 8, 0, k->mv_size - 8);
+    const char *cend = tend ? memchr(tend + 1, 0, (size_t)(end - tend - 1)) : NULL;
+    if (!cend || end != cend + 5) return 0;
+    *table = key + 8;
+    *col = tend + 1;
+    *chunk = get_be32((const unsigned char *)cend + 1);
+    return 1;
+}
+
+/* A damaged chunk: the message names the trace, column and chunk number
+ * read from its key. */
+static int chunk_damaged(const char *dir, const MDB_val *k, const char *what, tl_err *err)
+{
+    const char *t, *c;
+    uint32_t no;
+    uint64_t id = k->mv_size >= 8 ? get_be64(k->mv_data) : 0;
+    char where[400];
+    if (parse_chunk_key(k, &t, &c, &no))
+        snprintf(where, sizeof where, "column %.150s.%.150s, chunk %u", t, c, no);
+    else
+        snprintf(where, sizeof where, "a column chunk with a malformed key");
+    return damaged(err, dir, id, where, what);
+}
+
+/* Reads and checks a chunk header: 0, or an error naming the chunk (key k)
+ * when the value is not a chunk or its sizes disagree. Every size a decode
+ * relies on is checked here, before any payload byte is touched: the value
+ * is exactly header, payload and (when summed) checksum; a fixed-width
+ * payload is rows x width; a blob payload holds at least its offsets; a raw
+ * payload is stored as is; LZ4 expands less than 260-fold (which bounds
+ * what a damaged header of a chunk written before schema 3 can allocate). */
+static int chunk_hdr(const char *dir, const MDB_val *k, const MDB_val *v, uint32_t f[3], tl_err *err)
 {
     const unsigned char *p = v->mv_data;
-    if (v->mv_size < CHUNK_HDR || p[0] != 'T')
-        return tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir);
+    if (v->mv_size < CHUNK_HDR || p[0] != 'T' || p[1] > ENC_FOR || p[2] < TL_CT_U8 || p[2] > TL_CT_BLOB ||
+        (p[3] & ~CHUNK_SUMMED))
+        return chunk_damaged(dir, k, "not a column chunk", err);
     memcpy(f, p + 4, 12);
-    if (CHUNK_HDR + (size_t)f[2] > v->mv_size)
-        return tl_errf(err, TL_ESTORE, "store %s: truncated column chunk", r->s->dir);
+    uint32_t nrows = f[0], raw = f[1], stored = f[2];
+    size_t sum = (p[3] & CHUNK_SUMMED) ? SUM_BYTES : 0;
+    if ((uint64_t)CHUNK_HDR + stored + sum != v->mv_size)
+        return chunk_damaged(dir, k, "chunk length differs from its header", err);
+    size_t es = tl_ctype_size(p[2]);
+    int ok = es ? (uint64_t)nrows * es == raw : ((uint64_t)nrows + 1) * 8 <= raw;
+    if (p[1] == ENC_RAW) ok = ok && stored == raw;
+    else if (p[1] == ENC_LZ4) ok = ok && raw <= (uint64_t)stored * 260 + 1024;
+    else ok = ok && p[2] == TL_CT_I64 && stored >= FOR_HDR;
+    if (!ok) return chunk_damaged(dir, k, "inconsistent chunk header", err);
     return TL_OK;
+}
+
+/* The checksum of a summed chunk whose header chunk_hdr accepted. */
+static int chunk_sum_ok(const MDB_val *v, uint32_t stored)
+{
+    const unsigned char *p = v->mv_data;
+    if (!(p[3] & CHUNK_SUMMED)) return 1; /* written before schema 3 */
+    return get_le64(p + CHUNK_HDR + stored) == tl_hash64(p, CHUNK_HDR + (size_t)stored, 0);
+}
+
+/* Blob offsets (n + 1 of them): from 0, never decreasing, ending at the
+ * payload's end, so every value lies inside the bytes. */
+static int blob_offsets_ok(const unsigned char *payload, uint32_t n, uint32_t raw)
+{
+    uint64_t prev = 0, o;
+    memcpy(&o, payload, 8);
+    if (o != 0) return 0;
+    for (uint32_t i = 1; i <= n; i++) {
+        memcpy(&o, payload + (size_t)i * 8, 8);
+        if (o < prev) return 0;
+        prev = o;
+    }
+    return prev == (uint64_t)raw - ((uint64_t)n + 1) * 8;
 }
 
 /* A chunk value that was decoded into memory is not read from the map
@@ -930,16 +1089,18 @@ static void drop_pages(const void *p, size_t n)
     if (e > a) madvise((void *)a, e - a, MADV_DONTNEED);
 }
 
-/* Decodes one chunk value into a view. Raw, suitably aligned payloads are
- * used in place; everything else is copied/decompressed into dst when given
- * (at least raw + 8 bytes), else into the reader's arena. */
-static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *out, tl_err *err)
+/* Decodes one chunk value (key k) into a view, after checking its header
+ * and checksum. Raw, suitably aligned payloads are used in place;
+ * everything else is copied/decompressed into dst when given (at least
+ * raw + 8 bytes), else into the reader's arena. */
+static int decode_chunk(tl_reader *r, const MDB_val *k, const MDB_val *v, char *dst, tl_colview *out, tl_err *err)
 {
     const unsigned char *p = v->mv_data;
     uint32_t f[3];
-    int e = chunk_hdr(r, v, f, err);
+    int e = chunk_hdr(r->s->dir, k, v, f, err);
     if (e) return e;
     uint32_t nrows = f[0], raw = f[1], stored = f[2];
+    if (!chunk_sum_ok(v, stored)) return chunk_damaged(r->s->dir, k, "checksum mismatch", err);
     tl_ctype type = p[2];
     if (!r->map_lo || (uintptr_t)p < r->map_lo) r->map_lo = (uintptr_t)p;
     if ((uintptr_t)p + v->mv_size > r->map_hi) r->map_hi = (uintptr_t)p + v->mv_size;
@@ -947,14 +1108,14 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
     if (p[1] == ENC_LZ4) {
         char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
-        if (n != (int)raw) return tl_errf(err, TL_ESTORE, "store %s: corrupt LZ4 chunk", r->s->dir);
+        if (n != (int)raw) return chunk_damaged(r->s->dir, k, "LZ4 payload does not decode to its size", err);
         payload = d;
         drop_pages(p, v->mv_size);
     } else if (p[1] == ENC_FOR) {
         const unsigned char *h = p + CHUNK_HDR;
-        int w = stored >= FOR_HDR ? h[0] : 0;
-        if (type != TL_CT_I64 || (w != 1 && w != 2 && w != 4) || h[1] > 1 || raw != (uint64_t)nrows * 8)
-            return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+        int w = h[0];
+        if ((w != 1 && w != 2 && w != 4) || h[1] > 1)
+            return chunk_damaged(r->s->dir, k, "bad narrowed-chunk header", err);
         int64_t base;
         memcpy(&base, h + 8, 8);
         size_t nb = (size_t)nrows * (size_t)w;
@@ -963,10 +1124,10 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
         if (h[1]) { /* the offsets decompressed into the end of d, widened in place */
             unsigned char *tmp = (unsigned char *)d + raw - nb;
             if (LZ4_decompress_safe((const char *)src, (char *)tmp, (int)(stored - FOR_HDR), (int)nb) != (int)nb)
-                return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+                return chunk_damaged(r->s->dir, k, "narrowed LZ4 payload does not decode to its size", err);
             src = tmp;
         } else if (stored - FOR_HDR != nb) {
-            return tl_errf(err, TL_ESTORE, "store %s: corrupt narrowed chunk", r->s->dir);
+            return chunk_damaged(r->s->dir, k, "narrowed payload size differs from rows x width", err);
         }
         tl_for_widen((int64_t *)(void *)d, src, nrows, w, base);
         payload = d;
@@ -979,6 +1140,8 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
         payload = d;
         drop_pages(p, v->mv_size);
     }
+    if (type == TL_CT_BLOB && !blob_offsets_ok((const unsigned char *)payload, nrows, raw))
+        return chunk_damaged(r->s->dir, k, "blob offsets out of order or past the payload", err);
     out->type = type;
     out->n = nrows;
     if (type == TL_CT_BLOB) {
@@ -993,6 +1156,18 @@ static int decode_chunk(tl_reader *r, const MDB_val *v, char *dst, tl_colview *o
     return TL_OK;
 }
 
+int tl_store_chunk_verify(tl_reader *r, const MDB_val *k, const MDB_val *v, tl_err *err)
+{
+    uint32_t f[3];
+    int e = chunk_hdr(r->s->dir, k, v, f, err);
+    if (e) return e;
+    char *buf = tl_xmalloc((size_t)f[1] + 8);
+    tl_colview cv;
+    e = decode_chunk(r, k, v, buf, &cv, err);
+    free(buf);
+    return e;
+}
+
 /* The chunks of one column, in order: its keys are the column key plus a
  * 4-byte chunk number (col_key), so they sit together in the B-tree. */
 typedef struct chunk_cursor {
@@ -1000,6 +1175,7 @@ typedef struct chunk_cursor {
     unsigned char kb[600];
     size_t kl;
     int started;
+    MDB_val key; /* the current chunk's key */
 } chunk_cursor;
 
 static int chunks_open(tl_reader *r, uint64_t id, const char *table, const char *col, chunk_cursor *cc,
@@ -1015,10 +1191,11 @@ static int chunks_open(tl_reader *r, uint64_t id, const char *table, const char 
 /* The next chunk's value into *v: 1, or 0 after the last. */
 static int chunks_next(chunk_cursor *cc, MDB_val *v)
 {
-    MDB_val k = {cc->kl, cc->kb};
-    int rc = mdb_cursor_get(cc->c, &k, v, cc->started ? MDB_NEXT : MDB_SET_RANGE);
+    MDB_val *k = &cc->key;
+    *k = (MDB_val){cc->kl, cc->kb};
+    int rc = mdb_cursor_get(cc->c, k, v, cc->started ? MDB_NEXT : MDB_SET_RANGE);
     cc->started = 1;
-    return rc == 0 && k.mv_size == cc->kl + 4 && memcmp(k.mv_data, cc->kb, cc->kl) == 0;
+    return rc == 0 && k->mv_size == cc->kl + 4 && memcmp(k->mv_data, cc->kb, cc->kl) == 0;
 }
 
 static int no_column(tl_err *err, uint64_t id, const char *table, const char *col)
@@ -1047,7 +1224,7 @@ static int column_walk(tl_reader *r, uint64_t id, const char *table, const char 
         char *dst = NULL;
         if (scratch) {
             uint32_t f[3];
-            int e = chunk_hdr(r, &v, f, err);
+            int e = chunk_hdr(r->s->dir, &cc.key, &v, f, err);
             if (e) { mdb_cursor_close(cc.c); free(buf); return e; }
             if ((size_t)f[1] + 8 > bufcap) {
                 free(buf);
@@ -1057,10 +1234,14 @@ static int column_walk(tl_reader *r, uint64_t id, const char *table, const char 
             dst = buf;
         }
         tl_colview cv;
-        int e = decode_chunk(r, &v, dst, &cv, err);
+        int e = decode_chunk(r, &cc.key, &v, dst, &cv, err);
         if (e) { mdb_cursor_close(cc.c); free(buf); return e; }
         found = 1;
-        if (cb(ctx, no++, &cv)) break;
+        sigjmp_buf *g = tl_fault_guard_get();
+        tl_fault_guard_set(NULL);
+        int stop = cb(ctx, no++, &cv);
+        tl_fault_guard_set(g);
+        if (stop) break;
     }
     mdb_cursor_close(cc.c);
     free(buf);
@@ -1071,14 +1252,14 @@ int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const 
                             int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                             tl_err *err)
 {
-    return column_walk(r, id, table, col, 0, cb, ctx, err);
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), column_walk(r, id, table, col, 0, cb, ctx, err));
 }
 
 int tl_reader_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
                           int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                           tl_err *err)
 {
-    return column_walk(r, id, table, col, 1, cb, ctx, err);
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), column_walk(r, id, table, col, 1, cb, ctx, err));
 }
 
 /* The fixed-width chunks from the cursor's position decoded into
@@ -1091,12 +1272,13 @@ static int decode_fixed_into(tl_reader *r, chunk_cursor *cc, char *dst, size_t e
     uint64_t row = 0;
     while (chunks_next(cc, &v)) {
         uint32_t f[3];
-        int e = chunk_hdr(r, &v, f, err);
+        int e = chunk_hdr(r->s->dir, &cc->key, &v, f, err);
         if (e) return e;
-        if (((const unsigned char *)v.mv_data)[2] == TL_CT_BLOB || row + f[0] > rows || f[1] != f[0] * es)
-            return tl_errf(err, TL_ESTORE, "store %s: corrupt column chunk", r->s->dir);
+        if (tl_ctype_size(((const unsigned char *)v.mv_data)[2]) != es)
+            return chunk_damaged(r->s->dir, &cc->key, "chunk type differs from the column's", err);
+        if (row + f[0] > rows) return chunk_damaged(r->s->dir, &cc->key, "more rows than the column has", err);
         tl_colview p;
-        if ((e = decode_chunk(r, &v, dst + row * es, &p, err))) return e;
+        if ((e = decode_chunk(r, &cc->key, &v, dst + row * es, &p, err))) return e;
         if (p.data != dst + row * es) {
             memcpy(dst + row * es, p.data, p.n * es);
             drop_pages(v.mv_data, v.mv_size);
@@ -1107,8 +1289,8 @@ static int decode_fixed_into(tl_reader *r, chunk_cursor *cc, char *dst, size_t e
     return TL_OK;
 }
 
-int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
-                          uint64_t rows, tl_err *err)
+static int reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst,
+                              size_t width, uint64_t rows, tl_err *err)
 {
     chunk_cursor cc;
     int rc = chunks_open(r, id, table, col, &cc, err);
@@ -1124,6 +1306,12 @@ int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const ch
     return TL_OK;
 }
 
+int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
+                          uint64_t rows, tl_err *err)
+{
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_column_into(r, id, table, col, dst, width, rows, err));
+}
+
 /* tl_reader_column over several chunks: the chunk headers give the total
  * size, then every chunk is decoded straight into its place in the one
  * result block (decoding chunk by chunk into the arena and then copying
@@ -1135,8 +1323,8 @@ typedef struct gather {
     uint32_t nchunks;
 } gather;
 
-int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
-                     tl_err *err)
+static int reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
+                         tl_err *err)
 {
     chunk_cursor cc;
     int rc = chunks_open(r, id, table, col, &cc, err);
@@ -1144,22 +1332,21 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     MDB_cursor *c = cc.c;
     MDB_val v;
     gather g = {0};
-    MDB_val first = {0, NULL};
+    MDB_val first = {0, NULL}, first_key = {0, NULL};
     while (chunks_next(&cc, &v)) {
         uint32_t f[3];
-        int e = chunk_hdr(r, &v, f, err);
+        int e = chunk_hdr(r->s->dir, &cc.key, &v, f, err);
         if (e) { mdb_cursor_close(c); return e; }
         tl_ctype type = ((const unsigned char *)v.mv_data)[2];
-        if (!g.nchunks) { g.type = type; first = v; }
+        if (!g.nchunks) { g.type = type; first = v; first_key = cc.key; }
         else if (type != g.type) {
             mdb_cursor_close(c);
-            return tl_errf(err, TL_ESTORE, "store %s: column %s.%s mixes chunk types", r->s->dir, table, col);
+            return chunk_damaged(r->s->dir, &cc.key, "chunk type differs from the column's", err);
         }
         g.nchunks++;
         g.rows += f[0];
         if (type == TL_CT_BLOB) {
             uint64_t ob = ((uint64_t)f[0] + 1) * 8;
-            if (f[1] < ob) { mdb_cursor_close(c); return tl_errf(err, TL_ESTORE, "store %s: corrupt blob chunk", r->s->dir); }
             g.bytes += f[1] - ob;
             if (f[1] > g.maxraw) g.maxraw = f[1];
         }
@@ -1170,7 +1357,7 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     }
     if (g.nchunks == 1) {
         mdb_cursor_close(c);
-        return decode_chunk(r, &first, NULL, out, err);
+        return decode_chunk(r, &first_key, &first, NULL, out, err);
     }
     memset(out, 0, sizeof *out);
     out->type = g.type;
@@ -1193,9 +1380,12 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     } else {
         while (row <= g.rows && chunks_next(&cc, &v)) {
             tl_colview p;
-            if ((e = decode_chunk(r, &v, tmp, &p, err))) break;
+            if ((e = decode_chunk(r, &cc.key, &v, tmp, &p, err))) break;
             uint64_t nb = p.offsets[p.n];
-            if (row + p.n > g.rows || base + nb > g.bytes) { e = tl_errf(err, TL_ESTORE, "store %s: corrupt blob chunk", r->s->dir); break; }
+            if (row + p.n > g.rows || base + nb > g.bytes) {
+                e = chunk_damaged(r->s->dir, &cc.key, "column changed between reads", err);
+                break;
+            }
             for (uint64_t j = 0; j < p.n; j++) off[row++] = base + p.offsets[j];
             memcpy(bytes + base, p.bytes, nb);
             base += nb;
@@ -1214,6 +1404,12 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     return TL_OK;
 }
 
+int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
+                     tl_err *err)
+{
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_column(r, id, table, col, out, err));
+}
+
 int tl_reader_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
 {
     tl_colview v;
@@ -1225,7 +1421,7 @@ int tl_reader_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
     return TL_OK;
 }
 
-int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
+static int reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
 {
     unsigned char idk[8];
     put_be64(idk, id);
@@ -1241,10 +1437,14 @@ int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
     for (rc = mdb_cursor_get(c, &k, &v, MDB_SET_RANGE);; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         int done = rc != 0 || k.mv_size < 8 || memcmp(k.mv_data, idk, 8) != 0;
         char name[300] = "";
-        if (!done) {
-            const char *t = (const char *)k.mv_data + 8;
-            snprintf(name, sizeof name, "%s.%s", t, t + strlen(t) + 1);
+        const char *t, *cn;
+        uint32_t no;
+        if (!done && !parse_chunk_key(&k, &t, &cn, &no)) {
+            mdb_cursor_close(c);
+            tl_buf_free(&b);
+            return chunk_damaged(r->s->dir, &k, "malformed key", err);
         }
+        if (!done) snprintf(name, sizeof name, "%s.%s", t, cn);
         if ((done || strcmp(name, cur)) && cur[0]) {
             tl_buf_printf(&b, "%s\"%s\":{\"chunks\":%llu,\"stored_bytes\":%llu,\"raw_bytes\":%llu}",
                           first ? "" : ",", cur, (unsigned long long)chunks,
@@ -1255,7 +1455,12 @@ int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
         if (done) break;
         snprintf(cur, sizeof cur, "%s", name);
         uint32_t f[3];
-        memcpy(f, (const char *)v.mv_data + 4, 12);
+        int e = chunk_hdr(r->s->dir, &k, &v, f, err);
+        if (e) {
+            mdb_cursor_close(c);
+            tl_buf_free(&b);
+            return e;
+        }
         stored += v.mv_size;
         raw += f[1] + CHUNK_HDR;
         chunks++;
@@ -1264,4 +1469,9 @@ int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
     tl_buf_putc(&b, '}');
     *json_out = b.p;
     return TL_OK;
+}
+
+int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
+{
+    STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_sizes(r, id, json_out, err));
 }

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include "base/base.h"
 
-#define TL_SCHEMA_VERSION 2
+#define TL_SCHEMA_VERSION 3
 #define TL_CHUNK_ROWS 65536u
 
 typedef enum tl_ctype {
@@ -36,7 +36,12 @@ typedef struct tl_store tl_store;
 const char *tl_store_default_dir(const char *explicit_dir, char *buf, size_t bufsz);
 
 /* Opens (creating if needed) the store. Fails with TL_EVERSION, naming both
- * versions, when the store was written by another schema version. */
+ * versions, when the store was written by another schema version, and with
+ * TL_ESTORE when data.mdb is damaged (truncated, meta pages unreadable) or
+ * not a tracelens store: it is checked before LMDB maps it. Reads of a
+ * store whose B-tree pages are damaged past LMDB's own checks end with
+ * TL_ESTORE too: a SIGSEGV or SIGBUS inside a store read is caught (the
+ * handler is installed here, once, and passes other faults on). */
 int tl_store_open(const char *dir, tl_store **out, tl_err *err);
 void tl_store_close(tl_store *s);
 const char *tl_store_dir(const tl_store *s);
@@ -79,6 +84,36 @@ int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err);
 /* Deletes a trace and all its chunks in one transaction. */
 int tl_store_delete(tl_store *s, uint64_t id, tl_err *err);
 
+/* ---- checking -----------------------------------------------------------
+ * Every read verifies what it decodes: chunk headers against the value's
+ * size, the XXH3 checksum of chunks and catalog records (stores written
+ * since schema 3), blob offsets, LZ4 and narrowed payload sizes. Damage is
+ * TL_ESTORE with a message naming the trace, column and chunk. */
+
+/* What tl_store_check found about one trace (id 0: a record whose key
+ * names no trace). */
+typedef struct tl_check_finding {
+    uint64_t id;
+    int ok;               /* nothing wrong found */
+    uint64_t chunks;      /* column chunks walked */
+    uint64_t bad_chunks;  /* of those, chunks that failed a check */
+    const char *problem;  /* the first problem found, one line; NULL when ok */
+    int removed;          /* repair deleted the trace (catalog record and chunks) */
+} tl_check_finding;
+typedef void (*tl_check_report_fn)(void *ctx, const tl_check_finding *f);
+
+/* Walks the catalog and every chunk of every trace: checksums, headers,
+ * full decodes, chunk numbering, and that each catalog record parses as a
+ * JSON object. report (if not NULL) is called once per trace, in id order,
+ * after the walk (and the repair). With repair, the damaged traces are
+ * deleted whole in one write transaction. Returns TL_OK when the store is
+ * sound or every damaged trace was removed; TL_ESTORE when damage remains
+ * or the walk itself failed on a damaged B-tree (err says which). */
+int tl_store_check(tl_store *s, int repair, tl_check_report_fn report, void *ctx, tl_err *err);
+/* Writes a compacted copy of the store (free pages dropped, pages in key
+ * order) to dest_dir/data.mdb; TL_EEXIST when dest_dir holds a store. */
+int tl_store_compact(tl_store *s, const char *dest_dir, tl_err *err);
+
 /* ---- reading -----------------------------------------------------------
  * A reader is a read-only snapshot (an LMDB read transaction). Pointers it
  * returns stay valid until tl_reader_close. */
@@ -93,9 +128,11 @@ void tl_reader_close(tl_reader *r);
  * (fault-around), would otherwise stay resident for the reader's life. */
 void tl_reader_drop_resident(tl_reader *r);
 int tl_reader_has(tl_reader *r, uint64_t id);
-/* Catalog JSON text (NUL-terminated, owned by the reader). */
+/* Catalog JSON text (NUL-terminated, owned by the reader); NULL on error. */
 int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
-/* Iterates all traces in id order; cb returns non-zero to stop. */
+/* Iterates all traces in id order; cb returns non-zero to stop. A record
+ * that fails its check is skipped, and the walk then returns TL_ESTORE
+ * naming the first such trace. */
 int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
                       tl_err *err);
 /* Resolves an id prefix (>= 4 hex digits) to a unique id. */

@@ -214,15 +214,15 @@ int main(void)
         if (system(cmd) == 0) {
             int rc = tl_store_open(p, &s, &err);
             CHECK_EQ_I(rc, TL_EVERSION);
-            CHECK(strstr(err.msg, "999") && strstr(err.msg, "version 2"));
+            CHECK(strstr(err.msg, "999") && strstr(err.msg, "version 3"));
             if (rc == 0) tl_store_close(s);
             /* a version 1 store (no encoding 2 chunks yet) opens, and is
-             * stamped 2 so that a version 1 tracelens refuses it */
+             * stamped 3 so that an older tracelens refuses it */
             snprintf(cmd, sizeof cmd, "printf 'schema_version\\n1\\n' | mdb_load -s meta -T %s 2>/dev/null", p);
             CHECK_EQ_I(system(cmd), 0);
             CHECK_EQ_I(tl_store_open(p, &s, &err), 0);
             tl_store_close(s);
-            snprintf(cmd, sizeof cmd, "mdb_dump -s meta -p %s 2>/dev/null | grep -qx ' 2'", p);
+            snprintf(cmd, sizeof cmd, "mdb_dump -s meta -p %s 2>/dev/null | grep -qx ' 3'", p);
             CHECK_EQ_I(system(cmd), 0);
         } else {
             printf("(mdb_load not installed: version-mismatch case skipped)\n");

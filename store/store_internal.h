@@ -1,0 +1,83 @@
+/* store_internal.h — what the files of store/ share and nothing outside
+ * store/ sees: the environment and reader structures, the write
+ * transaction runner, and the checks of a chunk or catalog value that
+ * store.c applies on every read and check.c applies to the whole store. */
+#ifndef TL_STORE_INTERNAL_H
+#define TL_STORE_INTERNAL_H
+
+#include "store/store.h"
+
+#include <lmdb.h>
+#include <setjmp.h>
+#include <signal.h>
+
+struct tl_store {
+    MDB_env *env;
+    MDB_dbi meta, catalog, columns;
+    char *dir;
+    size_t mapsize;
+};
+
+struct tl_reader {
+    tl_store *s;
+    MDB_txn *txn;
+    tl_arena arena;
+    uintptr_t map_lo, map_hi; /* span of the chunk values read (tl_reader_drop_resident) */
+};
+
+/* Whether rc is a TL_E* code (message set) rather than an LMDB one (errno
+ * values are positive, LMDB's own codes below -30000). */
+static inline int tl_store_own_code(int rc) { return rc < 0 && rc > -1000; }
+
+/* Runs fn inside a write transaction, growing the map and retrying on
+ * MDB_MAP_FULL; fn returns 0, an LMDB code or a negative TL_E* code. */
+int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,
+                            tl_err *err);
+/* Deletes the catalog record (absent is fine) and every chunk of trace id
+ * inside txn; returns 0 or an LMDB code. */
+int tl_store_txn_delete_trace(tl_store *s, MDB_txn *txn, uint64_t id);
+
+/* Verifies one column chunk completely: header sizes, checksum, and a
+ * decode into scratch memory (offsets of blob chunks, LZ4 and narrowed
+ * payload sizes). k is its key, for the message. */
+int tl_store_chunk_verify(tl_reader *r, const MDB_val *k, const MDB_val *v, tl_err *err);
+/* Verifies a catalog value: NUL-terminated text, and its checksum where it
+ * has one (schema 3). */
+int tl_store_catalog_verify(const char *dir, uint64_t id, const MDB_val *v, tl_err *err);
+
+/* ---- fault guard (fault_guard.c) ----------------------------------------
+ * Installs, once per process, the SIGSEGV/SIGBUS handler that ends a
+ * guarded read with an error (tl_store_open calls it). */
+void tl_fault_guard_install(void);
+/* The calling thread's guard (NULL: none), and setting it; callbacks of
+ * the caller run with the guard set to NULL (a fault in their code is a
+ * bug of theirs, not damage). */
+sigjmp_buf *tl_fault_guard_get(void);
+void tl_fault_guard_set(sigjmp_buf *g);
+/* The error of the calling thread's last faulted read. */
+int tl_fault_error(const char *dir, tl_err *err);
+
+/* Returns expr (an int) evaluated under the guard, or on_fault when a
+ * read inside it faulted. For the bodies of read functions; what expr
+ * allocates before a fault is not freed (the error path of a damaged
+ * store). */
+#define STORE_GUARDED(on_fault, expr)                \
+    do {                                             \
+        sigjmp_buf jb_;                              \
+        sigjmp_buf *prev_ = tl_fault_guard_get();    \
+        if (sigsetjmp(jb_, 1)) {                     \
+            tl_fault_guard_set(prev_);               \
+            return (on_fault);                       \
+        }                                            \
+        tl_fault_guard_set(&jb_);                    \
+        int rc_ = (expr);                            \
+        tl_fault_guard_set(prev_);                   \
+        return rc_;                                  \
+    } while (0)
+
+/* Checks dir/data.mdb before LMDB maps it (env_check.c): an LMDB file
+ * whose meta pages are sound and whose length covers every page they say
+ * is in use. TL_OK also when there is no file yet. */
+int tl_store_env_check(const char *dir, tl_err *err);
+
+#endif
