@@ -5,6 +5,7 @@
  * effects the reference files depend on, the per-LCA summary, the unified
  * sheet's enrichment and the file writer. */
 #include "query/diff/tracediff_internal.h"
+#include "query/core/interval.h"
 #include "query/core/pyval.h"
 #include "query/core/stats.h"
 
@@ -50,28 +51,10 @@ static const char *SRC[2] = {"trace1", "trace2"};
 static double busy_time(const td_side *s, const int32_t *ev, size_t n)
 {
     if (!n) return 0.0;
-    double *st = tl_xmalloc(n * sizeof *st), *en = tl_xmalloc(n * sizeof *en);
-    for (size_t i = 0; i < n; i++) {
-        /* stable insertion by start: lists are in launch order, nearly sorted */
-        double a = s->ts_us[ev[i]], b = s->end_us[ev[i]];
-        size_t j = i;
-        while (j > 0 && st[j - 1] > a) { st[j] = st[j - 1]; en[j] = en[j - 1]; j--; }
-        st[j] = a;
-        en[j] = b;
-    }
-    double total = 0, cs = st[0], ce = en[0];
-    for (size_t i = 1; i < n; i++) {
-        if (st[i] <= ce) {
-            if (en[i] > ce) ce = en[i];
-        } else {
-            total += ce - cs;
-            cs = st[i];
-            ce = en[i];
-        }
-    }
-    total += ce - cs;
-    free(st);
-    free(en);
+    tl_fival *v = tl_xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){s->ts_us[ev[i]], s->end_us[ev[i]]};
+    double total = tl_fival_union_len(v, n);
+    free(v);
     return total;
 }
 

@@ -10,6 +10,7 @@
  * spec says they can. */
 #include "query/jax/jax.h"
 #include "ingest/xplane.h"
+#include "query/core/interval.h"
 #include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"
 
@@ -368,89 +369,35 @@ const char *tl_jax_kernel_category(const char *name, const char *hlo_op)
 
 /* ------------------------------------------------------------ intervals */
 
-typedef struct ivl { double s, e; } ivl;
-
-/* Stable sort by start (merge sort keeps equal starts in input order, as
- * Python's sorted does), then merge touching/overlapping intervals. */
-static size_t merge_ivls(ivl *v, size_t n)
+/* Sorts v stably by start (as Python's sorted) and merges it in place. */
+static size_t merge_ivls(tl_fival *v, size_t n)
 {
-    if (!n) return 0;
-    /* qsort is not stable; a bottom-up merge sort is */
-    typedef struct { ivl iv; size_t i; } tagged;
-    tagged *t = tl_xmalloc(n * sizeof *t);
-    for (size_t i = 0; i < n; i++) { t[i].iv = v[i]; t[i].i = i; }
-    for (size_t w = 1; w < n; w *= 2) { /* bottom-up merge sort */
-        tagged *o = tl_xmalloc(n * sizeof *o);
-        for (size_t lo = 0; lo < n; lo += 2 * w) {
-            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, a = lo, b = mid, k = lo;
-            while (a < mid && b < hi) o[k++] = t[b].iv.s < t[a].iv.s ? t[b++] : t[a++];
-            while (a < mid) o[k++] = t[a++];
-            while (b < hi) o[k++] = t[b++];
-        }
-        free(t);
-        t = o;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        ivl c = t[i].iv;
-        if (m && c.s <= v[m - 1].e) {
-            if (c.e > v[m - 1].e) v[m - 1].e = c.e;
-        } else {
-            v[m++] = c;
-        }
-    }
-    free(t);
-    return m;
-}
-
-static double ivl_len(const ivl *v, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += v[i].e - v[i].s;
-    return s;
-}
-
-/* a - b for sorted disjoint lists; result into out (capacity na + nb). */
-static size_t ivl_sub(const ivl *a, size_t na, const ivl *b, size_t nb, ivl *out)
-{
-    size_t m = 0, j = 0;
-    for (size_t i = 0; i < na; i++) {
-        double s = a[i].s, e = a[i].e;
-        while (j < nb && b[j].e <= s) j++;
-        size_t k = j;
-        while (k < nb && b[k].s < e) {
-            if (b[k].s > s) out[m++] = (ivl){s, b[k].s};
-            if (b[k].e > s) s = b[k].e;
-            if (s >= e) break;
-            k++;
-        }
-        if (s < e) out[m++] = (ivl){s, e};
-    }
-    return m;
+    tl_fival_sort(v, n);
+    return tl_fival_union_sorted(v, n);
 }
 
 int tl_jax_timeline(const double *start, const double *end, const unsigned char *cls, size_t n, double out[8])
 {
     if (!n) return -1;
-    ivl *all = tl_xmalloc(n * sizeof *all), *c[3];
+    tl_fival *all = tl_xmalloc(n * sizeof *all), *c[3];
     size_t nc[3] = {0, 0, 0};
-    for (int k = 0; k < 3; k++) c[k] = tl_xmalloc(n * sizeof(ivl));
+    for (int k = 0; k < 3; k++) c[k] = tl_xmalloc(n * sizeof(tl_fival));
     for (size_t i = 0; i < n; i++) {
-        all[i] = (ivl){start[i], end[i]};
+        all[i] = (tl_fival){start[i], end[i]};
         int k = cls[i] <= 2 ? cls[i] : 0;
         c[k][nc[k]++] = all[i];
     }
     size_t na = merge_ivls(all, n);
     for (int k = 0; k < 3; k++) nc[k] = merge_ivls(c[k], nc[k]);
-    ivl *t1 = tl_xmalloc((2 * n + 2) * sizeof *t1), *t2 = tl_xmalloc((2 * n + 2) * sizeof *t2);
-    double comp = ivl_len(c[0], nc[0]);
-    double comm = ivl_len(c[1], nc[1]);
-    size_t m1 = ivl_sub(c[1], nc[1], c[0], nc[0], t1);
-    double exp_comm = ivl_len(t1, m1);
-    m1 = ivl_sub(c[2], nc[2], c[0], nc[0], t1);
-    size_t m2 = ivl_sub(t1, m1, c[1], nc[1], t2);
-    double exp_mem = ivl_len(t2, m2);
-    double busy = ivl_len(all, na);
+    tl_fival *t1 = tl_xmalloc((2 * n + 2) * sizeof *t1), *t2 = tl_xmalloc((2 * n + 2) * sizeof *t2);
+    double comp = tl_fival_len(c[0], nc[0]);
+    double comm = tl_fival_len(c[1], nc[1]);
+    size_t m1 = tl_fival_sub(c[1], nc[1], c[0], nc[0], t1);
+    double exp_comm = tl_fival_len(t1, m1);
+    m1 = tl_fival_sub(c[2], nc[2], c[0], nc[0], t1);
+    size_t m2 = tl_fival_sub(t1, m1, c[1], nc[1], t2);
+    double exp_mem = tl_fival_len(t2, m2);
+    double busy = tl_fival_len(all, na);
     double total = all[na - 1].e - all[0].s;
     out[0] = comp;
     out[1] = exp_comm;
@@ -459,7 +406,7 @@ int tl_jax_timeline(const double *start, const double *end, const unsigned char 
     out[4] = total - busy;
     out[5] = total;
     out[6] = comm;
-    out[7] = ivl_len(c[2], nc[2]);
+    out[7] = tl_fival_len(c[2], nc[2]);
     free(all);
     free(t1);
     free(t2);

@@ -9,6 +9,7 @@
  * returning: everything decoded for the rank is released at once, which is
  * what bounds memory when many large ranks are read on worker threads. */
 #include "query/multirank/collective_internal.h"
+#include "query/core/interval.h"
 #include "query/core/pyval.h"
 #include "query/core/trace.h"
 #include "ingest/json.h"
@@ -48,103 +49,23 @@ int tl_coll_is_comm_kernel(const char *name)
 }
 
 /* ---- interval arithmetic in exact ns ----------------------------------- */
-typedef struct iv {
-    int64_t s, e;
-} iv;
-typedef TL_VEC(iv) ivvec;
-
-static int iv_cmp(const void *a, const void *b)
-{
-    const iv *x = a, *y = b;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
-
-/* LSD radix sort by start (11-bit digits, only the passes the key range
- * needs): a rank has ~10^5-10^6 GPU intervals, mostly sorted per stream
- * but interleaved across streams, and qsort's callback per comparison
- * was a visible part of reading a rank. */
-static void iv_radix(iv *a, size_t n)
-{
-    int64_t mn = a[0].s, mx = a[0].s;
-    for (size_t i = 1; i < n; i++) {
-        if (a[i].s < mn) mn = a[i].s;
-        if (a[i].s > mx) mx = a[i].s;
-    }
-    uint64_t range = (uint64_t)(mx - mn);
-    iv *tmp = tl_xmalloc(n * sizeof *tmp), *src = a, *dst = tmp;
-    size_t cnt[2048];
-    for (int shift = 0; shift < 64 && (range >> shift); shift += 11) {
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++) cnt[((uint64_t)(src[i].s - mn) >> shift) & 2047]++;
-        size_t sum = 0;
-        for (int d = 0; d < 2048; d++) {
-            size_t c = cnt[d];
-            cnt[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) dst[cnt[((uint64_t)(src[i].s - mn) >> shift) & 2047]++] = src[i];
-        iv *t = src;
-        src = dst, dst = t;
-    }
-    if (src != a) memcpy(a, src, n * sizeof *a);
-    free(tmp);
-}
+typedef TL_VEC(tl_ival) ivvec;
 
 /* Sorts by start and merges in place; touching intervals merge (§5.2). */
 static void iv_merge(ivvec *v)
 {
-    if (!v->n) return;
-    int sorted = 1;
-    for (size_t i = 1; i < v->n && sorted; i++) sorted = v->v[i - 1].s <= v->v[i].s;
-    if (!sorted) {
-        if (v->n < 64) qsort(v->v, v->n, sizeof *v->v, iv_cmp);
-        else iv_radix(v->v, v->n);
-    }
-    size_t k = 0;
-    for (size_t i = 1; i < v->n; i++) {
-        if (v->v[i].s <= v->v[k].e) {
-            if (v->v[i].e > v->v[k].e) v->v[k].e = v->v[i].e;
-        } else {
-            v->v[++k] = v->v[i];
-        }
-    }
-    v->n = k + 1;
+    tl_ival_sort(v->v, v->n);
+    v->n = tl_ival_union_sorted(v->v, v->n);
 }
 
-static int64_t iv_len(const ivvec *v)
-{
-    int64_t t = 0;
-    for (size_t i = 0; i < v->n; i++) t += v->v[i].e - v->v[i].s;
-    return t;
-}
-
-/* Length of the intersection of two merged lists. */
-static int64_t iv_inter(const ivvec *a, const ivvec *b)
-{
-    int64_t t = 0;
-    size_t i = 0, j = 0;
-    while (i < a->n && j < b->n) {
-        int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
-        int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
-        if (e > s) t += e - s;
-        if (a->v[i].e < b->v[j].e) i++;
-        else j++;
-    }
-    return t;
-}
-
-/* dst = a and b (each sorted by start) in start order: a linear merge, so
- * that iv_merge of the union finds it sorted (concatenated, the two lists
- * were radix-sorted again, twice per rank). */
+/* dst = a and b (each sorted by start) in start order, so that iv_merge of
+ * the union finds it sorted. */
 static void iv_union_sorted(ivvec *dst, const ivvec *a, const ivvec *b)
 {
     dst->n = 0;
     tl_vec_reserve(dst, a->n + b->n);
-    size_t i = 0, j = 0, k = 0;
-    while (i < a->n && j < b->n) dst->v[k++] = b->v[j].s < a->v[i].s ? b->v[j++] : a->v[i++];
-    while (i < a->n) dst->v[k++] = a->v[i++];
-    while (j < b->n) dst->v[k++] = b->v[j++];
-    dst->n = k;
+    tl_ival_interleave(a->v, a->n, b->v, b->n, dst->v);
+    dst->n = a->n + b->n;
 }
 
 /* ---- args of one collective event ---------------------------------------- */
@@ -437,7 +358,7 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
             e->coll_name = xdr ? "allreduce" : NULL;
         }
         if (sc->use_linked && !linked[i]) continue;
-        iv x = {ts[i], ts[i] + dur[i]};
+        tl_ival x = {ts[i], ts[i] + dur[i]};
         tl_vec_push(&sc->cls[c], x);
         cr->info.gpu_events++;
     }
@@ -502,12 +423,13 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
     iv_union_sorted(&all, &cx, &sc->cls[G_MEMCPY]);
     iv_merge(&all);
     tl_coll_rankinfo *ri = &cr->info;
-    ri->comp_ns = iv_len(&sc->cls[G_COMP]);
-    ri->comm_ns = iv_len(&sc->cls[G_COMM]);
-    ri->exposed_comm_ns = ri->comm_ns - iv_inter(&sc->cls[G_COMM], &sc->cls[G_COMP]);
-    ri->memcpy_ns = iv_len(&sc->cls[G_MEMCPY]);
-    ri->exposed_memcpy_ns = ri->memcpy_ns - iv_inter(&sc->cls[G_MEMCPY], &cx);
-    ri->busy_ns = iv_len(&all);
+    const ivvec *comp = &sc->cls[G_COMP], *comm = &sc->cls[G_COMM], *mc = &sc->cls[G_MEMCPY];
+    ri->comp_ns = tl_ival_len(comp->v, comp->n);
+    ri->comm_ns = tl_ival_len(comm->v, comm->n);
+    ri->exposed_comm_ns = ri->comm_ns - tl_ival_inter_len(comm->v, comm->n, comp->v, comp->n);
+    ri->memcpy_ns = tl_ival_len(mc->v, mc->n);
+    ri->exposed_memcpy_ns = ri->memcpy_ns - tl_ival_inter_len(mc->v, mc->n, cx.v, cx.n);
+    ri->busy_ns = tl_ival_len(all.v, all.n);
     ri->total_ns = all.n ? all.v[all.n - 1].e - all.v[0].s : 0;
     ri->idle_ns = ri->total_ns - ri->busy_ns;
     tl_vec_free(&cx);

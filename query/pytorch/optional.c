@@ -6,6 +6,7 @@
  * docs/CONFORMANCE.md says what we chose. */
 #include "query/pytorch/pytorch_internal.h"
 #include "query/perfmodel/perfmodel.h"
+#include "query/core/interval.h"
 
 #include <stdlib.h>
 
@@ -107,25 +108,6 @@ void pyt_overlap_free(pyt_overlap *ov)
     free(ov);
 }
 
-typedef struct ival { double s, e; } ival;
-static int cmp_ival(const void *a, const void *b)
-{
-    const ival *x = a, *y = b;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
-
-static double merged_len(ival *v, size_t n)
-{
-    if (!n) return 0;
-    qsort(v, n, sizeof *v, cmp_ival);
-    double tot = 0, s = v[0].s, e = v[0].e;
-    for (size_t i = 1; i < n; i++) {
-        if (v[i].s <= e) { if (v[i].e > e) e = v[i].e; }
-        else { tot += e - s; s = v[i].s; e = v[i].e; }
-    }
-    return tot + (e - s);
-}
-
 /* Overlap fields of an op with direct kernels D (sorted by ts). */
 void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, size_t nd, tl_arena *a,
                         pyt_ovf *f)
@@ -136,15 +118,15 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
     /* distinct partner names in first-seen order, with their partners */
     TL_VEC(const char *) names = {0};
     TL_VEC(int32_t) first_of = {0};
-    ival *dk = tl_xmalloc(nd * sizeof *dk);
+    tl_fival *dk = tl_xmalloc(nd * sizeof *dk);
     double direct = 0;
     for (size_t i = 0; i < nd; i++) { dk[i].s = c->ts[D[i]]; dk[i].e = pyt_te(c, D[i]); }
-    direct = merged_len(dk, nd);
+    direct = tl_fival_union_len(dk, nd);
     size_t tot_pairs = 0;
     for (size_t i = 0; i < nd; i++) tot_pairs += ov->off[D[i] + 1] - ov->off[D[i]];
     if (!tot_pairs) { free(dk); return; }
     double clipped = 0;
-    ival *iv = tl_xmalloc(tot_pairs * sizeof *iv);
+    tl_fival *iv = tl_xmalloc(tot_pairs * sizeof *iv);
     for (size_t i = 0; i < nd; i++) {
         size_t k = 0;
         for (uint32_t q = ov->off[D[i]]; q < ov->off[D[i] + 1]; q++) {
@@ -156,7 +138,7 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
             for (j = 0; j < names.n; j++) if (names.v[j] == nm) break;
             if (j == names.n) { tl_vec_push(&names, nm); tl_vec_push(&first_of, p->b); }
         }
-        clipped += merged_len(iv, k);
+        clipped += tl_fival_union_len(iv, k);
     }
     f->pct = direct > 0 ? pyt_round2(clipped / direct * 100.0) : NAN;
     /* names list text and the details */

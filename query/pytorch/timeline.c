@@ -5,92 +5,38 @@
  * computed once as the reference does (§5.4) every length here is exact. */
 #include "query/pytorch/pytorch_internal.h"
 
+#include "query/core/interval.h"
+
 #include <stdlib.h>
 
-typedef struct ival { double s, e; } ival;
-typedef struct ivec { ival *v; size_t n, cap; } ivec;
+typedef TL_VEC(tl_fival) fivec;
 
-static void ivec_push(ivec *a, double s, double e)
-{
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 64;
-        a->v = tl_xrealloc(a->v, a->cap * sizeof *a->v);
-    }
-    a->v[a->n].s = s;
-    a->v[a->n++].e = e;
-}
-
-/* Sorted rows -> merged intervals (touching intervals merge). */
-static void merge_rows(const pyt_ctx *c, const int32_t *rows, size_t n, ivec *out)
+/* The merged intervals of the rows of r (sorted by ts) whose GPU class is
+ * cls, or of all of them when cls is 0. */
+static void merge_rows(const pyt_ctx *c, const int32_t *r, size_t n, int cls, fivec *out)
 {
     out->n = 0;
-    for (size_t i = 0; i < n; i++) {
-        double s = c->ts[rows[i]], e = pyt_te(c, rows[i]);
-        if (out->n && s <= out->v[out->n - 1].e) {
-            if (e > out->v[out->n - 1].e) out->v[out->n - 1].e = e;
-        } else {
-            ivec_push(out, s, e);
-        }
-    }
+    tl_vec_reserve(out, n);
+    for (size_t i = 0; i < n; i++)
+        if (!cls || c->gclass[r[i]] == cls) out->v[out->n++] = (tl_fival){c->ts[r[i]], pyt_te(c, r[i])};
+    out->n = tl_fival_union_sorted(out->v, out->n);
 }
 
-static double ilen(const ivec *a)
-{
-    double s = 0;
-    for (size_t i = 0; i < a->n; i++) s += a->v[i].e - a->v[i].s;
-    return s;
-}
-
-/* A - B for sorted disjoint lists (half-open; no zero-length pieces). */
-static void isub(const ivec *a, const ivec *b, ivec *out)
+/* out = a - b */
+static void fivec_sub(const fivec *a, const fivec *b, fivec *out)
 {
     out->n = 0;
-    size_t j = 0;
-    for (size_t i = 0; i < a->n; i++) {
-        double s = a->v[i].s, e = a->v[i].e;
-        while (j < b->n && b->v[j].e <= s) j++;
-        size_t k = j;
-        while (k < b->n && b->v[k].s < e) {
-            if (b->v[k].s > s) ivec_push(out, s, b->v[k].s);
-            if (b->v[k].e > s) s = b->v[k].e;
-            if (s >= e) break;
-            k++;
-        }
-        if (s < e) ivec_push(out, s, e);
-    }
-}
-
-static int32_t *sorted_copy(const pyt_ctx *c, const int32_t *rows, size_t n)
-{
-    int32_t *r = tl_xmalloc((n ? n : 1) * sizeof *r);
-    memcpy(r, rows, n * sizeof *r);
-    pyt_sort_rows_by_ts(c, r, n);
-    return r;
+    tl_vec_reserve(out, a->n + b->n);
+    out->n = tl_fival_sub(a->v, a->n, b->v, b->n, out->v);
 }
 
 double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n)
 {
-    if (!n) return 0;
-    if (n == 1) return pyt_te(c, rows[0]) - c->ts[rows[0]];
-    int32_t small[64];
-    int32_t *r = n <= 64 ? small : sorted_copy(c, rows, n);
-    if (n <= 64) {
-        memcpy(small, rows, n * sizeof *rows);
-        pyt_sort_rows_by_ts(c, small, n);
-    }
-    double tot = 0, s = c->ts[r[0]], e = pyt_te(c, r[0]);
-    for (size_t i = 1; i < n; i++) {
-        double s2 = c->ts[r[i]], e2 = pyt_te(c, r[i]);
-        if (s2 <= e) {
-            if (e2 > e) e = e2;
-        } else {
-            tot += e - s;
-            s = s2;
-            e = e2;
-        }
-    }
-    tot += e - s;
-    if (r != small) free(r);
+    tl_fival small[64];
+    tl_fival *v = n <= 64 ? small : tl_xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){c->ts[rows[i]], pyt_te(c, rows[i])};
+    double tot = tl_fival_union_len(v, n);
+    if (v != small) free(v);
     return tot;
 }
 
@@ -98,31 +44,25 @@ int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_me
 {
     memset(m, 0, sizeof *m);
     if (!n) return -1;
-    int32_t *r = sorted_copy(c, rows, n);
-    int32_t *part = tl_xmalloc(n * sizeof *part);
-    ivec all = {0}, comp = {0}, comm = {0}, mc = {0}, t1 = {0}, t2 = {0};
-    merge_rows(c, r, n, &all);
-    size_t k;
-    k = 0;
-    for (size_t i = 0; i < n; i++) if (c->gclass[r[i]] == PYT_G_COMP) part[k++] = r[i];
-    merge_rows(c, part, k, &comp);
-    k = 0;
-    for (size_t i = 0; i < n; i++) if (c->gclass[r[i]] == PYT_G_COMM) part[k++] = r[i];
-    merge_rows(c, part, k, &comm);
-    k = 0;
-    for (size_t i = 0; i < n; i++) if (c->gclass[r[i]] == PYT_G_MEMCPY) part[k++] = r[i];
-    merge_rows(c, part, k, &mc);
+    int32_t *r = tl_xmalloc(n * sizeof *r);
+    memcpy(r, rows, n * sizeof *r);
+    pyt_sort_rows_by_ts(c, r, n);
+    fivec all = {0}, comp = {0}, comm = {0}, mc = {0}, t1 = {0}, t2 = {0};
+    merge_rows(c, r, n, 0, &all);
+    merge_rows(c, r, n, PYT_G_COMP, &comp);
+    merge_rows(c, r, n, PYT_G_COMM, &comm);
+    merge_rows(c, r, n, PYT_G_MEMCPY, &mc);
 
     m->total = all.v[all.n - 1].e - all.v[0].s;
-    m->comp = ilen(&comp);
-    m->comm = ilen(&comm);
-    isub(&comm, &comp, &t1);
-    m->exposed_comm = ilen(&t1);
-    m->memcpy = ilen(&mc);
-    isub(&mc, &comp, &t1);
-    isub(&t1, &comm, &t2);
-    m->exposed_memcpy = ilen(&t2);
-    m->busy = ilen(&all);
+    m->comp = tl_fival_len(comp.v, comp.n);
+    m->comm = tl_fival_len(comm.v, comm.n);
+    fivec_sub(&comm, &comp, &t1);
+    m->exposed_comm = tl_fival_len(t1.v, t1.n);
+    m->memcpy = tl_fival_len(mc.v, mc.n);
+    fivec_sub(&mc, &comp, &t1);
+    fivec_sub(&t1, &comm, &t2);
+    m->exposed_memcpy = tl_fival_len(t2.v, t2.n);
+    m->busy = tl_fival_len(all.v, all.n);
     m->idle = m->total - m->busy;
     if (c->o->has_micro_idle) {
         double T = c->o->micro_idle_thresh_us;
@@ -134,7 +74,6 @@ int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_me
         }
     }
     free(all.v); free(comp.v); free(comm.v); free(mc.v); free(t1.v); free(t2.v);
-    free(part);
     free(r);
     return 0;
 }

@@ -9,7 +9,7 @@
  * go through volatile temporaries so that a compiler targeting FMA hardware
  * cannot fuse them (numpy never does). */
 #include "query/rocprof/rocprof.h"
-#include "query/rocprof/rp_interval.h"
+#include "query/core/interval.h"
 #include "query/core/stats.h"
 #include "ingest/json.h"
 #include "ingest/rocprof.h"
@@ -276,8 +276,8 @@ static tl_table *sheet_gpu_timeline(const ctx *c, int64_t init, int64_t fini, tl
     if (c->o->reference_units) {
         /* The reference divides every ns endpoint by 1000 first (floats in
          * µs), merges, and prints µs / 1000. */
-        tl_rp_fival *kv = tl_xmalloc((c->nk + 1) * sizeof *kv), *mv = tl_xmalloc((nm + 1) * sizeof *mv);
-        tl_rp_fival *all = tl_xmalloc((c->nk + nm + 1) * sizeof *all);
+        tl_fival *kv = tl_xmalloc((c->nk + 1) * sizeof *kv), *mv = tl_xmalloc((nm + 1) * sizeof *mv);
+        tl_fival *all = tl_xmalloc((c->nk + nm + 1) * sizeof *all);
         size_t m = 0;
         for (size_t i = 0; i < c->nk; i++) {
             size_t r = c->krows[i];
@@ -291,9 +291,9 @@ static tl_table *sheet_gpu_timeline(const ctx *c, int64_t init, int64_t fini, tl
                 m++;
             }
         double T = (double)fini / 1000 - (double)init / 1000;
-        double kern = tl_rp_union_len_f(kv, c->nk), mem = tl_rp_union_len_f(mv, m);
-        tl_rp_merge_sorted_f(kv, c->nk, mv, m, all);
-        double busy = m ? tl_rp_union_len_f(all, c->nk + m) : kern;
+        double kern = tl_fival_union_len(kv, c->nk), mem = tl_fival_union_len(mv, m);
+        tl_fival_interleave(kv, c->nk, mv, m, all);
+        double busy = m ? tl_fival_union_len(all, c->nk + m) : kern;
         double idle = T - busy > 0 ? T - busy : 0;
         double us[5] = {T, kern, mem, busy, idle};
         for (int i = 0; i < 5; i++) {
@@ -305,8 +305,8 @@ static tl_table *sheet_gpu_timeline(const ctx *c, int64_t init, int64_t fini, tl
         free(all);
     } else {
         /* Exact: integer ns intervals, one rounding per printed value. */
-        tl_rp_ival *kv = tl_xmalloc((c->nk + 1) * sizeof *kv), *mv = tl_xmalloc((nm + 1) * sizeof *mv);
-        tl_rp_ival *all = tl_xmalloc((c->nk + nm + 1) * sizeof *all);
+        tl_ival *kv = tl_xmalloc((c->nk + 1) * sizeof *kv), *mv = tl_xmalloc((nm + 1) * sizeof *mv);
+        tl_ival *all = tl_xmalloc((c->nk + nm + 1) * sizeof *all);
         size_t m = 0;
         for (size_t i = 0; i < c->nk; i++) {
             size_t r = c->krows[i];
@@ -320,9 +320,9 @@ static tl_table *sheet_gpu_timeline(const ctx *c, int64_t init, int64_t fini, tl
                 m++;
             }
         int64_t T = fini - init;
-        int64_t kern = tl_rp_union_len(kv, c->nk), mem = tl_rp_union_len(mv, m);
-        tl_rp_merge_sorted(kv, c->nk, mv, m, all);
-        int64_t busy = m ? tl_rp_union_len(all, c->nk + m) : kern;
+        int64_t kern = tl_ival_union_len(kv, c->nk), mem = tl_ival_union_len(mv, m);
+        tl_ival_interleave(kv, c->nk, mv, m, all);
+        int64_t busy = m ? tl_ival_union_len(all, c->nk + m) : kern;
         int64_t idle = T - busy > 0 ? T - busy : 0;
         int64_t ns[5] = {T, kern, mem, busy, idle};
         for (int i = 0; i < 5; i++) {
