@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 /* Status codes: 0 ok, negative on failure. */
 enum {
@@ -115,7 +116,107 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
 
 /* ---- hashing (XXH3 64-bit). */
 uint64_t tl_hash64(const void *p, size_t n, uint64_t seed);
+/* Mixes a 64-bit integer into a hash (integer keys, word-wise keys). */
+static inline uint64_t tl_mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
 
+
+/* ---- hash maps: open addressing, linear probes, at most half full, the
+ * capacity a power of two. A zeroed map is empty and ready; no deletion.
+ * Lookups are static inline so that hot loops (interning, grouping) pay
+ * no call per probe; growth is out of line (map.c). */
+
+/* String keys -> size_t. Keys are borrowed: the NUL-terminated text must
+ * outlive the map (arena or interned text). A key is key[0..len) with no
+ * NUL inside (C-string text). Each slot keeps the key's hash, so probes
+ * compare text only on a hash match. */
+typedef struct tl_smap {
+    const char **keys; /* NULL: empty slot */
+    uint64_t *hashes;
+    size_t *vals;
+    size_t cap, n;
+} tl_smap;
+/* An empty map sized for hint keys without growing. */
+void tl_smap_init(tl_smap *m, size_t hint);
+void tl_smap_free(tl_smap *m);
+void tl_smap_grow(tl_smap *m);
+/* The slot of key[0..len) (its own or the empty one it would take). */
+static inline size_t tl_smap_slot(const tl_smap *m, const char *key, size_t len, uint64_t h)
+{
+    size_t mask = m->cap - 1, i = h & mask;
+    while (m->keys[i] && !(m->hashes[i] == h && !strncmp(m->keys[i], key, len) && !m->keys[i][len]))
+        i = (i + 1) & mask;
+    return i;
+}
+/* The value of key[0..len), NULL when absent. */
+static inline size_t *tl_smap_get(const tl_smap *m, const char *key, size_t len)
+{
+    if (!m->cap) return NULL;
+    size_t i = tl_smap_slot(m, key, len, tl_hash64(key, len, 0));
+    return m->keys[i] ? &m->vals[i] : NULL;
+}
+/* The value slot of key[0..len) (key[len] == 0), inserted as 0 with
+ * *isnew = 1 when absent (isnew may be NULL). */
+static inline size_t *tl_smap_put(tl_smap *m, const char *key, size_t len, int *isnew)
+{
+    if ((m->n + 1) * 2 > m->cap) tl_smap_grow(m);
+    uint64_t h = tl_hash64(key, len, 0);
+    size_t i = tl_smap_slot(m, key, len, h);
+    int fresh = !m->keys[i];
+    if (fresh) {
+        m->keys[i] = key;
+        m->hashes[i] = h;
+        m->vals[i] = 0;
+        m->n++;
+    }
+    if (isnew) *isnew = fresh;
+    return &m->vals[i];
+}
+
+/* Integer keys (ids, pointers as uintptr_t) -> size_t, hashed by
+ * tl_mix64. */
+typedef struct tl_imap {
+    uint64_t *keys;
+    size_t *vals;
+    uint8_t *used;
+    size_t cap, n;
+} tl_imap;
+void tl_imap_init(tl_imap *m, size_t hint);
+void tl_imap_free(tl_imap *m);
+void tl_imap_grow(tl_imap *m);
+static inline size_t tl_imap_slot(const tl_imap *m, uint64_t key)
+{
+    size_t mask = m->cap - 1, i = tl_mix64(key) & mask;
+    while (m->used[i] && m->keys[i] != key) i = (i + 1) & mask;
+    return i;
+}
+static inline size_t *tl_imap_get(const tl_imap *m, uint64_t key)
+{
+    if (!m->cap) return NULL;
+    size_t i = tl_imap_slot(m, key);
+    return m->used[i] ? &m->vals[i] : NULL;
+}
+static inline size_t *tl_imap_put(tl_imap *m, uint64_t key, int *isnew)
+{
+    if ((m->n + 1) * 2 > m->cap) tl_imap_grow(m);
+    size_t i = tl_imap_slot(m, key);
+    int fresh = !m->used[i];
+    if (fresh) {
+        m->keys[i] = key;
+        m->vals[i] = 0;
+        m->used[i] = 1;
+        m->n++;
+    }
+    if (isnew) *isnew = fresh;
+    return &m->vals[i];
+}
 
 /* Map of fixed-size binary keys (structs of pointers and ids; zero any
  * padding) -> index, open addressing on tl_hash64 of the key bytes. */
@@ -134,16 +235,6 @@ size_t *tl_bmap_put(tl_bmap *m, const void *key, int *isnew);
  * keys is used as scratch and left in an unspecified state). Digits of up
  * to 12 bits, only the passes the key range needs. */
 void tl_radix_sort_rows(uint32_t *rows, uint64_t *keys, size_t n);
-
-static inline uint64_t tl_mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
 
 /* Trace ids are printed as 16 lowercase hex digits. */
 void tl_id_format(uint64_t id, char out[17]);

@@ -1,4 +1,5 @@
-/* map.c — hash map of fixed-size binary keys (tl_bmap) */
+/* map.c — the hash maps of base.h: string keys (tl_smap), integer keys
+ * (tl_imap), fixed-size binary keys (tl_bmap); allocation and growth. */
 #include "base/base.h"
 
 #include <errno.h>
@@ -13,13 +14,96 @@
 #include <time.h>
 #include <xxhash.h>
 
-/* ---- maps of fixed-size binary keys -------------------------------------- */
+/* Capacity for hint keys at most half full: a power of two, at least 64. */
+static size_t map_cap(size_t hint)
+{
+    size_t cap = 64;
+    while (cap < hint * 2) cap *= 2;
+    return cap;
+}
+
+/* ---- string keys ---------------------------------------------------------- */
+
+void tl_smap_init(tl_smap *m, size_t hint)
+{
+    m->cap = map_cap(hint);
+    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
+    m->hashes = tl_xmalloc(m->cap * sizeof *m->hashes);
+    m->vals = tl_xmalloc(m->cap * sizeof *m->vals);
+    m->n = 0;
+}
+
+void tl_smap_free(tl_smap *m)
+{
+    free(m->keys);
+    free(m->hashes);
+    free(m->vals);
+    memset(m, 0, sizeof *m);
+}
+
+/* Doubles the capacity (a zeroed map gets its first 64 slots); the stored
+ * hashes place the keys without rehashing their text. */
+void tl_smap_grow(tl_smap *m)
+{
+    tl_smap o = *m;
+    tl_smap_init(m, o.cap);
+    size_t mask = m->cap - 1;
+    for (size_t i = 0; i < o.cap; i++) {
+        if (!o.keys[i]) continue;
+        size_t j = o.hashes[i] & mask;
+        while (m->keys[j]) j = (j + 1) & mask;
+        m->keys[j] = o.keys[i];
+        m->hashes[j] = o.hashes[i];
+        m->vals[j] = o.vals[i];
+    }
+    m->n = o.n;
+    free(o.keys);
+    free(o.hashes);
+    free(o.vals);
+}
+
+/* ---- integer keys --------------------------------------------------------- */
+
+void tl_imap_init(tl_imap *m, size_t hint)
+{
+    m->cap = map_cap(hint);
+    m->keys = tl_xmalloc(m->cap * sizeof *m->keys);
+    m->vals = tl_xmalloc(m->cap * sizeof *m->vals);
+    m->used = tl_xcalloc(m->cap, 1);
+    m->n = 0;
+}
+
+void tl_imap_free(tl_imap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+void tl_imap_grow(tl_imap *m)
+{
+    tl_imap o = *m;
+    tl_imap_init(m, o.cap);
+    for (size_t i = 0; i < o.cap; i++) {
+        if (!o.used[i]) continue;
+        size_t j = tl_imap_slot(m, o.keys[i]);
+        m->keys[j] = o.keys[i];
+        m->vals[j] = o.vals[i];
+        m->used[j] = 1;
+    }
+    m->n = o.n;
+    free(o.keys);
+    free(o.vals);
+    free(o.used);
+}
+
+/* ---- fixed-size binary keys ----------------------------------------------- */
 
 void tl_bmap_init(tl_bmap *m, size_t keylen, size_t hint)
 {
     m->keylen = keylen;
-    m->cap = 64;
-    while (m->cap < hint * 2) m->cap *= 2;
+    m->cap = map_cap(hint);
     m->keys = tl_xmalloc(m->cap * keylen);
     m->vals = tl_xmalloc(m->cap * sizeof *m->vals);
     m->used = tl_xcalloc(m->cap, 1);

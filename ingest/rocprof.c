@@ -61,11 +61,8 @@ typedef struct rp {
     tl_err *err;
     tl_arena arena;
 
-    /* kernel_id -> index into syms (open addressing, -1 empty) */
     TL_VEC(rp_sym) syms;
-    int64_t *mkeys;
-    int32_t *mvals;
-    size_t mcap, mcount;
+    tl_imap sym_of; /* kernel_id -> index into syms */
 
     TL_VEC(rp_kindtab) kinds;
     TL_VEC(rp_rec) pending;
@@ -99,57 +96,24 @@ typedef struct rp {
 
 /* ---- symbol map -------------------------------------------------------- */
 
-static size_t map_slot(const rp *R, int64_t key)
-{
-    size_t mask = R->mcap - 1;
-    size_t i = (size_t)tl_mix64((uint64_t)key) & mask;
-    while (R->mvals[i] >= 0 && R->mkeys[i] != key) i = (i + 1) & mask;
-    return i;
-}
-
-static void map_grow(rp *R)
-{
-    size_t oc = R->mcap;
-    int64_t *ok = R->mkeys;
-    int32_t *ov = R->mvals;
-    R->mcap = oc ? oc * 2 : 1024;
-    R->mkeys = tl_xmalloc(R->mcap * sizeof *R->mkeys);
-    R->mvals = tl_xmalloc(R->mcap * sizeof *R->mvals);
-    memset(R->mvals, 0xff, R->mcap * sizeof *R->mvals);
-    for (size_t i = 0; i < oc; i++)
-        if (ov[i] >= 0) {
-            size_t s = map_slot(R, ok[i]);
-            R->mkeys[s] = ok[i];
-            R->mvals[s] = ov[i];
-        }
-    free(ok);
-    free(ov);
-}
-
 static rp_sym *sym_find(rp *R, int64_t id)
 {
-    if (!R->mcap) return NULL;
-    size_t s = map_slot(R, id);
-    return R->mvals[s] >= 0 ? &R->syms.v[R->mvals[s]] : NULL;
+    size_t *i = tl_imap_get(&R->sym_of, (uint64_t)id);
+    return i ? &R->syms.v[*i] : NULL;
 }
 
 /* Adds or replaces (a later entry with the same kernel_id wins, as in a
  * Python dict built from the list). */
 static rp_sym *sym_put(rp *R, int64_t id, const char *name, size_t len, int unresolved)
 {
-    if ((R->mcount + 1) * 2 > R->mcap) map_grow(R);
-    size_t s = map_slot(R, id);
-    rp_sym *y;
-    if (R->mvals[s] >= 0) {
-        y = &R->syms.v[R->mvals[s]];
-    } else {
+    int isnew;
+    size_t *i = tl_imap_put(&R->sym_of, (uint64_t)id, &isnew);
+    if (isnew) {
         rp_sym z = {0};
+        *i = R->syms.n;
         tl_vec_push(&R->syms, z);
-        R->mkeys[s] = id;
-        R->mvals[s] = (int32_t)(R->syms.n - 1);
-        R->mcount++;
-        y = &R->syms.v[R->syms.n - 1];
     }
+    rp_sym *y = &R->syms.v[*i];
     y->id = id;
     y->name = tl_arena_strndup(&R->arena, name, len);
     y->len = (uint32_t)len;
@@ -985,8 +949,7 @@ static void rp_free(rp *R)
     tl_vec_free(&R->syms);
     tl_vec_free(&R->kinds);
     tl_vec_free(&R->pending);
-    free(R->mkeys);
-    free(R->mvals);
+    tl_imap_free(&R->sym_of);
     tl_buf_free(&R->args);
     tl_buf_free(&R->tmp);
     tl_arena_free(&R->arena);

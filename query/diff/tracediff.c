@@ -14,44 +14,20 @@
  * Interned strings: normalised names of both traces share one id space so
  * that every name comparison in the alignment is an integer compare. */
 
-static uint32_t sh_hash(const char *s, size_t n) { return (uint32_t)tl_hash64(s, n, 0x7d1f); }
-
-static void sh_grow(td_strtab *st)
-{
-    size_t cap = st->cap ? st->cap * 2 : 1024;
-    int32_t *slots = tl_xmalloc(cap * sizeof *slots);
-    for (size_t i = 0; i < cap; i++) slots[i] = -1;
-    for (size_t k = 0; k < st->strs.n; k++) {
-        size_t h = sh_hash(st->strs.v[k], st->lens.v[k]) & (cap - 1);
-        while (slots[h] >= 0) h = (h + 1) & (cap - 1);
-        slots[h] = (int32_t)k;
-    }
-    free(st->slots);
-    st->slots = slots;
-    st->cap = cap;
-}
-
 int32_t td_intern(td_strtab *st, const char *s, size_t n)
 {
-    if ((st->strs.n + 1) * 2 > st->cap) sh_grow(st);
-    size_t h = sh_hash(s, n) & (st->cap - 1);
-    while (st->slots[h] >= 0) {
-        int32_t k = st->slots[h];
-        if (st->lens.v[k] == n && memcmp(st->strs.v[k], s, n) == 0) return k;
-        h = (h + 1) & (st->cap - 1);
-    }
-    int32_t k = (int32_t)st->strs.n;
-    tl_vec_push(&st->strs, tl_arena_strndup(&st->arena, s, n));
-    tl_vec_push(&st->lens, n);
-    st->slots[h] = k;
-    return k;
+    size_t *id = tl_smap_get(&st->ids, s, n);
+    if (id) return (int32_t)*id;
+    char *copy = tl_arena_strndup(&st->arena, s, n);
+    *tl_smap_put(&st->ids, copy, n, NULL) = st->strs.n;
+    tl_vec_push(&st->strs, copy);
+    return (int32_t)st->strs.n - 1;
 }
 
 static void strtab_free(td_strtab *st)
 {
-    free(st->slots);
+    tl_smap_free(&st->ids);
     tl_vec_free(&st->strs);
-    tl_vec_free(&st->lens);
     tl_arena_free(&st->arena);
 }
 
@@ -150,33 +126,6 @@ static int cmp_ts_row(const void *a, const void *b, void *ctx)
     return x < y ? -1 : x > y;
 }
 
-/* Open-addressing map (pid, tid, flags) -> stack index for the nesting replay. */
-typedef struct thmap {
-    uint64_t *k;
-    int32_t *v;
-    size_t cap, n;
-} thmap;
-
-static int32_t *thmap_slot(thmap *m, uint64_t key)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        thmap o = *m;
-        m->cap = o.cap ? o.cap * 2 : 64;
-        m->k = tl_xcalloc(m->cap, sizeof *m->k);
-        m->v = tl_xmalloc(m->cap * sizeof *m->v);
-        for (size_t i = 0; i < m->cap; i++) m->v[i] = -1;
-        m->n = 0;
-        for (size_t i = 0; i < o.cap; i++)
-            if (o.v[i] >= 0) *thmap_slot(m, o.k[i]) = o.v[i];
-        free(o.k);
-        free(o.v);
-    }
-    size_t h = tl_mix64(key) & (m->cap - 1);
-    while (m->v[h] >= 0 && m->k[h] != key) h = (h + 1) & (m->cap - 1);
-    if (m->v[h] < 0) { m->k[h] = key; m->n++; }
-    return &m->v[h];
-}
-
 static int name_eq(const tl_trace *t, int32_t r, const char *lit)
 {
     const char *s = tl_trace_str(t, t->name[r]);
@@ -263,7 +212,7 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
         if (s->fl[i] & TD_HOST) tl_vec_push(&host, (int32_t)i);
     if (host.n > 1) qsort_r(host.v, host.n, sizeof *host.v, cmp_ts_row, (void *)t->ts);
 
-    thmap th = {0};
+    tl_imap th = {0}; /* (pid, tid, flags) -> stack index for the nesting replay */
     typedef struct { TL_VEC(int32_t) st; int cpu; } stk;
     TL_VEC(stk) stacks = {0};
     TL_VEC(int32_t) croots = {0};
@@ -272,11 +221,12 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
         int32_t e = host.v[h];
         uint64_t key = tl_mix64((uint64_t)t->pid[e] ^ 0x9e3779b97f4a7c15ULL);
         key = tl_mix64(key ^ (uint64_t)t->tid[e] ^ ((uint64_t)(t->idflags[e] & 3) << 62));
-        int32_t *slot = thmap_slot(&th, key);
-        if (*slot < 0) {
+        int isnew;
+        size_t *slot = tl_imap_put(&th, key, &isnew);
+        if (isnew) {
             stk z = {0};
             tl_vec_push(&stacks, z);
-            *slot = (int32_t)stacks.n - 1;
+            *slot = stacks.n - 1;
         }
         stk *S = &stacks.v[*slot];
         while (S->st.n && s->ts_us[e] >= s->end_us[S->st.v[S->st.n - 1]]) {
@@ -303,8 +253,7 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
     }
     for (size_t i = 0; i < stacks.n; i++) tl_vec_free(&stacks.v[i].st);
     tl_vec_free(&stacks);
-    free(th.k);
-    free(th.v);
+    tl_imap_free(&th);
     if (mismatches && d->log)
         fprintf(d->log, "[TraceDiff] warning: %zu stored tree edges differ from the nesting replay\n", mismatches);
 
@@ -906,40 +855,6 @@ done:
 /* ---------------------------------------------------------------------------
  * A4 recursive merge. */
 
-static int32_t memo_get(tl_diff *d, uint64_t key)
-{
-    if (!d->memo_cap) return -1;
-    size_t h = tl_mix64(key) & (d->memo_cap - 1);
-    while (d->memo_v[h] >= 0) {
-        if (d->memo_k[h] == key) return d->memo_v[h];
-        h = (h + 1) & (d->memo_cap - 1);
-    }
-    return -1;
-}
-
-static void memo_put(tl_diff *d, uint64_t key, int32_t v)
-{
-    if ((d->memo_n + 1) * 2 > d->memo_cap) {
-        size_t oc = d->memo_cap;
-        uint64_t *ok = d->memo_k;
-        int32_t *ov = d->memo_v;
-        d->memo_cap = oc ? oc * 2 : 4096;
-        d->memo_k = tl_xmalloc(d->memo_cap * sizeof *d->memo_k);
-        d->memo_v = tl_xmalloc(d->memo_cap * sizeof *d->memo_v);
-        for (size_t i = 0; i < d->memo_cap; i++) d->memo_v[i] = -1;
-        d->memo_n = 0;
-        for (size_t i = 0; i < oc; i++)
-            if (ov[i] >= 0) memo_put(d, ok[i], ov[i]);
-        free(ok);
-        free(ov);
-    }
-    size_t h = tl_mix64(key) & (d->memo_cap - 1);
-    while (d->memo_v[h] >= 0 && d->memo_k[h] != key) h = (h + 1) & (d->memo_cap - 1);
-    if (d->memo_v[h] < 0) d->memo_n++;
-    d->memo_k[h] = key;
-    d->memo_v[h] = v;
-}
-
 /* A4.4: GPU-path children plus the same-named non-GPU child of the other side. */
 static void add_missing(tl_diff *d, int side, int32_t u_other, const ivec *mine, const ivec *theirs,
                         ivec *out_theirs)
@@ -967,13 +882,14 @@ static void add_missing(tl_diff *d, int side, int32_t u_other, const ivec *mine,
 static int32_t merge(tl_diff *d, int32_t u1, int32_t u2)
 {
     uint64_t key = ((uint64_t)(uint32_t)(u1 + 1) << 32) | (uint32_t)(u2 + 1);
-    int32_t got = memo_get(d, key);
-    if (got >= 0) return got;
+    int isnew;
+    size_t *memo = tl_imap_put(&d->memo, key, &isnew);
+    if (!isnew) return (int32_t)*memo;
     int32_t mid = (int32_t)d->nodes.n;
+    *memo = (size_t)mid;
     td_mnode nd = {u1, u2, u1 >= 0 && u2 >= 0 ? TD_COMBINED : (u1 >= 0 ? TD_TRACE1 : TD_TRACE2),
                    0, 0, u1, u2};
     tl_vec_push(&d->nodes, nd);
-    memo_put(d, key, mid);
     if (u1 >= 0) d->s[0].map[u1] = u2;
     if (u2 >= 0) d->s[1].map[u2] = u1;
 
@@ -1091,8 +1007,7 @@ void tl_diff_free(tl_diff *d)
     tl_vec_free(&d->nodes);
     tl_vec_free(&d->mkids);
     tl_vec_free(&d->mroots);
-    free(d->memo_k);
-    free(d->memo_v);
+    tl_imap_free(&d->memo);
     tl_buf_free(&d->tmp);
     td_stats_free(d);
     tl_arena_free(&d->arena);

@@ -22,10 +22,8 @@ enum {
 enum { TD_COMBINED = 0, TD_TRACE1 = 1, TD_TRACE2 = 2 };
 
 typedef struct td_strtab {
-    TL_VEC(char *) strs;
-    TL_VEC(size_t) lens;
-    int32_t *slots;
-    size_t cap;
+    TL_VEC(char *) strs; /* id -> text, in arena */
+    tl_smap ids;         /* text -> id */
     tl_arena arena;
 } td_strtab;
 
@@ -75,9 +73,7 @@ struct tl_diff {
     TL_VEC(td_mnode) nodes;
     TL_VEC(int32_t) mkids;
     TL_VEC(int32_t) mroots;
-    uint64_t *memo_k;
-    int32_t *memo_v;
-    size_t memo_cap, memo_n;
+    tl_imap memo;             /* (u1 + 1, u2 + 1) -> merged node (A4) */
     tl_arena arena;
     td_stats *st;
 };

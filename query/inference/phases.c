@@ -152,15 +152,15 @@ typedef struct freq {
 
 static void freq_init(freq *f, const tl_phase_row *rows, size_t n)
 {
-    pyt_smap m;
-    pyt_smap_init(&m, n);
+    tl_smap m;
+    tl_smap_init(&m, n);
     size_t *gid = tl_xmalloc((n ? n : 1) * sizeof *gid);
     double *gc = tl_xmalloc((n ? n : 1) * sizeof *gc);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         const char *nm = rows[i].name ? rows[i].name : "";
         int isnew;
-        size_t *v = pyt_smap_put(&m, nm, strlen(nm), &isnew);
+        size_t *v = tl_smap_put(&m, nm, strlen(nm), &isnew);
         if (isnew) {
             *v = k;
             gc[k++] = 0;
@@ -174,7 +174,7 @@ static void freq_init(freq *f, const tl_phase_row *rows, size_t n)
     f->sorted = gc;
     f->k = k;
     free(gid);
-    pyt_smap_free(&m);
+    tl_smap_free(&m);
 }
 
 static void freq_free(freq *f)
@@ -799,13 +799,13 @@ static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char
 {
     size_t n = 0;
     grp *g = tl_xmalloc((c->nl ? c->nl : 1) * sizeof *g);
-    pyt_smap m;
-    pyt_smap_init(&m, c->nl);
+    tl_smap m;
+    tl_smap_init(&m, c->nl);
     for (size_t i = 0; i < c->nl; i++) {
         if (lab[i] != phase) continue;
         const char *nm = pyt_name(c, c->l_row[i]);
         int isnew;
-        size_t *v = pyt_smap_put(&m, nm, strlen(nm), &isnew);
+        size_t *v = tl_smap_put(&m, nm, strlen(nm), &isnew);
         if (isnew) {
             *v = n;
             g[n] = (grp){nm, 0, 0, NULL, 0};
@@ -816,7 +816,7 @@ static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char
         e->cnt++;
         if (!e->kcat && kcats[i]) e->kcat = kcats[i];
     }
-    pyt_smap_free(&m);
+    tl_smap_free(&m);
     if (!n) {
         free(g);
         return NULL;

@@ -83,76 +83,28 @@ size_t coll_col_f64(tl_table *t, const char *name) { return tl_table_add_col(t, 
 size_t coll_col_i64(tl_table *t, const char *name) { return tl_table_add_col(t, name, TL_I64); }
 size_t coll_col_str(tl_table *t, const char *name) { return tl_table_add_col(t, name, TL_STR); }
 
-/* string -> index map (keys borrowed) */
-typedef struct smap {
-    const char **k;
-    size_t *v;
-    size_t cap, n;
-} smap;
-static uint64_t shash(const char *s) { return tl_hash64(s, strlen(s), 7); }
-static void smap_grow(smap *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 64;
-    const char **k = tl_xcalloc(nc, sizeof *k);
-    size_t *v = tl_xcalloc(nc, sizeof *v);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->k[i]) continue;
-        size_t h = shash(m->k[i]) & (nc - 1);
-        while (k[h]) h = (h + 1) & (nc - 1);
-        k[h] = m->k[i], v[h] = m->v[i];
-    }
-    free(m->k), free(m->v);
-    m->k = k, m->v = v, m->cap = nc;
-}
-/* Returns the slot's value pointer; *isnew when inserted. */
-static size_t *smap_put(smap *m, const char *key, int *isnew)
-{
-    if ((m->n + 1) * 2 > m->cap) smap_grow(m);
-    size_t h = shash(key) & (m->cap - 1);
-    while (m->k[h]) {
-        if (!strcmp(m->k[h], key)) { *isnew = 0; return &m->v[h]; }
-        h = (h + 1) & (m->cap - 1);
-    }
-    m->k[h] = key;
-    m->n++;
-    *isnew = 1;
-    return &m->v[h];
-}
-static void smap_free(smap *m) { free(m->k), free(m->v); memset(m, 0, sizeof *m); }
-
 /* Interned text -> its copy in one table's arena: the texts of a run are
  * interned (coll_match), so a table stores each distinct text once and
  * its cells point at that copy. */
 typedef struct pcache {
-    const char **k;
-    const char **v;
-    size_t cap, n;
+    tl_imap idx;             /* interned pointer -> index in copy */
+    TL_VEC(const char *) copy;
 } pcache;
 static const char *pc_get(pcache *pc, tl_table *t, const char *s)
 {
-    if ((pc->n + 1) * 2 > pc->cap) {
-        size_t nc = pc->cap ? pc->cap * 2 : 256;
-        const char **k = tl_xcalloc(nc, sizeof *k), **v = tl_xcalloc(nc, sizeof *v);
-        for (size_t i = 0; i < pc->cap; i++) {
-            if (!pc->k[i]) continue;
-            size_t h = tl_mix64((uint64_t)(uintptr_t)pc->k[i]) & (nc - 1);
-            while (k[h]) h = (h + 1) & (nc - 1);
-            k[h] = pc->k[i], v[h] = pc->v[i];
-        }
-        free(pc->k), free(pc->v);
-        pc->k = k, pc->v = v, pc->cap = nc;
+    int isnew;
+    size_t *slot = tl_imap_put(&pc->idx, (uintptr_t)s, &isnew);
+    if (isnew) {
+        *slot = pc->copy.n;
+        tl_vec_push(&pc->copy, tl_arena_strdup(&t->arena, s));
     }
-    size_t h = tl_mix64((uint64_t)(uintptr_t)s) & (pc->cap - 1);
-    while (pc->k[h]) {
-        if (pc->k[h] == s) return pc->v[h];
-        h = (h + 1) & (pc->cap - 1);
-    }
-    pc->k[h] = s;
-    pc->v[h] = tl_arena_strdup(&t->arena, s);
-    pc->n++;
-    return pc->v[h];
+    return pc->copy.v[*slot];
 }
-static void pc_free(pcache *pc) { free(pc->k), free(pc->v); memset(pc, 0, sizeof *pc); }
+static void pc_free(pcache *pc)
+{
+    tl_imap_free(&pc->idx);
+    tl_vec_free(&pc->copy);
+}
 static void set_str_pc(tl_table *t, size_t c, size_t r, const char *s, pcache *pc)
 {
     if (s) tl_table_set_str_ref(t, c, r, pc_get(pc, t, s));
@@ -175,7 +127,7 @@ static size_t *pkey_put(tl_bmap *m, const void *p, int64_t i, int *isnew)
  * so the pointer is looked up first and the text hashed once per pointer:
  * 6 texts x 267k events of the 8 x 1 GB corpus, ~40 distinct pointers. */
 typedef struct interner {
-    smap text;  /* text -> index in tab */
+    tl_smap text; /* text -> index in tab */
     tl_bmap ptr; /* pointer -> index in tab */
     const char **tab;
     size_t ntab;
@@ -186,7 +138,7 @@ static const char *intern_slow(interner *in, const char *s)
     int isnew;
     size_t *ps = pkey_put(&in->ptr, s, 0, &isnew);
     if (!isnew) return in->tab[*ps];
-    size_t *slot = smap_put(&in->text, s, &isnew);
+    size_t *slot = tl_smap_put(&in->text, s, strlen(s), &isnew);
     if (isnew) {
         in->tab = tl_xrealloc(in->tab, (in->ntab + 1) * sizeof *in->tab);
         in->tab[in->ntab] = s;
@@ -206,7 +158,7 @@ static const char *intern(interner *in, const char *s)
 }
 static void interner_free(interner *in)
 {
-    smap_free(&in->text);
+    tl_smap_free(&in->text);
     tl_bmap_free(&in->ptr);
     free(in->tab);
 }
@@ -405,7 +357,7 @@ void coll_add_node_labels(coll_run *run, tl_table *t)
         size_t c = coll_col_str(t, "node_span");
         tl_arena a;
         tl_arena_init(&a, 1 << 12);
-        smap memo = {0};
+        tl_smap memo = {0};
         const char **vals = NULL;
         size_t nvals = 0;
         for (size_t r = 0; r < t->nrows; r++) {
@@ -415,7 +367,7 @@ void coll_add_node_labels(coll_run *run, tl_table *t)
                 span = "unknown";
             } else {
                 int isnew;
-                size_t *slot = smap_put(&memo, s, &isnew);
+                size_t *slot = tl_smap_put(&memo, s, strlen(s), &isnew);
                 if (isnew) {
                     vals = tl_xrealloc(vals, (nvals + 1) * sizeof *vals);
                     vals[nvals] = node_span(&a, s, run->gpn);
@@ -426,7 +378,7 @@ void coll_add_node_labels(coll_run *run, tl_table *t)
             tl_table_set_str_ref(t, c, r, span); /* static strings */
         }
         free(vals);
-        smap_free(&memo);
+        tl_smap_free(&memo);
         tl_arena_free(&a);
     }
 }

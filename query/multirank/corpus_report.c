@@ -45,43 +45,6 @@ void tl_corpus_stats_free(tl_corpus_stats *s)
 
 /* ---- small helpers ------------------------------------------------------------ */
 
-/* string -> index map (keys owned by the caller) */
-typedef struct smap {
-    const char **k;
-    size_t *v;
-    size_t cap, n;
-} smap;
-static void smap_grow(smap *m)
-{
-    size_t nc = m->cap ? m->cap * 2 : 64;
-    const char **k = tl_xcalloc(nc, sizeof *k);
-    size_t *v = tl_xcalloc(nc, sizeof *v);
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->k[i]) continue;
-        size_t h = tl_hash64(m->k[i], strlen(m->k[i]), 3) & (nc - 1);
-        while (k[h]) h = (h + 1) & (nc - 1);
-        k[h] = m->k[i], v[h] = m->v[i];
-    }
-    free(m->k), free(m->v);
-    m->k = k, m->v = v, m->cap = nc;
-}
-static size_t *smap_find(smap *m, const char *key, int insert, int *isnew)
-{
-    if (insert && (m->n + 1) * 2 > m->cap) smap_grow(m);
-    if (!m->cap) return NULL;
-    size_t h = tl_hash64(key, strlen(key), 3) & (m->cap - 1);
-    while (m->k[h]) {
-        if (!strcmp(m->k[h], key)) { if (isnew) *isnew = 0; return &m->v[h]; }
-        h = (h + 1) & (m->cap - 1);
-    }
-    if (!insert) return NULL;
-    m->k[h] = key;
-    m->n++;
-    if (isnew) *isnew = 1;
-    return &m->v[h];
-}
-static void smap_free(smap *m) { free(m->k), free(m->v); memset(m, 0, sizeof *m); }
-
 typedef TL_VEC(double) dvec;
 
 /* A keyed group of durations (µs) collected from one rank. */
@@ -786,7 +749,7 @@ static tl_table *pool_group(size_t g, rank_out *ro, size_t n)
                 t->cols[d].as_float = in.v[i]->cols[c].as_float;
             }
     /* groups: sheet + name + parameter texts */
-    smap m = {0};
+    tl_smap m = {0};
     TL_VEC(char *) keys = {0};
     TL_VEC(prow) rows = {0};
     TL_VEC(size_t) gid = {0};
@@ -809,7 +772,7 @@ static tl_table *pool_group(size_t g, rank_out *ro, size_t n)
             tl_buf_putc(&key, 0);
             char *k = tl_xstrdup(key.p);
             int isnew;
-            size_t *slot = smap_find(&m, k, 1, &isnew);
+            size_t *slot = tl_smap_put(&m, k, strlen(k), &isnew);
             if (isnew) { *slot = ng++; tl_vec_push(&keys, k); }
             else free(k);
             prow pr = {x, r};
@@ -871,7 +834,7 @@ static tl_table *pool_group(size_t g, rank_out *ro, size_t n)
     tl_vec_free(&in);
     tl_vec_free(&insheet);
     tl_buf_free(&key);
-    smap_free(&m);
+    tl_smap_free(&m);
     return t;
 }
 
@@ -884,7 +847,7 @@ typedef struct launcher {
 
 static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t *nout)
 {
-    smap m = {0};
+    tl_smap m = {0};
     TL_VEC(launcher) L = {0};
     for (size_t r = 0; r < n; r++) {
         const tl_table *x = ro[r].ops;
@@ -896,7 +859,7 @@ static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t 
             const char *name = x->cols[cn].v.s[i];
             if (!name) continue;
             int isnew;
-            size_t *slot = smap_find(&m, name, 1, &isnew);
+            size_t *slot = tl_smap_put(&m, name, strlen(name), &isnew);
             if (isnew) {
                 *slot = L.n;
                 launcher l = {name, ck >= 0 ? x->cols[ck].v.s[i] : NULL, 0, 0};
@@ -906,7 +869,7 @@ static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t 
             L.v[*slot].sum_us += tl_table_num(x, (size_t)cs, i);
         }
     }
-    smap_free(&m);
+    tl_smap_free(&m);
     /* ms descending; ties by name */
     for (size_t i = 1; i < L.n; i++) {
         launcher x = L.v[i];
@@ -1020,7 +983,7 @@ static int nc_cmp(const char *an, const char *ac, const char *bn, const char *bc
 static tl_table *sheet_unlinked(rank_out *ro, size_t n)
 {
     /* every rank's unlinked events pooled by (name, cat), rank order */
-    smap m = {0};
+    tl_smap m = {0};
     TL_VEC(dgroup) G = {0};
     tl_buf key = {0};
     for (size_t r = 0; r < n; r++)
@@ -1029,10 +992,10 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
             key.n = 0;
             tl_buf_printf(&key, "%s\x1f%s", g->name, g->cat);
             tl_buf_putc(&key, 0);
-            size_t *slot = smap_find(&m, key.p, 0, NULL);
+            size_t *slot = tl_smap_get(&m, key.p, strlen(key.p));
             if (!slot) {
                 int isnew;
-                slot = smap_find(&m, tl_xstrdup(key.p), 1, &isnew);
+                slot = tl_smap_put(&m, tl_xstrdup(key.p), strlen(key.p), &isnew);
                 *slot = G.n;
                 dgroup ng = {g->name, g->cat, {0}};
                 tl_vec_push(&G, ng);
@@ -1042,8 +1005,8 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
         }
     tl_buf_free(&key);
     if (!G.n) {
-        for (size_t i = 0; i < m.cap; i++) free((void *)m.k[i]);
-        smap_free(&m);
+        for (size_t i = 0; i < m.cap; i++) free((void *)m.keys[i]);
+        tl_smap_free(&m);
         return NULL;
     }
     /* ascending (name, cat), then count descending (stable) */
@@ -1079,21 +1042,21 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
     free(idx);
     for (size_t i = 0; i < G.n; i++) tl_vec_free(&G.v[i].d);
     tl_vec_free(&G);
-    for (size_t i = 0; i < m.cap; i++) free((void *)m.k[i]);
-    smap_free(&m);
+    for (size_t i = 0; i < m.cap; i++) free((void *)m.keys[i]);
+    tl_smap_free(&m);
     return t;
 }
 
 static tl_table *sheet_short_ops(rank_out *ro, size_t n)
 {
-    smap m = {0};
+    tl_smap m = {0};
     TL_VEC(namecount) C = {0};
     int64_t total = 0;
     for (size_t r = 0; r < n; r++)
         for (size_t i = 0; i < ro[r].shortops.n; i++) {
             const namecount *x = &ro[r].shortops.v[i];
             int isnew;
-            size_t *slot = smap_find(&m, x->name, 1, &isnew);
+            size_t *slot = tl_smap_put(&m, x->name, strlen(x->name), &isnew);
             if (isnew) {
                 *slot = C.n;
                 namecount z = {x->name, 0};
@@ -1102,7 +1065,7 @@ static tl_table *sheet_short_ops(rank_out *ro, size_t n)
             C.v[*slot].n += x->n;
             total += x->n;
         }
-    smap_free(&m);
+    tl_smap_free(&m);
     if (!C.n) return NULL;
     for (size_t i = 1; i < C.n; i++) { /* count desc, name asc */
         namecount x = C.v[i];
@@ -1127,7 +1090,7 @@ static tl_table *sheet_short_ops(rank_out *ro, size_t n)
 static tl_table *sheet_cuda(rank_out *ro, size_t n)
 {
     /* rows: (name, cat) ascending over all ranks */
-    smap m = {0};
+    tl_smap m = {0};
     TL_VEC(dgroup) keys = {0};
     tl_buf key = {0};
     for (size_t r = 0; r < n; r++)
@@ -1136,16 +1099,16 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
             key.n = 0;
             tl_buf_printf(&key, "%s\x1f%s", g->name, g->cat);
             tl_buf_putc(&key, 0);
-            if (smap_find(&m, key.p, 0, NULL)) continue;
+            if (tl_smap_get(&m, key.p, strlen(key.p))) continue;
             int isnew;
-            size_t *slot = smap_find(&m, tl_xstrdup(key.p), 1, &isnew);
+            size_t *slot = tl_smap_put(&m, tl_xstrdup(key.p), strlen(key.p), &isnew);
             *slot = keys.n;
             dgroup z = {g->name, g->cat, {0}};
             tl_vec_push(&keys, z);
         }
     if (!keys.n) {
         tl_buf_free(&key);
-        smap_free(&m);
+        tl_smap_free(&m);
         return NULL;
     }
     size_t *idx = tl_xmalloc(keys.n * sizeof *idx);
@@ -1179,7 +1142,7 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
             key.n = 0;
             tl_buf_printf(&key, "%s\x1f%s", g->name, g->cat);
             tl_buf_putc(&key, 0);
-            size_t row = row_of[*smap_find(&m, key.p, 0, NULL)];
+            size_t row = row_of[*tl_smap_get(&m, key.p, strlen(key.p))];
             tl_table_set_i64(t, cst[0] + r, row, g->cnt);
             tl_table_set_f64(t, cst[1] + r, row, g->mn);
             tl_table_set_f64(t, cst[2] + r, row, g->mx);
@@ -1188,8 +1151,8 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
     tl_buf_free(&key);
     free(idx), free(row_of);
     tl_vec_free(&keys);
-    for (size_t i = 0; i < m.cap; i++) free((void *)m.k[i]);
-    smap_free(&m);
+    for (size_t i = 0; i < m.cap; i++) free((void *)m.keys[i]);
+    tl_smap_free(&m);
     return t;
 }
 

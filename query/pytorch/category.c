@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 struct tl_catreg {
-    pyt_smap map;       /* op name -> index into cats */
+    tl_smap map;       /* op name -> index into cats */
     const char **cats;
     size_t n, cap;
     tl_arena arena;
@@ -22,7 +22,7 @@ struct tl_catreg {
 tl_catreg *tl_catreg_new(void)
 {
     tl_catreg *r = tl_xcalloc(1, sizeof *r);
-    pyt_smap_init(&r->map, 512);
+    tl_smap_init(&r->map, 512);
     tl_arena_init(&r->arena, 1 << 14);
     return r;
 }
@@ -30,7 +30,7 @@ tl_catreg *tl_catreg_new(void)
 void tl_catreg_free(tl_catreg *r)
 {
     if (!r) return;
-    pyt_smap_free(&r->map);
+    tl_smap_free(&r->map);
     free(r->cats);
     tl_arena_free(&r->arena);
     free(r);
@@ -39,14 +39,14 @@ void tl_catreg_free(tl_catreg *r)
 void tl_catreg_set(tl_catreg *r, const char *op, const char *category)
 {
     size_t len = strlen(op);
-    size_t *slot = pyt_smap_get(&r->map, op, len);
+    size_t *slot = tl_smap_get(&r->map, op, len);
     const char *c = tl_arena_strdup(&r->arena, category);
     if (slot) {
         r->cats[*slot] = c;
         return;
     }
     int isnew;
-    slot = pyt_smap_put(&r->map, tl_arena_strdup(&r->arena, op), len, &isnew);
+    slot = tl_smap_put(&r->map, tl_arena_strdup(&r->arena, op), len, &isnew);
     if (r->n == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 256;
         r->cats = tl_xrealloc(r->cats, r->cap * sizeof *r->cats);
@@ -66,7 +66,7 @@ tl_catreg *tl_catreg_copy(const tl_catreg *r)
 const char *tl_catreg_get(const tl_catreg *r, const char *op)
 {
     if (!r || !op) return NULL;
-    size_t *slot = pyt_smap_get(&r->map, op, strlen(op));
+    size_t *slot = tl_smap_get(&r->map, op, strlen(op));
     return slot ? r->cats[*slot] : NULL;
 }
 

@@ -174,8 +174,8 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
 
     /* group (rows with a missing key dropped), ascending key order */
-    pyt_smap m;
-    pyt_smap_init(&m, 64);
+    tl_smap m;
+    tl_smap_init(&m, 64);
     size_t *first = tl_xmalloc(ev.n * sizeof *first), ng = 0;
     size_t *gid = tl_xmalloc(ev.n * sizeof *gid);
     tl_buf kb = {0};
@@ -190,12 +190,12 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         if (drop) continue;
         int isnew;
         char *key = tl_arena_strndup(&c->arena, kb.p, kb.n);
-        size_t *slot = pyt_smap_put(&m, key, kb.n, &isnew);
+        size_t *slot = tl_smap_put(&m, key, kb.n, &isnew);
         if (isnew) { *slot = ng; first[ng++] = i; }
         gid[i] = *slot;
     }
     tl_buf_free(&kb);
-    pyt_smap_free(&m);
+    tl_smap_free(&m);
     if (!ng) {
         free(first); free(gid); tl_vec_free(&ev);
         return 0;

@@ -735,7 +735,7 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->l_subtree);
     free(c->l_first);
     free(c->l_cat);
-    if (c->intern_init) pyt_smap_free(&c->intern);
+    if (c->intern_init) tl_smap_free(&c->intern);
     free(c->intern_str);
     tl_arena_free(&c->arena);
     memset(c, 0, sizeof *c);

@@ -348,8 +348,8 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         if (!ms.n) { tl_vec_free(&ms); tl_vec_free(&rows); continue; }
         /* group by name + parameter texts */
-        pyt_smap gm;
-        pyt_smap_init(&gm, ms.n);
+        tl_smap gm;
+        tl_smap_init(&gm, ms.n);
         ppgroup *g = tl_xcalloc(ms.n, sizeof *g);
         size_t ng = 0;
         tl_buf kb = {0};
@@ -375,7 +375,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             tl_buf_putc(&kb, 0);
             int isnew;
             char *key = tl_arena_strdup(&c->arena, kb.p);
-            size_t *slot = pyt_smap_put(&gm, key, strlen(key), &isnew);
+            size_t *slot = tl_smap_put(&gm, key, strlen(key), &isnew);
             if (isnew) {
                 *slot = ng;
                 g[ng].name = pyt_name(c, rows.v[i]);
@@ -386,7 +386,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             tl_vec_push(&g[*slot].m, i);
         }
         tl_buf_free(&kb);
-        pyt_smap_free(&gm);
+        tl_smap_free(&gm);
         double *tmp = tl_xmalloc(ms.n * sizeof *tmp);
         size_t *ord = tl_xmalloc(ng * sizeof *ord);
         for (size_t i = 0; i < ng; i++) {

@@ -22,14 +22,6 @@ typedef struct pyt_kernel {
     int32_t row;
 } pyt_kernel;
 
-/* Open-addressing string -> index map (keys borrowed). */
-typedef struct pyt_smap {
-    const char **keys;
-    size_t *vals;
-    uint64_t *hashes;
-    size_t cap, n;
-} pyt_smap;
-
 
 typedef struct pyt_ctx {
     const tl_trace *t;
@@ -110,7 +102,7 @@ typedef struct pyt_ctx {
     struct pyt_args_job *args_job;
     /* interned texts (pyt_intern) */
     int intern_init;
-    pyt_smap intern;
+    tl_smap intern;
     const char **intern_str;
     size_t nintern, capintern;
 } pyt_ctx;
@@ -288,11 +280,6 @@ void pyt_sheets_pending(tl_pyt_sheets *s, const char *name);
 /* Appends "Percentage (%)" and "Cumulative Percentage (%)" from column vcol. */
 void pyt_add_percentages(tl_table *t, size_t vcol);
 
-void pyt_smap_init(pyt_smap *m, size_t hint);
-void pyt_smap_free(pyt_smap *m);
-/* Returns the value slot for key; *isnew = 1 when inserted (slot holds 0). */
-size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew);
-size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen);
 
 
 /* One pointer per distinct text for the whole report (arena-owned). */

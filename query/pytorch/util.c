@@ -116,68 +116,6 @@ void pyt_add_percentages(tl_table *t, size_t vcol)
     free(v);
 }
 
-/* ---- string map ----------------------------------------------------------- */
-
-void pyt_smap_init(pyt_smap *m, size_t hint)
-{
-    m->cap = 64;
-    while (m->cap < hint * 2) m->cap *= 2;
-    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
-    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
-    m->hashes = tl_xcalloc(m->cap, sizeof *m->hashes);
-    m->n = 0;
-}
-
-void pyt_smap_free(pyt_smap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->hashes);
-    memset(m, 0, sizeof *m);
-}
-
-/* Keys are stored with their length in the hash's high bits check plus a
- * full compare; key texts must stay alive (they live in arenas). */
-static size_t *smap_find(pyt_smap *m, const char *key, size_t len, uint64_t h, int create, int *isnew)
-{
-    size_t i = h & (m->cap - 1);
-    while (m->keys[i]) {
-        if (m->hashes[i] == h && strncmp(m->keys[i], key, len) == 0 && m->keys[i][len] == 0)
-            return &m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    if (!create) return NULL;
-    m->keys[i] = key;
-    m->hashes[i] = h;
-    m->vals[i] = 0;
-    m->n++;
-    if (isnew) *isnew = 1;
-    return &m->vals[i];
-}
-
-size_t *pyt_smap_put(pyt_smap *m, const char *key, size_t keylen, int *isnew)
-{
-    if (isnew) *isnew = 0;
-    if ((m->n + 1) * 2 > m->cap) {
-        pyt_smap o = *m;
-        pyt_smap_init(m, o.cap);
-        for (size_t i = 0; i < o.cap; i++)
-            if (o.keys[i]) {
-                size_t *v = smap_find(m, o.keys[i], strlen(o.keys[i]), o.hashes[i], 1, NULL);
-                *v = o.vals[i];
-            }
-        pyt_smap_free(&o);
-    }
-    uint64_t h = tl_hash64(key, keylen, 0);
-    return smap_find(m, key, keylen, h, 1, isnew);
-}
-
-size_t *pyt_smap_get(const pyt_smap *m, const char *key, size_t keylen)
-{
-    uint64_t h = tl_hash64(key, keylen, 0);
-    return smap_find((pyt_smap *)m, key, keylen, h, 0, NULL);
-}
-
 /* ---- NumPy's argsort(kind="quicksort") and pandas' nargsort ----------------
  * pandas sorts one column descending by reversing it, argsorting with
  * NumPy's introsort (unstable for more than 16 rows) and reversing the
@@ -310,15 +248,15 @@ const char *pyt_intern(pyt_ctx *c, const char *s)
 {
     if (!s) return NULL;
     if (!c->intern_init) {
-        pyt_smap_init(&c->intern, 1024);
+        tl_smap_init(&c->intern, 1024);
         c->intern_init = 1;
     }
     size_t len = strlen(s);
-    size_t *v = pyt_smap_get(&c->intern, s, len);
+    size_t *v = tl_smap_get(&c->intern, s, len);
     if (v) return c->intern_str[*v];
     char *copy = tl_arena_strndup(&c->arena, s, len);
     int isnew;
-    v = pyt_smap_put(&c->intern, copy, len, &isnew);
+    v = tl_smap_put(&c->intern, copy, len, &isnew);
     if (c->nintern == c->capintern) {
         c->capintern = c->capintern ? c->capintern * 2 : 256;
         c->intern_str = tl_xrealloc(c->intern_str, c->capintern * sizeof *c->intern_str);
