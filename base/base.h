@@ -180,6 +180,32 @@ static inline size_t *tl_smap_put(tl_smap *m, const char *key, size_t len, int *
     return &m->vals[i];
 }
 
+/* Keys the caller stores and numbers 0, 1, 2... (texts in one growing
+ * buffer, where pointers would not stay valid; tuples of codes): slots
+ * hold id + 1 and the key's hash, and the caller compares its keys on a
+ * hash match. Needs tl_hidx_init. The probe:
+ *     size_t i = tl_hidx_home(x, h);
+ *     for (; x->ids[i]; i = tl_hidx_next(x, i))
+ *         if (x->hashes[i] == h && <key of x->ids[i] - 1 equals key>) ...;
+ *     tl_hidx_set(x, i, h, new_id); */
+typedef struct tl_hidx {
+    uint32_t *ids; /* id + 1; 0: empty slot */
+    uint64_t *hashes;
+    size_t cap, n;
+} tl_hidx;
+void tl_hidx_init(tl_hidx *x, size_t hint);
+void tl_hidx_free(tl_hidx *x);
+void tl_hidx_grow(tl_hidx *x);
+static inline size_t tl_hidx_home(const tl_hidx *x, uint64_t h) { return h & (x->cap - 1); }
+static inline size_t tl_hidx_next(const tl_hidx *x, size_t i) { return (i + 1) & (x->cap - 1); }
+/* Stores id in the empty slot i that the probe for hash h ended on. */
+static inline void tl_hidx_set(tl_hidx *x, size_t i, uint64_t h, uint32_t id)
+{
+    x->ids[i] = id + 1;
+    x->hashes[i] = h;
+    if (++x->n * 2 > x->cap) tl_hidx_grow(x);
+}
+
 /* Integer keys (ids, pointers as uintptr_t) -> size_t, hashed by
  * tl_mix64. */
 typedef struct tl_imap {

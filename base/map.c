@@ -1,5 +1,6 @@
 /* map.c — the hash maps of base.h: string keys (tl_smap), integer keys
- * (tl_imap), fixed-size binary keys (tl_bmap); allocation and growth. */
+ * (tl_imap), keys the caller stores (tl_hidx), fixed-size binary keys
+ * (tl_bmap); allocation and growth. */
 #include "base/base.h"
 
 #include <errno.h>
@@ -60,6 +61,39 @@ void tl_smap_grow(tl_smap *m)
     free(o.keys);
     free(o.hashes);
     free(o.vals);
+}
+
+/* ---- keys stored by the caller -------------------------------------------- */
+
+void tl_hidx_init(tl_hidx *x, size_t hint)
+{
+    x->cap = map_cap(hint);
+    x->ids = tl_xcalloc(x->cap, sizeof *x->ids);
+    x->hashes = tl_xmalloc(x->cap * sizeof *x->hashes);
+    x->n = 0;
+}
+
+void tl_hidx_free(tl_hidx *x)
+{
+    free(x->ids);
+    free(x->hashes);
+    memset(x, 0, sizeof *x);
+}
+
+void tl_hidx_grow(tl_hidx *x)
+{
+    tl_hidx o = *x;
+    tl_hidx_init(x, o.cap);
+    for (size_t i = 0; i < o.cap; i++) {
+        if (!o.ids[i]) continue;
+        size_t j = tl_hidx_home(x, o.hashes[i]);
+        while (x->ids[j]) j = tl_hidx_next(x, j);
+        x->ids[j] = o.ids[i];
+        x->hashes[j] = o.hashes[i];
+    }
+    x->n = o.n;
+    free(o.ids);
+    free(o.hashes);
 }
 
 /* ---- integer keys --------------------------------------------------------- */

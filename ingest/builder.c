@@ -29,9 +29,7 @@ tl_build *tl_build_new(void)
 {
     tl_build *b = tl_xcalloc(1, sizeof *b);
     strcpy(b->format, "kineto");
-    b->hcap = 1 << 12;
-    b->htab = tl_xcalloc(b->hcap, sizeof *b->htab);
-    b->hhash = tl_xcalloc(b->hcap, sizeof *b->hhash);
+    tl_hidx_init(&b->hidx, 1 << 11);
     for (int i = 0; i < COLD_N; i++) {
         b->cold[i].name = COLD_DEFS[i].name;
         b->cold[i].type = COLD_DEFS[i].type;
@@ -65,45 +63,22 @@ void tl_build_set_format(tl_build *b, const char *format)
     snprintf(b->format, sizeof b->format, "%s", format);
 }
 
-static void grow_hash(tl_build *b)
-{
-    size_t ncap = b->hcap * 2;
-    uint32_t *nt = tl_xcalloc(ncap, sizeof *nt);
-    uint64_t *nh = tl_xcalloc(ncap, sizeof *nh);
-    for (size_t i = 0; i < b->hcap; i++) {
-        if (!b->htab[i]) continue;
-        size_t j = b->hhash[i] & (ncap - 1);
-        while (nt[j]) j = (j + 1) & (ncap - 1);
-        nt[j] = b->htab[i];
-        nh[j] = b->hhash[i];
-    }
-    free(b->htab);
-    free(b->hhash);
-    b->htab = nt;
-    b->hhash = nh;
-    b->hcap = ncap;
-}
-
 uint32_t tl_build_str(tl_build *b, const char *s, size_t n)
 {
     uint64_t h = tl_hash64(s, n, 0);
-    size_t mask = b->hcap - 1, i = h & mask;
-    while (b->htab[i]) {
-        if (b->hhash[i] == h) {
-            uint32_t id = b->htab[i] - 1;
-            uint64_t off = b->soff.v[id];
-            uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
-            if (end - off - 1 == n && memcmp(b->sbytes.p + off, s, n) == 0) return id;
-        }
-        i = (i + 1) & mask;
+    size_t i = tl_hidx_home(&b->hidx, h);
+    for (; b->hidx.ids[i]; i = tl_hidx_next(&b->hidx, i)) {
+        if (b->hidx.hashes[i] != h) continue;
+        uint32_t id = b->hidx.ids[i] - 1;
+        uint64_t off = b->soff.v[id];
+        uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
+        if (end - off - 1 == n && memcmp(b->sbytes.p + off, s, n) == 0) return id;
     }
     uint32_t id = (uint32_t)b->soff.n;
     tl_vec_push(&b->soff, b->sbytes.n);
     tl_buf_append(&b->sbytes, s, n);
     tl_buf_putc(&b->sbytes, 0);
-    b->htab[i] = id + 1;
-    b->hhash[i] = h;
-    if (++b->hcount * 2 > b->hcap) grow_hash(b);
+    tl_hidx_set(&b->hidx, i, h, id);
     return id;
 }
 
@@ -345,11 +320,7 @@ static void drop_rows(tl_build *b)
 {
     tl_buf_free(&b->sbytes);
     tl_vec_free(&b->soff);
-    free(b->htab);
-    free(b->hhash);
-    b->htab = NULL;
-    b->hhash = NULL;
-    b->hcap = b->hcount = 0;
+    tl_hidx_free(&b->hidx);
     tl_vec_free(&b->uid); tl_vec_free(&b->ts); tl_vec_free(&b->dur); tl_vec_free(&b->name);
     tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
     tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);

@@ -24,12 +24,10 @@ typedef struct blob_acc {
 
 struct tl_build {
     char format[16];
-    /* string dictionary: open addressing over (hash, id) */
+    /* string dictionary: texts in sbytes, looked up through hidx */
     tl_buf sbytes;
     TL_VEC(uint64_t) soff;  /* start offset of string id i; sentinel appended at commit */
-    uint32_t *htab;         /* id+1, 0 = empty */
-    uint64_t *hhash;
-    size_t hcap, hcount;
+    tl_hidx hidx;
 
     /* hot event columns */
     size_t n;

@@ -131,10 +131,8 @@ const char *aq_json_str(const char *p, const char *end, tl_buf *out);
 typedef struct aq_pool {
     tl_arena *arena;        /* where texts live (the result table's arena) */
     const char **text;      /* id -> text; id 0 unused (null) */
-    uint64_t *hash;
     size_t n, cap;
-    uint32_t *slot;         /* open addressing: id or 0 */
-    size_t scap;
+    tl_hidx idx;            /* text -> id */
 } aq_pool;
 void aq_pool_init(aq_pool *p, tl_arena *a);
 void aq_pool_free(aq_pool *p);

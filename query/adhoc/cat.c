@@ -616,50 +616,32 @@ void aq_pool_init(aq_pool *p, tl_arena *a)
     p->arena = a;
     p->cap = 1024;
     p->text = tl_xmalloc(p->cap * sizeof *p->text);
-    p->hash = tl_xmalloc(p->cap * sizeof *p->hash);
     p->n = 1; /* id 0 = null */
     p->text[0] = NULL;
-    p->scap = 2048;
-    p->slot = tl_xcalloc(p->scap, sizeof *p->slot);
+    tl_hidx_init(&p->idx, 1024);
 }
 
 void aq_pool_free(aq_pool *p)
 {
     free(p->text);
-    free(p->hash);
-    free(p->slot);
+    tl_hidx_free(&p->idx);
     memset(p, 0, sizeof *p);
 }
 
 uint32_t aq_pool_intern(aq_pool *p, const char *s, size_t n)
 {
     uint64_t h = tl_hash64(s, n, 0x51);
-    size_t mask = p->scap - 1, i = h & mask;
-    while (p->slot[i]) {
-        uint32_t id = p->slot[i];
-        if (p->hash[id] == h && strncmp(p->text[id], s, n) == 0 && p->text[id][n] == 0) return id;
-        i = (i + 1) & mask;
+    size_t i = tl_hidx_home(&p->idx, h);
+    for (; p->idx.ids[i]; i = tl_hidx_next(&p->idx, i)) {
+        uint32_t id = p->idx.ids[i] - 1;
+        if (p->idx.hashes[i] == h && strncmp(p->text[id], s, n) == 0 && p->text[id][n] == 0) return id;
     }
     if (p->n == p->cap) {
         p->cap *= 2;
         p->text = tl_xrealloc(p->text, p->cap * sizeof *p->text);
-        p->hash = tl_xrealloc(p->hash, p->cap * sizeof *p->hash);
     }
     uint32_t id = (uint32_t)p->n++;
     p->text[id] = tl_arena_strndup(p->arena, s, n);
-    p->hash[id] = h;
-    p->slot[i] = id;
-    if (p->n * 2 > p->scap) {
-        size_t ncap = p->scap * 2;
-        uint32_t *ns = tl_xcalloc(ncap, sizeof *ns);
-        for (uint32_t k = 1; k < p->n; k++) {
-            size_t j = p->hash[k] & (ncap - 1);
-            while (ns[j]) j = (j + 1) & (ncap - 1);
-            ns[j] = k;
-        }
-        free(p->slot);
-        p->slot = ns;
-        p->scap = ncap;
-    }
+    tl_hidx_set(&p->idx, i, h, id);
     return id;
 }

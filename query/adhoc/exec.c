@@ -61,32 +61,18 @@ static uint32_t pool_intern(shared *sh, const char *s, size_t n)
 }
 
 /* ---- group accumulators ----------------------------------------------------- */
-typedef struct pairset {
-    uint32_t *g;
-    uint64_t *c;
-    uint8_t *used;
-    size_t n, cap;
-} pairset;
+/* A nunique accumulator's distinct (group, code) pairs: keys of a tl_bmap. */
+typedef struct gcode {
+    uint64_t c;
+    uint32_t g, pad; /* pad zeroed: the key is hashed as bytes */
+} gcode;
 
-static void pairset_add(pairset *s, uint32_t g, uint64_t c)
+static void nunique_add(tl_bmap *s, uint32_t g, uint64_t c)
 {
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 1024;
-        pairset ns = {tl_xcalloc(ncap, 4), tl_xcalloc(ncap, 8), tl_xcalloc(ncap, 1), 0, ncap};
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->used[i]) pairset_add(&ns, s->g[i], s->c[i]);
-        free(s->g); free(s->c); free(s->used);
-        *s = ns;
-    }
-    size_t mask = s->cap - 1, i = tl_mix64(c * 0x9E3779B97F4A7C15ULL ^ g) & mask;
-    while (s->used[i]) {
-        if (s->g[i] == g && s->c[i] == c) return;
-        i = (i + 1) & mask;
-    }
-    s->used[i] = 1;
-    s->g[i] = g;
-    s->c[i] = c;
-    s->n++;
+    if (!s->cap) tl_bmap_init(s, sizeof(gcode), 512);
+    gcode k = {c, g, 0};
+    int isnew;
+    tl_bmap_put(s, &k, &isnew);
 }
 
 typedef struct acc {
@@ -98,15 +84,14 @@ typedef struct acc {
     double *fmin, *fmax;
     tl_welford *w;           /* std */
     TL_VEC(double) * vals;   /* median / percentiles */
-    pairset set;             /* nunique */
+    tl_bmap set;             /* nunique */
 } acc;
 
 typedef struct gstate {
     size_t nkeys, nagg;
     uint64_t *keys;          /* ng * nkeys codes */
     size_t ng, cap;
-    uint32_t *slot;          /* open addressing: group id + 1 */
-    size_t scap;
+    tl_hidx idx;             /* key codes -> group id */
     acc *acc;
 } gstate;
 
@@ -118,8 +103,7 @@ static void gstate_init(gstate *g, const aq_plan *p)
     g->acc = tl_xcalloc(p->nagg ? p->nagg : 1, sizeof *g->acc);
     for (size_t k = 0; k < p->nagg; k++)
         g->acc[k].isint = p->agg[k].star || p->agg[k].col.def->type == AQ_INT;
-    g->scap = 1024;
-    g->slot = tl_xcalloc(g->scap, sizeof *g->slot);
+    tl_hidx_init(&g->idx, 512);
 }
 
 static void gstate_free(gstate *g)
@@ -132,11 +116,11 @@ static void gstate_free(gstate *g)
             for (size_t i = 0; i < g->ng; i++) tl_vec_free(&a->vals[i]);
             free(a->vals);
         }
-        free(a->set.g); free(a->set.c); free(a->set.used);
+        tl_bmap_free(&a->set);
     }
     free(g->acc);
     free(g->keys);
-    free(g->slot);
+    tl_hidx_free(&g->idx);
 }
 
 static void acc_grow(gstate *g, const aq_plan *p, size_t ncap)
@@ -173,31 +157,16 @@ static uint32_t group_of(gstate *g, const aq_plan *p, const uint64_t *codes)
 {
     uint64_t h = 0x12345;
     for (size_t k = 0; k < g->nkeys; k++) h = tl_mix64(h ^ (codes[k] + 0x9E3779B97F4A7C15ULL * (k + 1)));
-    size_t mask = g->scap - 1, i = h & mask;
-    while (g->slot[i]) {
-        uint32_t gi = g->slot[i] - 1;
-        if (!memcmp(g->keys + gi * g->nkeys, codes, g->nkeys * sizeof(uint64_t))) return gi;
-        i = (i + 1) & mask;
+    size_t i = tl_hidx_home(&g->idx, h);
+    for (; g->idx.ids[i]; i = tl_hidx_next(&g->idx, i)) {
+        uint32_t gi = g->idx.ids[i] - 1;
+        if (g->idx.hashes[i] == h && !memcmp(g->keys + gi * g->nkeys, codes, g->nkeys * sizeof(uint64_t)))
+            return gi;
     }
     if (g->ng == g->cap) acc_grow(g, p, g->cap ? g->cap * 2 : 256);
     uint32_t gi = (uint32_t)g->ng++;
     if (g->nkeys) memcpy(g->keys + gi * g->nkeys, codes, g->nkeys * sizeof(uint64_t));
-    g->slot[i] = gi + 1;
-    if (g->ng * 2 > g->scap) {
-        size_t ncap = g->scap * 2;
-        uint32_t *ns = tl_xcalloc(ncap, sizeof *ns);
-        for (uint32_t q = 0; q < g->ng; q++) {
-            const uint64_t *kc = g->keys + q * g->nkeys;
-            uint64_t hh = 0x12345;
-            for (size_t k = 0; k < g->nkeys; k++) hh = tl_mix64(hh ^ (kc[k] + 0x9E3779B97F4A7C15ULL * (k + 1)));
-            size_t j = hh & (ncap - 1);
-            while (ns[j]) j = (j + 1) & (ncap - 1);
-            ns[j] = q + 1;
-        }
-        free(g->slot);
-        g->slot = ns;
-        g->scap = ncap;
-    }
+    tl_hidx_set(&g->idx, i, h, gi);
     return gi;
 }
 
@@ -345,7 +314,7 @@ static int fold_aggs(worker *w, const uint32_t *rows, size_t m, const uint32_t *
                            : v.vt == AQ_V_I64 ? v.i[q] == INT64_MIN : isnan(v.f[q]);
                 if (isnull) continue;
                 if (ad->fn == AQ_A_COUNT) a->cnt[gid[i]]++;
-                else pairset_add(&a->set, gid[i], codes[i]);
+                else nunique_add(&a->set, gid[i], codes[i]);
             }
             continue;
         }
@@ -591,11 +560,12 @@ static void merge_into(gstate *dst, const gstate *src, const aq_plan *p)
     /* nunique sets: remap group ids */
     for (size_t k = 0; k < p->nagg; k++) {
         if (p->agg[k].fn != AQ_A_NUNIQUE) continue;
-        const pairset *s = &src->acc[k].set;
+        const tl_bmap *s = &src->acc[k].set;
         for (size_t i = 0; i < s->cap; i++) {
             if (!s->used[i]) continue;
-            uint32_t d = group_of(dst, p, src->keys + (size_t)s->g[i] * src->nkeys);
-            pairset_add(&dst->acc[k].set, d, s->c[i]);
+            const gcode *x = (const gcode *)(s->keys + i * s->keylen);
+            uint32_t d = group_of(dst, p, src->keys + (size_t)x->g * src->nkeys);
+            nunique_add(&dst->acc[k].set, d, x->c);
         }
     }
 }
@@ -688,9 +658,9 @@ static void build_group_table(shared *sh, gstate *g, tl_table *t)
     for (size_t k = 0; k < p->nagg; k++) {
         if (p->agg[k].fn != AQ_A_NUNIQUE) continue;
         for (size_t q = 0; q < g->ng; q++) tl_table_set_i64(t, nk + k, q, 0);
-        const pairset *s = &g->acc[k].set;
+        const tl_bmap *s = &g->acc[k].set;
         for (size_t i = 0; i < s->cap; i++)
-            if (s->used[i]) t->cols[nk + k].v.i[s->g[i]]++;
+            if (s->used[i]) t->cols[nk + k].v.i[((const gcode *)(s->keys + i * s->keylen))->g]++;
     }
 }
 

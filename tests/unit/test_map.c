@@ -1,5 +1,5 @@
-/* test_map.c — base/map.c: tl_smap (string keys) and tl_imap (integer
- * keys) through growth from a zeroed map and from a sized one, colliding
+/* test_map.c — base/map.c: tl_smap (string keys), tl_imap (integer keys)
+ * and tl_hidx (keys the caller stores) through growth from a zeroed map and from a sized one, colliding
  * probes (keys equal in their low hash bits, strings of a common prefix),
  * misses, and every value read back after growth. The maps have no
  * deletion. */
@@ -112,8 +112,49 @@ static void test_imap(void)
     tl_imap_free(&z);
 }
 
+/* Caller-stored keys: an interner over one text buffer that moves as it
+ * grows, with every hash forced equal for some keys so that the caller's
+ * compare, not the hash, tells them apart. */
+typedef TL_VEC(size_t) offvec;
+static uint32_t intern(tl_hidx *x, tl_buf *text, offvec *off, const char *s, int collide)
+{
+    size_t n = strlen(s);
+    uint64_t h = collide ? 42 : tl_hash64(s, n, 0);
+    size_t i = tl_hidx_home(x, h);
+    for (; x->ids[i]; i = tl_hidx_next(x, i))
+        if (x->hashes[i] == h && !strcmp(text->p + off->v[x->ids[i] - 1], s)) return x->ids[i] - 1;
+    uint32_t id = (uint32_t)off->n;
+    tl_vec_push(off, text->n);
+    tl_buf_append(text, s, n + 1);
+    tl_hidx_set(x, i, h, id);
+    return id;
+}
+
+static void test_hidx(void)
+{
+    tl_hidx x;
+    tl_hidx_init(&x, 0);
+    tl_buf text = {0};
+    offvec off = {0};
+    char s[32];
+    size_t bad = 0;
+    for (int round = 0; round < 2; round++)
+        for (uint32_t i = 0; i < 3000; i++) {
+            snprintf(s, sizeof s, "name%u", i);
+            bad += intern(&x, &text, &off, s, i % 7 == 0) != i; /* round 1: all found */
+        }
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_I(x.n, 3000);
+    CHECK_EQ_I(off.n, 3000);
+    CHECK(x.cap >= 6000);
+    tl_hidx_free(&x);
+    tl_buf_free(&text);
+    tl_vec_free(&off);
+}
+
 int main(void)
 {
+    test_hidx();
     test_smap_growth();
     test_smap_sized();
     test_imap();
