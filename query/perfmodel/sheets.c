@@ -122,34 +122,19 @@ static void stats5(const double *v, size_t n, double *out /* mean, median, std, 
 /* ---- string interning (param texts repeat across instances) ----------------------- */
 
 typedef struct intern {
-    const char **slot;
-    size_t cap, n;
+    tl_smap map; /* the texts (values unused); keys are the copies in a */
     tl_arena *a;
 } intern;
 
 static const char *intern_str(intern *t, const char *s, size_t n)
 {
-    if (t->n * 2 >= t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 1024;
-        const char **ns = tl_xcalloc(nc, sizeof *ns);
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->slot[i]) {
-                size_t h = tl_hash64(t->slot[i], strlen(t->slot[i]), 0) & (nc - 1);
-                while (ns[h]) h = (h + 1) & (nc - 1);
-                ns[h] = t->slot[i];
-            }
-        free(t->slot);
-        t->slot = ns;
-        t->cap = nc;
+    if (t->map.cap) {
+        size_t i = tl_smap_slot(&t->map, s, n, tl_hash64(s, n, 0));
+        if (t->map.keys[i]) return t->map.keys[i];
     }
-    size_t h = tl_hash64(s, n, 0) & (t->cap - 1);
-    while (t->slot[h]) {
-        if (strlen(t->slot[h]) == n && memcmp(t->slot[h], s, n) == 0) return t->slot[h];
-        h = (h + 1) & (t->cap - 1);
-    }
-    t->slot[h] = tl_arena_strndup(t->a, s, n);
-    t->n++;
-    return t->slot[h];
+    const char *copy = tl_arena_strndup(t->a, s, n);
+    tl_smap_put(&t->map, copy, n, NULL);
+    return copy;
 }
 
 /* ---- param column typing (pandas dtype inference over all raw rows) ----------------- */
@@ -228,12 +213,6 @@ static const char *arg_text(tl_arena *a, const char *raw)
 
 /* ---- build one aggregated sheet ------------------------------------------------------ */
 
-typedef struct hslot {
-    uint64_t h;
-    long g;
-    const char *key;
-} hslot;
-
 typedef TL_VEC(const char *) keyvec;
 
 static uint32_t key_index(keyvec *keys, const char *key)
@@ -261,35 +240,27 @@ typedef struct memo_ent {
 } memo_ent;
 
 typedef struct memo {
-    memo_ent *e;
-    size_t cap, n;
+    tl_hidx idx;           /* memo key -> index in e */
+    TL_VEC(memo_ent) e;
 } memo;
 
-static memo_ent *memo_slot(memo *m, uint64_t h, const char *key, size_t klen, int *found)
+/* The entry of key, NULL when absent; *at is then the slot memo_add
+ * fills. */
+static memo_ent *memo_find(memo *m, uint64_t h, const char *key, size_t klen, size_t *at)
 {
-    if (m->n * 2 >= m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 256;
-        memo_ent *ne = tl_xcalloc(nc, sizeof *ne);
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->e[i].key) {
-                size_t j = m->e[i].h & (nc - 1);
-                while (ne[j].key) j = (j + 1) & (nc - 1);
-                ne[j] = m->e[i];
-            }
-        free(m->e);
-        m->e = ne;
-        m->cap = nc;
+    size_t i = tl_hidx_home(&m->idx, h);
+    for (; m->idx.ids[i]; i = tl_hidx_next(&m->idx, i)) {
+        memo_ent *x = &m->e.v[m->idx.ids[i] - 1];
+        if (m->idx.hashes[i] == h && x->klen == klen && memcmp(x->key, key, klen) == 0) return x;
     }
-    size_t j = h & (m->cap - 1);
-    while (m->e[j].key) {
-        if (m->e[j].h == h && m->e[j].klen == klen && memcmp(m->e[j].key, key, klen) == 0) {
-            *found = 1;
-            return &m->e[j];
-        }
-        j = (j + 1) & (m->cap - 1);
-    }
-    *found = 0;
-    return &m->e[j];
+    *at = i;
+    return NULL;
+}
+
+static void memo_add(memo *m, size_t at, const memo_ent *r)
+{
+    tl_hidx_set(&m->idx, at, r->h, (uint32_t)m->e.n);
+    tl_vec_push(&m->e, *r);
 }
 
 /* The memo key: the addresses of the name and arg texts (and, for GEMM,
@@ -319,16 +290,15 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
                        const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx, memo_ent *out)
 {
     int cacheable = op->model_id != PM_CONVBIAS_FWD && op->model_id != PM_CONVBIAS_BWD;
-    memo_ent *slot = NULL;
+    size_t at = 0;
     uint64_t h = 0;
     if (cacheable) {
         memo_key(kb, op, inst);
         h = tl_hash64(kb->p, kb->n, 0);
-        int found;
-        slot = memo_slot(mm, h, kb->p, kb->n, &found);
-        if (found) {
-            *out = *slot;
-            return slot->ok ? 0 : -1;
+        const memo_ent *hit = memo_find(mm, h, kb->p, kb->n, &at);
+        if (hit) {
+            *out = *hit;
+            return hit->ok ? 0 : -1;
         }
     }
     memo_ent r = {0};
@@ -380,14 +350,13 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         tl_buf_free(&b);
     }
     tl_arena_free(&s);
-    if (slot) {
+    if (cacheable) {
         r.h = h;
         char *k = tl_arena_alloc(a, kb->n ? kb->n : 1);
         memcpy(k, kb->p, kb->n);
         r.key = k;
         r.klen = kb->n;
-        *slot = r;
-        mm->n++;
+        memo_add(mm, at, &r);
     }
     *out = r;
     return r.ok ? 0 : -1;
@@ -501,6 +470,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     intern it = {.a = a};
     keyvec keys = {0};
     memo mm = {0};
+    tl_hidx_init(&mm.idx, 128);
     tl_buf mkb = {0};
     opcache *oc = tl_xcalloc(1, sizeof *oc);
     for (size_t i = 0; i < n; i++) {
@@ -509,12 +479,13 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         if (mode == TL_PM_BWD && strcmp(inst[i].name, "vllm::unified_attention_with_output") == 0) continue;
         if (make_row(a, &it, &keys, &mm, &mkb, op, &inst[i], mode, o, ctx, &rows[nr]) == 0) nr++;
     }
-    free(mm.e);
+    tl_hidx_free(&mm.idx);
+    tl_vec_free(&mm.e);
     free(oc);
     tl_buf_free(&mkb);
     if (!nr) {
         free(rows);
-        free(it.slot);
+        tl_smap_free(&it.map);
         tl_vec_free(&keys);
         return 0;
     }
@@ -528,28 +499,26 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
 
     /* group keys: name + typed param texts (+ num_kernels, is_recompute) */
     long *gof = tl_xmalloc(nr * sizeof *gof);
-    size_t hcap = 16;
-    while (hcap < nr * 2) hcap *= 2;
-    hslot *ht = tl_xcalloc(hcap, sizeof *ht);
-    for (size_t i = 0; i < hcap; i++) ht[i].g = -1;
+    tl_smap gmap = {0}; /* group key text -> group */
+    tl_smap_init(&gmap, nr);
     TL_VEC(size_t) first = {0}; /* first row of each group */
     out->kt_int = 1;
     tl_buf kb = {0};
     /* Rows of one memo entry share its params array: with the same kernel
      * count and recompute mark they have the same group key, so the key
      * text is built once per (params, count, mark), not per row. */
-    size_t pcap = 16;
-    while (pcap < nr * 2) pcap *= 2;
-    struct pslot { const pparam *p; size_t nk; int rc; long g; } *pc = tl_xcalloc(pcap, sizeof *pc);
+    struct pkey { const pparam *p; size_t nk; int64_t rc; };
+    tl_bmap pc; /* pkey -> group */
+    tl_bmap_init(&pc, sizeof(struct pkey), 64);
     for (size_t r = 0; r < nr; r++) {
         if (!rows[r].kt_int) out->kt_int = 0;
         if (rows[r].roof_valid) out->any_roof = 1;
         size_t nkr = o->group_by_num_kernels ? rows[r].nk : 0;
         int rcr = o->detect_recompute ? rows[r].inst->is_recompute : 0;
-        size_t ps = (size_t)(((uint64_t)(uintptr_t)rows[r].p * 0x9E3779B97F4A7C15ull ^ nkr * 31 ^ (uint64_t)(rcr + 2)) >> 17) & (pcap - 1);
-        while (pc[ps].p && !(pc[ps].p == rows[r].p && pc[ps].nk == nkr && pc[ps].rc == rcr)) ps = (ps + 1) & (pcap - 1);
-        if (pc[ps].p) {
-            gof[r] = pc[ps].g;
+        int isnew;
+        size_t *pg = tl_bmap_put(&pc, &(struct pkey){rows[r].p, nkr, rcr}, &isnew);
+        if (!isnew) {
+            gof[r] = (long)*pg;
             continue;
         }
         kb.n = 0;
@@ -563,21 +532,18 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%zu", rows[r].nk);
         if (o->detect_recompute) tl_buf_printf(&kb, "\x1f%d", rows[r].inst->is_recompute);
         const char *ks = kb.p ? kb.p : "";
-        uint64_t h = tl_hash64(ks, kb.n, 0);
-        size_t s = h & (hcap - 1);
-        while (ht[s].g >= 0 && !(ht[s].h == h && strcmp(ht[s].key, ks) == 0)) s = (s + 1) & (hcap - 1);
-        if (ht[s].g < 0) {
-            ht[s].h = h;
-            ht[s].g = (long)first.n;
-            ht[s].key = tl_arena_strndup(a, ks, kb.n);
+        size_t *g = tl_smap_get(&gmap, ks, kb.n);
+        if (!g) {
+            g = tl_smap_put(&gmap, tl_arena_strndup(a, ks, kb.n), kb.n, NULL);
+            *g = first.n;
             tl_vec_push(&first, r);
         }
-        gof[r] = ht[s].g;
-        pc[ps] = (struct pslot){rows[r].p, nkr, rcr, gof[r]};
+        gof[r] = (long)*g;
+        *pg = *g;
     }
     tl_buf_free(&kb);
-    free(ht);
-    free(pc);
+    tl_smap_free(&gmap);
+    tl_bmap_free(&pc);
 
     /* aggregate each group over its rows in row order */
     size_t ng = first.n;
@@ -596,7 +562,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     free(members);
     free(fill);
     free(gof);
-    free(it.slot);
+    tl_smap_free(&it.map);
     tl_vec_free(&first);
     free(rows);
     return 0;
