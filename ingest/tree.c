@@ -19,68 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- a small open-addressing map: 64-bit key -> row (int32) ----
- * Sized from the number of keys it will hold (at most half full); rows fit
- * 32 bits (the store's edge columns are int32 too). The maps are the
- * largest part of a trace's peak memory at ingest, so slots are 13 bytes. */
-typedef struct imap {
-    uint64_t *keys;
-    int32_t *vals;
-    uint8_t *used;
-    size_t cap, n;
-} imap;
-
-static void imap_init(imap *m, size_t hint)
-{
-    m->cap = 64;
-    while (m->cap < hint * 2) m->cap *= 2;
-    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
-    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
-    m->used = tl_xcalloc(m->cap, 1);
-    m->n = 0;
-}
-
-static void imap_free(imap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    free(m->used);
-}
-
-static int32_t *imap_slot(imap *m, uint64_t key, int create);
-
-static void imap_grow(imap *m)
-{
-    imap o = *m;
-    m->cap *= 2;
-    m->keys = tl_xcalloc(m->cap, sizeof *m->keys);
-    m->vals = tl_xcalloc(m->cap, sizeof *m->vals);
-    m->used = tl_xcalloc(m->cap, 1);
-    m->n = 0;
-    for (size_t i = 0; i < o.cap; i++)
-        if (o.used[i]) *imap_slot(m, o.keys[i], 1) = o.vals[i];
-    imap_free(&o);
-}
-
-static int32_t *imap_slot(imap *m, uint64_t key, int create)
-{
-    size_t i = tl_mix64(key) & (m->cap - 1);
-    while (m->used[i]) {
-        if (m->keys[i] == key) return &m->vals[i];
-        i = (i + 1) & (m->cap - 1);
-    }
-    if (!create) return NULL;
-    if ((m->n + 1) * 2 > m->cap) {
-        imap_grow(m);
-        return imap_slot(m, key, 1);
-    }
-    m->used[i] = 1;
-    m->keys[i] = key;
-    m->vals[i] = -1;
-    m->n++;
-    return &m->vals[i];
-}
-
 /* A (pid, tid) as one hashable value (string ids kept apart by flags). */
 static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
 {
@@ -160,8 +98,8 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
     uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
     uint32_t *thr = tl_xmalloc((n ? n : 1) * sizeof *thr); /* thread index of rows[i] */
     TL_VEC(size_t) count = {0};
-    imap threads;
-    imap_init(&threads, 64);
+    tl_imap threads; /* thread_key -> thread index */
+    tl_imap_init(&threads, 64);
     uint64_t last_key = 0;
     int32_t last_t = -1;
     size_t m = 0;
@@ -170,19 +108,20 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
         if (k != TL_K_CPU_OP && !tl_kind_is_runtime(k) && k != TL_K_PYTHON) continue;
         uint64_t key = thread_key(b->pid.v[i], b->tid.v[i], b->idflags.v[i]);
         if (last_t < 0 || key != last_key) { /* runs of one thread are common */
-            int32_t *slot = imap_slot(&threads, key, 1);
-            if (*slot < 0) {
-                *slot = (int32_t)count.n;
+            int isnew;
+            size_t *slot = tl_imap_put(&threads, key, &isnew);
+            if (isnew) {
+                *slot = count.n;
                 tl_vec_push(&count, (size_t)0);
             }
-            last_t = *slot;
+            last_t = (int32_t)*slot;
             last_key = key;
         }
         count.v[last_t]++;
         rows[m] = (uint32_t)i;
         thr[m++] = (uint32_t)last_t;
     }
-    imap_free(&threads);
+    tl_imap_free(&threads);
 
     /* stable bucketing by thread: start[t] .. start[t + 1] */
     size_t *start = tl_xmalloc((count.n + 1) * sizeof *start);
@@ -289,12 +228,12 @@ int tl_build_tree(tl_build *b, tl_err *err)
  * integers in every trace we have seen, so an array indexed by value - lo
  * replaces the hash map there: hashing them was two thirds of the tree
  * build (a 1 GB trace: imap lookups 0.15 s of CPU, cache misses all).
- * Values spread wider fall back to imap. */
+ * Values spread wider fall back to a tl_imap. */
 typedef struct keyidx {
     int64_t lo;
     uint64_t span;  /* dense: values lo .. lo + span - 1 */
     int32_t *dense; /* NULL: sparse */
-    imap sparse;
+    tl_imap sparse;
 } keyidx;
 
 static void keyidx_init(keyidx *x, int64_t lo, int64_t hi, size_t nkeys)
@@ -307,29 +246,43 @@ static void keyidx_init(keyidx *x, int64_t lo, int64_t hi, size_t nkeys)
         x->dense = tl_xmalloc(span * sizeof *x->dense);
         memset(x->dense, 0xff, span * sizeof *x->dense); /* -1: absent */
     } else {
-        imap_init(&x->sparse, nkeys);
+        tl_imap_init(&x->sparse, nkeys);
     }
 }
 
-/* The slot of value v (created when asked); NULL, or a slot holding -1,
- * when v is absent. */
-static int32_t *keyidx_slot(keyidx *x, int64_t v, int create)
+/* The row of value v, -1 when absent. */
+static int32_t keyidx_get(const keyidx *x, int64_t v)
 {
-    if (!x->dense) return imap_slot(&x->sparse, (uint64_t)v, create);
+    if (!x->dense) {
+        const size_t *r = tl_imap_get(&x->sparse, (uint64_t)v);
+        return r ? (int32_t)*r : -1;
+    }
     uint64_t o = (uint64_t)v - (uint64_t)x->lo;
-    return o < x->span ? &x->dense[o] : NULL;
+    return o < x->span ? x->dense[o] : -1;
 }
 
-static int32_t keyidx_get(keyidx *x, int64_t v)
+/* Sets the row of v (v within the range given to keyidx_init); with
+ * keep_first, only when v has none. Returns the row v had, or -1. */
+static int32_t keyidx_set(keyidx *x, int64_t v, int32_t row, int keep_first)
 {
-    int32_t *s = keyidx_slot(x, v, 0);
-    return s ? *s : -1;
+    int32_t old;
+    if (!x->dense) {
+        int isnew;
+        size_t *r = tl_imap_put(&x->sparse, (uint64_t)v, &isnew);
+        old = isnew ? -1 : (int32_t)*r;
+        if (isnew || !keep_first) *r = (size_t)row;
+        return old;
+    }
+    int32_t *d = &x->dense[(uint64_t)v - (uint64_t)x->lo];
+    old = *d;
+    if (old < 0 || !keep_first) *d = row;
+    return old;
 }
 
 static void keyidx_free(keyidx *x)
 {
     if (x->dense) free(x->dense);
-    else imap_free(&x->sparse);
+    else tl_imap_free(&x->sparse);
 }
 
 /* §3.3-§4.3: GPU events linked to their runtime calls (parent, parent_py
@@ -373,18 +326,18 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
     keyidx_init(&first, klo, khi, nkeyed);
     for (size_t f = 0; f < b->nflows; f++) {
         if (b->f_cat.v[f] != ac2g) continue;
-        if (b->f_ph.v[f] == 's') *keyidx_slot(&fstart, b->f_id.v[f], 1) = (int32_t)f;
-        else if (b->f_ph.v[f] == 'f') *keyidx_slot(&fend, b->f_id.v[f], 1) = (int32_t)f;
+        if (b->f_ph.v[f] == 's') keyidx_set(&fstart, b->f_id.v[f], (int32_t)f, 0);
+        else if (b->f_ph.v[f] == 'f') keyidx_set(&fend, b->f_id.v[f], (int32_t)f, 0);
     }
     int32_t *next = tl_xmalloc((n ? n : 1) * sizeof *next);
     int32_t *last = tl_xmalloc((n ? n : 1) * sizeof *last); /* of a chain, at its first row */
     for (size_t i = 0; i < n; i++) {
         next[i] = -1;
         if (key[i] == TL_NONE) continue;
-        int32_t *s = keyidx_slot(&first, key[i], 1);
-        if (*s < 0) *s = (int32_t)i;
-        else next[last[*s]] = (int32_t)i;
-        last[*s] = (int32_t)i;
+        int32_t head = keyidx_set(&first, key[i], (int32_t)i, 1);
+        if (head < 0) head = (int32_t)i;
+        else next[last[head]] = (int32_t)i;
+        last[head] = (int32_t)i;
     }
     /* Without any ac2g start flow, link by correlation alone (beyond the
      * reference, which then finds no GPU events). */

@@ -97,23 +97,24 @@ static const char *arg_text(tl_arena *a, tl_arena *scratch, const char *v, size_
 typedef struct txt_ent {
     const char *k, *v;
     size_t n;
-    uint64_t h;
 } txt_ent;
 typedef struct txt_cache {
-    txt_ent *e;
-    size_t cap, n;
-    const txt_ent *last[16]; /* per field (parse_args' K_*): the previous event's value, checked first */
+    tl_hidx idx; /* key text -> index in e */
+    TL_VEC(txt_ent) e;
+    size_t last[16]; /* per field (parse_args' K_*): 1 + the previous event's entry, checked first */
     tl_arena scratch;
 } txt_cache;
 
 static void cache_init(txt_cache *c)
 {
     memset(c, 0, sizeof *c);
+    tl_hidx_init(&c->idx, 32);
     tl_arena_init(&c->scratch, 1 << 14);
 }
 static void cache_free(txt_cache *c)
 {
-    free(c->e);
+    tl_hidx_free(&c->idx);
+    tl_vec_free(&c->e);
     tl_arena_free(&c->scratch);
     memset(c, 0, sizeof *c);
 }
@@ -122,37 +123,28 @@ static const char *cached_text(txt_cache *c, int field, tl_arena *a, const char 
 {
     /* consecutive collectives mostly repeat a field's text (the same group,
      * rank list, dtype): compared with the previous one before hashing */
-    const txt_ent *l = c->last[field];
-    if (l && l->n == n && !memcmp(l->k, v, n)) return l->v;
+    if (c->last[field]) {
+        const txt_ent *l = &c->e.v[c->last[field] - 1];
+        if (l->n == n && !memcmp(l->k, v, n)) return l->v;
+    }
     uint64_t h = tl_hash64(v, n, 7);
-    if ((c->n + 1) * 2 > c->cap) {
-        size_t nc = c->cap ? c->cap * 2 : 64;
-        txt_ent *e = tl_xcalloc(nc, sizeof *e);
-        for (size_t i = 0; i < c->cap; i++) {
-            if (!c->e[i].k) continue;
-            size_t q = c->e[i].h & (nc - 1);
-            while (e[q].k) q = (q + 1) & (nc - 1);
-            e[q] = c->e[i];
+    size_t i = tl_hidx_home(&c->idx, h);
+    for (; c->idx.ids[i]; i = tl_hidx_next(&c->idx, i)) {
+        uint32_t id = c->idx.ids[i] - 1;
+        const txt_ent *x = &c->e.v[id];
+        if (c->idx.hashes[i] == h && x->n == n && !memcmp(x->k, v, n)) {
+            c->last[field] = id + 1;
+            return x->v;
         }
-        free(c->e);
-        c->e = e, c->cap = nc;
-        memset(c->last, 0, sizeof c->last); /* they pointed into the old table */
     }
-    size_t q = h & (c->cap - 1);
-    while (c->e[q].k) {
-        if (c->e[q].h == h && c->e[q].n == n && !memcmp(c->e[q].k, v, n)) {
-            c->last[field] = &c->e[q];
-            return c->e[q].v;
-        }
-        q = (q + 1) & (c->cap - 1);
-    }
-    txt_ent *x = &c->e[q];
-    x->v = arg_text(a, &c->scratch, v, n, tmp);
-    x->k = tl_arena_strndup(&c->scratch, v, n);
-    x->n = n, x->h = h;
-    c->n++;
-    c->last[field] = x;
-    return x->v;
+    txt_ent x;
+    x.v = arg_text(a, &c->scratch, v, n, tmp);
+    x.k = tl_arena_strndup(&c->scratch, v, n);
+    x.n = n;
+    tl_hidx_set(&c->idx, i, h, (uint32_t)c->e.n);
+    tl_vec_push(&c->e, x);
+    c->last[field] = c->e.n;
+    return x.v;
 }
 
 /* Integer arg: a JSON integer (or an integral float / numeric string). */

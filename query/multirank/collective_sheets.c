@@ -672,17 +672,22 @@ static int rep_cmp(const void *c, size_t a, size_t b)
 static size_t group_rows_hashed(size_t n, idx_cmp cmp, uint64_t (*hash)(const void *ctx, size_t i), const void *ctx,
                                 size_t *gid, size_t **first_out)
 {
-    size_t cap = 16;
-    while (cap < n * 2) cap *= 2;
-    size_t *slot = tl_xmalloc(cap * sizeof *slot), *rep = tl_xmalloc((n ? n : 1) * sizeof *rep), np = 0;
-    for (size_t h = 0; h < cap; h++) slot[h] = SIZE_MAX;
+    tl_hidx idx; /* row hash -> group */
+    tl_hidx_init(&idx, 64);
+    size_t *rep = tl_xmalloc((n ? n : 1) * sizeof *rep), np = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t h = hash(ctx, i) & (cap - 1);
-        while (slot[h] != SIZE_MAX && cmp(ctx, rep[slot[h]], i) != 0) h = (h + 1) & (cap - 1);
-        if (slot[h] == SIZE_MAX) slot[h] = np, rep[np++] = i; /* rows ascend: the group's first row */
-        gid[i] = slot[h];
+        uint64_t h = hash(ctx, i);
+        size_t q = tl_hidx_home(&idx, h);
+        while (idx.ids[q] && !(idx.hashes[q] == h && cmp(ctx, rep[idx.ids[q] - 1], i) == 0)) q = tl_hidx_next(&idx, q);
+        if (idx.ids[q]) {
+            gid[i] = idx.ids[q] - 1;
+        } else { /* rows ascend: the group's first row */
+            gid[i] = np;
+            rep[np] = i;
+            tl_hidx_set(&idx, q, h, (uint32_t)np++);
+        }
     }
-    free(slot);
+    tl_hidx_free(&idx);
     size_t *ord = tl_xmalloc((np ? np : 1) * sizeof *ord), *num = tl_xmalloc((np ? np : 1) * sizeof *num);
     for (size_t g = 0; g < np; g++) ord[g] = g;
     rep_ctx rc = {cmp, ctx, rep};

@@ -202,26 +202,18 @@ static const tl_pm_op ops[] = {
 #undef B
 
 #define NOPS (sizeof ops / sizeof ops[0])
-#define HBITS 9 /* 512 slots for 165 names: short probe chains */
-static int16_t slots[1 << HBITS];
+static tl_smap by_name; /* op name -> index in ops */
 static const char *families[32];
 static size_t nfamilies;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-static uint32_t hash_name(const char *s, size_t n)
-{
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
-}
-
 static void build(void)
 {
-    for (size_t i = 0; i < (1u << HBITS); i++) slots[i] = -1;
+    tl_smap_init(&by_name, NOPS);
     for (size_t i = 0; i < NOPS; i++) {
-        uint32_t h = hash_name(ops[i].name, strlen(ops[i].name)) & ((1u << HBITS) - 1);
-        while (slots[h] >= 0) h = (h + 1) & ((1u << HBITS) - 1);
-        slots[h] = (int16_t)i;
+        int isnew;
+        size_t *slot = tl_smap_put(&by_name, ops[i].name, strlen(ops[i].name), &isnew);
+        if (isnew) *slot = i; /* a repeated name keeps its first entry */
         size_t f;
         for (f = 0; f < nfamilies; f++)
             if (strcmp(families[f], ops[i].family) == 0) break;
@@ -234,13 +226,8 @@ const tl_pm_op *tl_pm_findn(const char *name, size_t n)
 {
     if (!name) return NULL;
     pthread_once(&once, build);
-    uint32_t h = hash_name(name, n) & ((1u << HBITS) - 1);
-    while (slots[h] >= 0) {
-        const tl_pm_op *o = &ops[slots[h]];
-        if (strlen(o->name) == n && memcmp(o->name, name, n) == 0) return o;
-        h = (h + 1) & ((1u << HBITS) - 1);
-    }
-    return NULL;
+    const size_t *i = tl_smap_get(&by_name, name, n);
+    return i ? &ops[*i] : NULL;
 }
 
 const tl_pm_op *tl_pm_find(const char *name)
