@@ -344,6 +344,22 @@ static void drop_rows(tl_build *b)
     tl_buf_free(&b->toplevel);
 }
 
+int tl_build_check_times(const tl_build *b, const char *path, tl_err *err)
+{
+    int64_t first = INT64_MAX, last = INT64_MIN, end, span;
+    for (size_t i = 0; i < b->n; i++) {
+        if (tl_time_end(b->ts.v[i], b->dur.v[i], &end))
+            return tl_errf(err, TL_EFORMAT, "%s: event %zu: start %lld ns + duration %lld ns is out of range",
+                           path, i, (long long)b->ts.v[i], (long long)b->dur.v[i]);
+        if (b->ts.v[i] < first) first = b->ts.v[i];
+        if (end > last) last = end;
+    }
+    if (b->n && __builtin_sub_overflow(last, first, &span))
+        return tl_errf(err, TL_EFORMAT, "%s: the trace spans from %lld ns to %lld ns, out of the int64 ns range",
+                       path, (long long)first, (long long)last);
+    return 0;
+}
+
 void tl_build_seal(tl_build *b, const tl_build_info *info)
 {
     if (b->sealed) return;

@@ -84,6 +84,14 @@ void tl_build_set_format(tl_build *b, const char *format);
 /* Number of complete events so far. */
 size_t tl_build_nevents(const tl_build *b);
 
+/* The end time ts + dur of an event in *end; nonzero when it is not
+ * representable in int64 ns (readers report that as an error). */
+static inline int tl_time_end(int64_t ts, int64_t dur, int64_t *end) { return __builtin_add_overflow(ts, dur, end); }
+/* Checks that every event's end time and the span of the whole trace
+ * (last end - first start) are representable in int64 ns, so that no
+ * later sum wraps. Returns 0, or TL_EFORMAT with a message naming path. */
+int tl_build_check_times(const tl_build *b, const char *path, tl_err *err);
+
 /* Builds the host tree and runtime->GPU links exactly as
  * spec/pytorch-report.md §3-§4 (Kineto), or by correlation id alone for
  * formats without flows. Fills the edge columns. */

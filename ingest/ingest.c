@@ -24,7 +24,7 @@ tl_format tl_sniff(tl_source *src, tl_err *err)
 {
     const char *p;
     size_t n = tl_source_peek(src, &p, 4096, err);
-    size_t i = 0;
+    size_t i = n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0 ? 3 : 0; /* UTF-8 byte-order mark */
     while (i < n && (p[i] == ' ' || p[i] == '\n' || p[i] == '\r' || p[i] == '\t')) i++;
     if (i < n && p[i] == '{') {
         if (tl_rocprof_sniff(p, n)) return TL_FMT_ROCPROF;
@@ -63,6 +63,16 @@ static uint64_t catalog_events(const char *json)
     return p ? strtoull(p + 9, NULL, 10) : 0;
 }
 
+/* The source limits for options o (NULL: the defaults). */
+static tl_source_limits source_limits(const tl_ingest_opts *o)
+{
+    uint64_t max_bytes = o && o->max_input_bytes ? o->max_input_bytes : TL_INGEST_DEFAULT_MAX_INPUT_BYTES;
+    uint64_t ratio = o && o->max_inflate_ratio ? o->max_inflate_ratio : TL_INGEST_DEFAULT_MAX_INFLATE_RATIO;
+    tl_source_limits l = {max_bytes == UINT64_MAX ? 0 : max_bytes, ratio == UINT64_MAX ? 0 : ratio,
+                          TL_INGEST_RATIO_FLOOR};
+    return l;
+}
+
 /* Parses an opened source (consumed: closed on return). The trace id is
  * the source's hash, read once parsing is done (it may be computed on a
  * thread beside the parser). TL_EEXIST: the source stopped the parse
@@ -76,6 +86,11 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     progress pr = {path, t0, 0};
     if (o && o->progress && isatty(2)) tl_source_set_progress(src, progress_cb, &pr);
     if (o) tl_source_set_parts(src, o->parse_threads);
+    tl_source_limits lim = source_limits(o);
+    if ((rc = tl_source_set_limits(src, &lim, err))) {
+        tl_source_close(src);
+        return rc;
+    }
     tl_err sniff_err = {0};
     tl_format f = tl_sniff(src, &sniff_err);
     if (sniff_err.code) { /* e.g. corrupt gzip in the first block */
@@ -104,6 +119,7 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     tl_mem_mark("parsed");
     tl_source_close(src);
     double t_parse = tl_now();
+    if (rc == 0) rc = tl_build_check_times(b, path, err);
     if (rc == 0) rc = tl_build_tree(b, err);
     tl_mem_mark("tree");
     if (getenv("TRACELENS_TIMING"))

@@ -23,6 +23,14 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err);
 int tl_read_rocprof(tl_source *src, const char *path, tl_build *b, tl_err *err);
 int tl_read_xplane(tl_source *src, const char *path, tl_build *b, tl_err *err);
 
+/* Input guards, the defaults of tl_ingest_opts' fields of the same names
+ * (used where a field is 0): no size limit; a gzip file may inflate to
+ * 1000 times its size, and to any size up to TL_INGEST_RATIO_FLOOR
+ * bytes (real traces compress 10-50 times; deflate's maximum is 1032). */
+#define TL_INGEST_DEFAULT_MAX_INPUT_BYTES 0
+#define TL_INGEST_DEFAULT_MAX_INFLATE_RATIO 1000
+#define TL_INGEST_RATIO_FLOOR (1ull << 30)
+
 typedef struct tl_ingest_opts {
     int progress;            /* draw a progress bar on stderr (TTY) */
     int64_t rank;            /* -1: unknown (the reader may find distributedInfo) */
@@ -30,6 +38,14 @@ typedef struct tl_ingest_opts {
     int parse_threads;       /* threads for one trace (parse of a plain file,
                               * tree build); 0: one per CPU. Corpus ingest
                               * uses 1: its files already run in parallel */
+    uint64_t max_input_bytes;   /* refuse input larger than this (decompressed
+                                 * bytes); 0: TL_INGEST_DEFAULT_MAX_INPUT_BYTES,
+                                 * UINT64_MAX: no limit */
+    uint64_t max_inflate_ratio; /* refuse gzip input that inflates past this
+                                 * many times its size (and past
+                                 * TL_INGEST_RATIO_FLOOR bytes); 0:
+                                 * TL_INGEST_DEFAULT_MAX_INFLATE_RATIO,
+                                 * UINT64_MAX: no limit */
 } tl_ingest_opts;
 
 typedef struct tl_ingest_result {

@@ -25,7 +25,11 @@ int tl_json_init_src(tl_json *j, tl_source *src, const char *file, tl_err *err)
     j->file = file ? file : "<input>";
     j->err = err;
     j->src = src;
-    return tl_source_window(src, 0, &j->buf, &j->len, &j->base, &j->eof, err);
+    int rc = tl_source_window(src, 0, &j->buf, &j->len, &j->base, &j->eof, err);
+    /* A UTF-8 byte-order mark (some editors and Windows tools write one)
+     * is skipped; offsets still count from the first byte of the input. */
+    if (rc == 0 && j->len >= 3 && memcmp(j->buf, "\xef\xbb\xbf", 3) == 0) j->pos = 3;
+    return rc;
 }
 
 int tl_json_refill(tl_json *j, size_t mark)
@@ -346,6 +350,8 @@ int tl_json_number_span(tl_json *j, const char **s, size_t *n)
                 j->pos = q;
                 return 0;
             }
+            /* digits up to the window end: the number goes on in the next */
+            if (q == len && need(j)) return TL_JNEED;
         }
     }
     size_t end = j->pos;
@@ -805,6 +811,39 @@ int tl_json_arr_next_slow(tl_json *j, int *first, int *more)
         p = tl_json_peek(j);
         if (p == TL_JWS_NEED) return TL_JNEED;
         if (p == ']') return tl_json_fail(j, "a value after ','");
+    }
+    *first = 0;
+    *more = 1;
+    return 0;
+}
+
+int tl_json_skip_ws_stream(tl_json *j)
+{
+    while (tl_json_peek(j) == TL_JWS_NEED) {
+        int rc = tl_json_refill(j, j->pos);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+int tl_json_arr_next_stream(tl_json *j, int *first, int *more)
+{
+    size_t mark = j->pos;
+    int f = *first;
+    int rc = tl_json_arr_next(j, first, more);
+    if (rc != TL_JNEED) return rc;
+    /* The window ends inside the separator: take it again, piece by piece,
+     * dropping the whitespace around the ','. */
+    *first = f;
+    j->pos = mark;
+    if ((rc = tl_json_skip_ws_stream(j))) return rc;
+    int p = tl_json_peek(j);
+    if (p == ']') { j->pos++; *more = 0; return 0; }
+    if (!*first) {
+        if (p != ',') return tl_json_fail(j, "',' or ']' in array");
+        j->pos++;
+        if ((rc = tl_json_skip_ws_stream(j))) return rc;
+        if (tl_json_peek(j) == ']') return tl_json_fail(j, "a value after ','");
     }
     *first = 0;
     *more = 1;

@@ -41,7 +41,8 @@ typedef struct tl_json {
 
 /* A scanner over a fixed, complete buffer. */
 void tl_json_init_buf(tl_json *j, const char *buf, size_t len, const char *file, tl_err *err);
-/* A scanner over a source (see source.h); reads the first window. */
+/* A scanner over a source (see source.h); reads the first window and
+ * starts after a UTF-8 byte-order mark if the input begins with one. */
 int tl_json_init_src(tl_json *j, struct tl_source *src, const char *file, tl_err *err);
 /* Keeps bytes from `mark` on, appends more input. Returns 0, or an error
  * (including a truncated-input error when the source is exhausted). */
@@ -207,6 +208,14 @@ static inline __attribute__((always_inline)) int tl_json_arr_next(tl_json *j, in
 slow:
     return tl_json_arr_next_slow(j, first, more);
 }
+
+/* Streaming forms for readers over a source: whitespace runs that cross
+ * the window end are dropped as they are skipped (refilling from the
+ * current position), never kept in the window, however long. skip_ws_stream
+ * returns 0 with j->pos at the next token or the end of input. arr_next_stream
+ * is tl_json_arr_next, with the same checks and messages. */
+int tl_json_skip_ws_stream(tl_json *j);
+int tl_json_arr_next_stream(tl_json *j, int *first, int *more);
 
 static inline uint64_t tl_json_offset(const tl_json *j) { return j->base + j->pos; }
 

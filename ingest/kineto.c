@@ -272,6 +272,10 @@ int tl_kineto_event(kreader *k)
         if (!(seen & F_TS)) return tl_json_fail_at(j, start, "complete event (ph X) without \"ts\"");
         if (!(seen & F_DUR)) return tl_json_fail_at(j, start, "complete event (ph X) without \"dur\"");
         if (e.dur < 0) return tl_json_fail_at(j, start, "complete event with negative \"dur\"");
+        int64_t end;
+        if (tl_time_end(e.ts, e.dur, &end))
+            return tl_json_fail_at(j, start, "complete event: \"ts\" + \"dur\" (%lld + %lld ns) is out of range",
+                                   (long long)e.ts, (long long)e.dur);
         if (!(seen & F_NAME)) e.name = 1;
         e.uid = uid;
         e.kind = (seen & F_CAT) ? kind_of(k, e.cat) : TL_K_OTHER;

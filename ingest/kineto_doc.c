@@ -16,12 +16,8 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     tl_kreader_init(&k, j, b, src);
     tl_build_set_format(b, "kineto");
     tl_build_select_args(b); /* parse_args flags "Output type" */
-    int p;
-    for (;;) {
-        p = tl_json_peek(j);
-        if (p != TL_JWS_NEED) break;
-        if ((rc = tl_json_refill(j, j->pos))) goto out;
-    }
+    if ((rc = tl_json_skip_ws_stream(j))) goto out;
+    int p = tl_json_peek(j);
     if (p == -1) { rc = tl_errf(err, TL_EFORMAT, "%s: empty file (no JSON document)", path); goto out; }
     if (p != '{') { rc = tl_json_fail(j, "'{' at the start of a trace (not a JSON trace object)"); goto out; }
     j->pos++;
@@ -29,6 +25,7 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
     for (;;) {
         const char *key;
         size_t kn;
+        if ((rc = tl_json_skip_ws_stream(j))) goto out;
         size_t mark = j->pos;
         int fsave = first;
         for (;;) {
@@ -62,11 +59,8 @@ int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err)
             if ((rc = tl_kineto_events(&k))) goto out;
         }
     }
-    for (;;) {
-        p = tl_json_peek(j);
-        if (p != TL_JWS_NEED) break;
-        if ((rc = tl_json_refill(j, j->pos))) goto out;
-    }
+    if ((rc = tl_json_skip_ws_stream(j))) goto out;
+    p = tl_json_peek(j);
     if (p != -1) { rc = tl_json_fail(j, "end of input after the trace object"); goto out; }
     if (!have_events) {
         tl_json_fail_at(j, j->pos, "no \"traceEvents\" array in the document (not a PyTorch profiler trace?)");

@@ -110,33 +110,28 @@ static int run_elements(kreader *k, int first, const uint64_t *starts, int nstar
     tl_json *j = k->j;
     int rc, more = 1, m = from;
     for (;;) {
-        size_t mark = j->pos;
-        int fsave = first;
-        for (;;) {
-            rc = tl_json_arr_next(j, &first, &more);
-            if (rc == 0 && more) {
-                while (m < nstarts && starts[m] < j->pos) {
-                    /* the main parser went past part m's start: nobody
-                     * can join that part any more */
-                    if (parts) atomic_store(&parts[m].cancel, 1);
-                    m++;
-                }
-                if (m < nstarts && starts[m] == j->pos) {
-                    *link = m;
-                    return 0;
-                }
-                rc = tl_kineto_event(k);
-            }
-            if (rc != TL_JNEED) break;
-            first = fsave;
-            if ((rc = tl_json_refill(j, mark))) return rc;
-            mark = j->pos;
-        }
-        if (rc) return rc;
+        if ((rc = tl_json_arr_next_stream(j, &first, &more))) return rc;
         if (!more) {
             *link = -1;
             return 0;
         }
+        while (m < nstarts && starts[m] < j->pos) {
+            /* the main parser went past part m's start: nobody can join
+             * that part any more */
+            if (parts) atomic_store(&parts[m].cancel, 1);
+            m++;
+        }
+        if (m < nstarts && starts[m] == j->pos) {
+            *link = m;
+            return 0;
+        }
+        /* the element is the restartable unit */
+        size_t mark = j->pos;
+        while ((rc = tl_kineto_event(k)) == TL_JNEED) {
+            if ((rc = tl_json_refill(j, mark))) return rc;
+            mark = j->pos;
+        }
+        if (rc) return rc;
         if ((k->uid & 0xfff) == 0) {
             if (!cancel) {
                 if ((rc = tl_json_release(j))) return rc;

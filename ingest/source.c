@@ -80,6 +80,7 @@ struct tl_source {
     uint64_t gz_err_in; /* compressed offset of the error */
 
     uint64_t out_bytes;
+    tl_source_limits lim;
     uint64_t released;  /* plain: bytes dropped with MADV_DONTNEED */
     uint64_t release_step; /* plain: RELEASE_STEP scaled to the file */
     char *all;          /* tl_source_read_all buffer (gzip) */
@@ -409,6 +410,36 @@ void tl_source_set_progress(tl_source *s, tl_progress_fn fn, void *ctx)
     s->progress_ctx = ctx;
 }
 
+int tl_source_set_limits(tl_source *s, const tl_source_limits *l, tl_err *err)
+{
+    s->lim = *l;
+    if (!s->gz && l->max_bytes && s->fsize > l->max_bytes)
+        return tl_errf(err, TL_EFORMAT, "%s: byte %llu: the file is larger than the input limit of %llu bytes "
+                       "(--max-input-bytes / TRACELENS_MAX_INPUT_BYTES)", s->path,
+                       (unsigned long long)l->max_bytes, (unsigned long long)l->max_bytes);
+    return 0;
+}
+
+/* Would a stream grown to `out` bytes exceed the limits? Sets the error. */
+static int over_limits(tl_source *s, uint64_t out, tl_err *err)
+{
+    const tl_source_limits *l = &s->lim;
+    uint64_t in = atomic_load(&s->consumed);
+    if (l->max_bytes && out > l->max_bytes)
+        return tl_errf(err, TL_EFORMAT, "%s: byte %llu of the decompressed stream (byte %llu of the file): "
+                       "inflates to more than the input limit of %llu bytes "
+                       "(--max-input-bytes / TRACELENS_MAX_INPUT_BYTES)", s->path,
+                       (unsigned long long)s->out_bytes, (unsigned long long)in, (unsigned long long)l->max_bytes);
+    uint64_t ratio_cap;
+    if (l->max_ratio && out > l->ratio_floor &&
+        (__builtin_mul_overflow(s->fsize, l->max_ratio, &ratio_cap) ? 0 : out > ratio_cap))
+        return tl_errf(err, TL_EFORMAT, "%s: byte %llu of the decompressed stream (byte %llu of the file): "
+                       "inflates more than %llu\u00d7 its size (a gzip bomb?); "
+                       "--max-input-bytes / TRACELENS_MAX_RATIO raise the limits", s->path,
+                       (unsigned long long)s->out_bytes, (unsigned long long)in, (unsigned long long)l->max_ratio);
+    return 0;
+}
+
 /* Moves the next inflated block into the window. 0 ok, 1 no more, <0 error. */
 static int pull_block(tl_source *s, tl_err *err)
 {
@@ -424,6 +455,8 @@ static int pull_block(tl_source *s, tl_err *err)
     }
     block *b = &s->ring[s->head % NBLOCKS];
     pthread_mutex_unlock(&s->mu);
+    int lrc = over_limits(s, s->out_bytes + b->len, err);
+    if (lrc) return lrc;
     if (s->win_len + b->len > s->win_cap) {
         size_t nc = s->win_cap ? s->win_cap : (size_t)BLOCK_SIZE * 2;
         while (nc < s->win_len + b->len) nc *= 2;
@@ -464,7 +497,8 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
         s->win_len -= drop;
         s->win_base += drop;
     }
-    if (!s->eof) {
+    size_t target = s->win_len + (s->win_len ? s->win_len : 1);
+    while (!s->eof && s->win_len < target) {
         int rc = pull_block(s, err);
         if (rc < 0) return rc;
         if (rc == 1) s->eof = 1;

@@ -38,8 +38,11 @@ size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err);
 
 /* Window protocol used by the JSON scanner: buf and len describe the bytes
  * from absolute offset `keep` (which the caller still needs) to the end of
- * what is available; returns 0, TL_EFORMAT on corrupt compressed data (with
- * message), and sets *eof when nothing more will come. */
+ * what is available; returns 0, TL_EFORMAT on corrupt compressed data or
+ * an exceeded limit (with message), and sets *eof when nothing more will
+ * come. Each call appends at least as many bytes as it keeps, so a unit
+ * that runs off the window again and again (one long token) is re-scanned
+ * O(log n) times over a doubling window: linear time in all. */
 int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len, uint64_t *base,
                      int *eof, tl_err *err);
 /* Hint: bytes before absolute offset `upto` will not be read again.
@@ -61,6 +64,18 @@ void tl_source_set_parts(tl_source *s, int n);
  * tl_source_release does for the main parser). Called from the part's
  * thread, concurrently with the main parser. */
 void tl_source_part_release(tl_source *s, int part, uint64_t upto);
+
+/* Limits on what a source delivers; 0 in a field: no limit. max_bytes
+ * bounds the decompressed stream (a plain file's size); a gzip stream is
+ * refused once it has inflated to more than max_ratio times the
+ * compressed file's size and more than ratio_floor bytes (a gzip bomb).
+ * Returns 0, or TL_EFORMAT when a plain file is over max_bytes already. */
+typedef struct tl_source_limits {
+    uint64_t max_bytes;
+    uint64_t max_ratio;
+    uint64_t ratio_floor;
+} tl_source_limits;
+int tl_source_set_limits(tl_source *s, const tl_source_limits *l, tl_err *err);
 
 /* Whole decompressed content in memory (small inputs: protobuf). The
  * returned buffer is owned by the source. */

@@ -910,6 +910,14 @@ static int complete_events(xp_ctx *c, xp_plane *planes, size_t nxp, size_t *neve
                                        c->path, xp->p->name, xp->lines[l2].name, L->timestamp_ns, off);
                     }
                     xe.dur_ps = ev->duration_ps;
+                    int64_t end_ps;
+                    if (tl_time_end(xe.start_ps, xe.dur_ps > 0 ? xe.dur_ps : 0, &end_ps)) {
+                        tl_vec_free(&evs);
+                        return tl_errf(err, TL_EFORMAT,
+                                       "%s: plane %s line %s: event end time out of range "
+                                       "(start_ps %" PRId64 ", duration_ps %" PRId64 ")",
+                                       c->path, xp->p->name, xp->lines[l2].name, xe.start_ps, xe.dur_ps);
+                    }
                     xe.name = md && *md->display_name ? md->display_name : nm;
                     xe.ev = ev;
                     xe.md = md;

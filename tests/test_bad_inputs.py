@@ -14,6 +14,17 @@ GOOD = (b'{"traceEvents":[{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":1,"ti
         b'"ts":100.5,"dur":10,"args":{"External id":1}}]}')
 EV = b'{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":1,"dur":2}'
 full_gz = gzip.compress(GOOD * 1 + b" " * 100000)
+BOM = b"\xef\xbb\xbf"
+# ts and dur in µs; INT64_MAX ns is 9223372036854775.807 µs
+INT64_MAX_US = b"9223372036854775.807"
+def xev(ts, dur):
+    return b'{"ph":"X","cat":"cpu_op","name":"a","pid":1,"tid":1,"ts":' + ts + b',"dur":' + dur + b"}"
+def trace(*evs):
+    return b'{"traceEvents":[' + b",".join(evs) + b"]}"
+# A gzip bomb: members of 64 MiB of spaces (about 1028 times smaller each)
+# inside the event array, inflating past the 1 GiB floor of the ratio guard.
+bomb_member = gzip.compress(b" " * (64 << 20), 9)
+BOMB = gzip.compress(b'{"traceEvents":[', 9) + bomb_member * 17 + gzip.compress(b"]}", 9)
 cases = {
     # name: (bytes, substring the message must contain)
     "empty.json": (b"", "empty file"),
@@ -41,7 +52,23 @@ cases = {
     "trailing_garbage.json": (GOOD + b" }", "end of input after"),
     "missing_ph.json": (b'{"traceEvents":[' + EV.replace(b'"ph":"X",', b"") + b"]}", "without \"ph\""),
     "missing_comma.json": (b'{"traceEvents":[' + EV + EV + b"]}", "',' or ']'"),
+    # time arithmetic at the int64 edges: an error, never a wrapped value
+    "ts_us_to_ns_overflow.json": (trace(xev(b"9223372036854776", b"1")), "out of range"),
+    "dur_us_to_ns_overflow.json": (trace(xev(b"1", b"1e16")), "out of range"),
+    "ts_max_ns_plus_dur.json": (trace(xev(INT64_MAX_US, b"0.001")), "\"ts\" + \"dur\""),
+    "ts_plus_dur_max_ns.json": (trace(xev(b"1", INT64_MAX_US)), "\"ts\" + \"dur\""),
+    "ts_plus_dur_overflow.json": (trace(xev(b"5000000000000000", b"5000000000000000")), "\"ts\" + \"dur\""),
+    "negative_dur_ns.json": (trace(xev(b"1", b"-0.001")), "negative"),
+    "negative_dur_min_ns.json": (trace(xev(b"1", b"-" + INT64_MAX_US)), "negative"),
+    "negative_dur_us_overflow.json": (trace(xev(b"1", b"-9223372036854775.809")), "out of range"),
+    "span_overflow.json": (trace(xev(b"-" + INT64_MAX_US, b"0"), xev(b"9223372036854775.000", b"0")),
+                           "out of the int64 ns range"),
+    # a byte-order mark is skipped, but offsets count from the file start
+    "bom_bad.json": (BOM + b'{"traceEvents":x}', "byte 18"),
+    "bomb.json.gz": (BOMB, "a gzip bomb?"),
 }
+# refused after parsing, by event number rather than byte offset
+NO_OFFSET = {"span_overflow.json"}
 
 def run(db, *paths):
     return subprocess.run([tl, "--db", db, "ingest", "-q", *paths], capture_output=True, text=True)
@@ -62,12 +89,21 @@ with tempfile.TemporaryDirectory() as tmp:
         msg = r.stderr.strip()
         lines = [l for l in msg.splitlines() if l]
         ok = (r.returncode == 1 and len(lines) == 1 and name in msg and want in msg
-              and ("byte" in msg or "empty file" in msg))
+              and ("byte" in msg or "empty file" in msg or name in NO_OFFSET))
         check(ok, "%s: rc=%d msg=%r (wanted %r)" % (name, r.returncode, msg, want))
         after = subprocess.run([tl, "--db", db, "ls"], capture_output=True, text=True).stdout
         check(after == before, "%s: store changed" % name)
         if ok:
             print("ok  %-26s %s" % (name, msg[:110]))
+    # a trace that starts with a UTF-8 byte-order mark is read, plain or gzip
+    for bname, data in (("bom.json", BOM + GOOD.replace(b"aten::mm", b"aten::bom")),
+                        ("bom.json.gz", gzip.compress(BOM + GOOD.replace(b"aten::mm", b"aten::bomgz")))):
+        bdb = os.path.join(tmp, "db-" + bname)
+        p = os.path.join(tmp, bname)
+        open(p, "wb").write(data)
+        r = run(bdb, p)
+        check(r.returncode == 0 and r.stdout.split("\t")[1:2] == ["1"], "%s: rc=%d out=%r err=%r"
+              % (bname, r.returncode, r.stdout, r.stderr))
     # a bad file among good ones: the good ones still go in
     g2 = os.path.join(tmp, "good2.json")
     open(g2, "wb").write(GOOD.replace(b"aten::mm", b"aten::bmm"))
