@@ -32,18 +32,65 @@ int tl_json_init_src(tl_json *j, tl_source *src, const char *file, tl_err *err)
     return rc;
 }
 
+/* Scans the window from j->ext_pos for the unit's possible end: a ',', '}'
+ * or ']' at depth 0 or below, or a string closing at depth 0. Returns 1
+ * there (j->ext_pos just after it), 0 at the window end. Strings are
+ * skipped 16 bytes at a time. */
+static int extent_scan(tl_json *j)
+{
+    const char *b = j->buf;
+    size_t p = (size_t)(j->ext_pos - j->base), len = j->len;
+    while (p < len) {
+        if (j->ext_str) {
+            if (j->ext_esc) { j->ext_esc = 0; p++; continue; }
+            while (p + 16 <= len) {
+                unsigned m = tl_json_mask16_quote(b + p) | tl_json_mask16_unplain(b + p);
+                if (m) { p += (size_t)__builtin_ctz(m); break; }
+                p += 16;
+            }
+            if (p >= len) break;
+            char c = b[p++];
+            if (c == '\\') j->ext_esc = 1;
+            else if (c == '"') {
+                j->ext_str = 0;
+                if (j->ext_depth == 0) { j->ext_pos = j->base + p; return 1; }
+            }
+            continue;
+        }
+        /* long numbers: digit runs 16 bytes at a time */
+        while (p + 16 <= len && tl_json_mask16_digit(b + p) == 0xffff) p += 16;
+        if (p >= len) break;
+        char c = b[p++];
+        if (c == '"') j->ext_str = 1;
+        else if (c == '{' || c == '[') j->ext_depth++;
+        else if (c == '}' || c == ']' || c == ',') {
+            if (c != ',') j->ext_depth--;
+            if (j->ext_depth <= 0) { j->ext_pos = j->base + p; return 1; }
+        }
+    }
+    j->ext_pos = j->base + p;
+    return 0;
+}
+
 int tl_json_refill(tl_json *j, size_t mark)
 {
     if (!j->src || j->eof) return tl_json_fail_at(j, j->len, "unexpected end of input (truncated file?)");
     uint64_t keep = j->base + mark;
-    size_t oldlen = j->len - mark;
-    int rc = tl_source_window(j->src, keep, &j->buf, &j->len, &j->base, &j->eof, j->err);
-    if (rc) return rc;
-    j->pos = (size_t)(keep - j->base);
-    /* No new bytes but now at EOF: the caller re-parses and, since no more
-     * input can come, reports a precise error if the unit is incomplete. */
-    (void)oldlen;
-    return 0;
+    int long_unit = j->len - mark >= TL_JSON_EXTENT_MIN;
+    if (long_unit && (!j->ext_on || j->ext_mark != keep)) {
+        j->ext_on = 1;
+        j->ext_mark = j->ext_pos = keep;
+        j->ext_depth = 0;
+        j->ext_str = j->ext_esc = 0;
+    }
+    for (;;) {
+        int rc = tl_source_window(j->src, keep, &j->buf, &j->len, &j->base, &j->eof, j->err);
+        if (rc) return rc;
+        j->pos = (size_t)(keep - j->base);
+        /* At EOF the caller re-parses and, since no more input can come,
+         * reports a precise error if the unit is incomplete. */
+        if (!long_unit || j->eof || extent_scan(j)) return 0;
+    }
 }
 
 int tl_json_release(tl_json *j)

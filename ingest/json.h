@@ -37,6 +37,12 @@ typedef struct tl_json {
     const char *file;  /* for messages */
     tl_err *err;
     struct tl_source *src; /* NULL for a fixed buffer */
+    /* The extent scan of a long unit (see tl_json_refill): the unit's
+     * start and how far it is scanned (absolute offsets), with the bracket
+     * depth and string state there. */
+    uint64_t ext_mark, ext_pos;
+    int64_t ext_depth;
+    uint8_t ext_on, ext_str, ext_esc;
 } tl_json;
 
 /* A scanner over a fixed, complete buffer. */
@@ -45,7 +51,12 @@ void tl_json_init_buf(tl_json *j, const char *buf, size_t len, const char *file,
  * starts after a UTF-8 byte-order mark if the input begins with one. */
 int tl_json_init_src(tl_json *j, struct tl_source *src, const char *file, tl_err *err);
 /* Keeps bytes from `mark` on, appends more input. Returns 0, or an error
- * (including a truncated-input error when the source is exhausted). */
+ * (including a truncated-input error when the source is exhausted). When
+ * the kept unit is long (TL_JSON_EXTENT_MIN bytes), the appended bytes are
+ * first scanned for brackets and strings only, resuming where the last
+ * refill of the same unit stopped, until the unit may end in the window:
+ * a long token is then parsed once more, not once per window. */
+#define TL_JSON_EXTENT_MIN (1u << 20)
 int tl_json_refill(tl_json *j, size_t mark);
 /* Tells the source that everything before `pos` is consumed (lets an mmap
  * source drop those pages to bound memory). Returns 0, or TL_EEXIST when
