@@ -517,20 +517,23 @@ static int skip_stream(tl_json *j)
     int first = 1, more = 1;
     unsigned n = 0;
     for (;;) {
+        if (p == '[') {
+            if ((rc = tl_json_arr_next_stream(j, &first, &more)) != 0) return rc;
+            if (!more) return 0;
+            UNIT(j, rc, tl_json_skip(j, NULL, NULL));
+            if (rc) return rc;
+            if (++n % 1024 == 0) tl_json_release(j);
+            continue;
+        }
         int f0 = first;
         for (;;) {
             size_t m = j->pos;
             first = f0;
-            if (p == '[') {
-                rc = tl_json_arr_next(j, &first, &more);
-                if (rc == 0 && more) rc = tl_json_skip(j, NULL, NULL);
-            } else {
-                const char *k = NULL;
-                size_t kn;
-                rc = tl_json_obj_next(j, &first, &k, &kn);
-                more = k != NULL;
-                if (rc == 0 && more) rc = tl_json_skip(j, NULL, NULL);
-            }
+            const char *k = NULL;
+            size_t kn;
+            rc = tl_json_obj_next(j, &first, &k, &kn);
+            more = k != NULL;
+            if (rc == 0 && more) rc = tl_json_skip(j, NULL, NULL);
             if (rc != TL_JNEED) break;
             if ((rc = tl_json_refill(j, m)) != 0) return rc;
         }
@@ -602,17 +605,12 @@ static int each_elem(rp *R, const char *what, elem_fn parse, elem_fn commit, voi
     j->pos++;
     int first = 1, more = 1;
     for (;;) {
-        int f0 = first;
-        for (;;) {
-            size_t m = j->pos;
-            first = f0;
-            rc = tl_json_arr_next(j, &first, &more);
-            if (rc == 0 && more) rc = parse(R, ctx);
-            if (rc != TL_JNEED) break;
-            if ((rc = tl_json_refill(j, m)) != 0) return rc;
-        }
-        if (rc) return rc;
+        /* the separator streams (whitespace is never kept); the element is
+         * the restartable unit */
+        if ((rc = tl_json_arr_next_stream(j, &first, &more)) != 0) return rc;
         if (!more) return 0;
+        UNIT(j, rc, parse(R, ctx));
+        if (rc) return rc;
         if ((rc = commit(R, ctx)) != 0) return rc;
         if (++R->since_release >= 1024) {
             R->since_release = 0;
