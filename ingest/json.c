@@ -873,16 +873,11 @@ int tl_json_skip_ws_stream(tl_json *j)
     return 0;
 }
 
-int tl_json_arr_next_stream(tl_json *j, int *first, int *more)
+/* The window ends inside the separator: takes it again from j->pos,
+ * piece by piece, dropping the whitespace around the ','. */
+int tl_json_arr_next_stream_slow(tl_json *j, int *first, int *more)
 {
-    size_t mark = j->pos;
-    int f = *first;
-    int rc = tl_json_arr_next(j, first, more);
-    if (rc != TL_JNEED) return rc;
-    /* The window ends inside the separator: take it again, piece by piece,
-     * dropping the whitespace around the ','. */
-    *first = f;
-    j->pos = mark;
+    int rc;
     if ((rc = tl_json_skip_ws_stream(j))) return rc;
     int p = tl_json_peek(j);
     if (p == ']') { j->pos++; *more = 0; return 0; }

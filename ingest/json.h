@@ -226,7 +226,17 @@ slow:
  * returns 0 with j->pos at the next token or the end of input. arr_next_stream
  * is tl_json_arr_next, with the same checks and messages. */
 int tl_json_skip_ws_stream(tl_json *j);
-int tl_json_arr_next_stream(tl_json *j, int *first, int *more);
+int tl_json_arr_next_stream_slow(tl_json *j, int *first, int *more);
+static inline int tl_json_arr_next_stream(tl_json *j, int *first, int *more)
+{
+    size_t mark = j->pos;
+    int f = *first;
+    int rc = tl_json_arr_next(j, first, more);
+    if (rc != TL_JNEED) return rc;
+    *first = f;
+    j->pos = mark;
+    return tl_json_arr_next_stream_slow(j, first, more);
+}
 
 static inline uint64_t tl_json_offset(const tl_json *j) { return j->base + j->pos; }
 
