@@ -80,17 +80,3 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
     }
     return TL_EXIT_OK;
 }
-
-const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag)
-{
-    size_t fl = strlen(flag);
-    const char *a = argv[*i];
-    if (strncmp(a, flag, fl) != 0) return NULL;
-    if (a[fl] == '=') return a + fl + 1;
-    if (a[fl] != 0) return NULL;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "tracelens: %s needs a value\n", flag);
-        exit(TL_EXIT_USAGE);
-    }
-    return argv[++*i];
-}

@@ -1,6 +1,7 @@
-/* cli.h — helpers shared by the subcommands of the tracelens CLI:
- * resolving the store, turning "ID or FILE" into a stored trace (ingesting
- * a file on the fly), writing tables to csv/xlsx, and flag parsing helpers.
+/* cli.h — what the subcommands of the tracelens CLI share: the command
+ * table, the one option parser, resolving the store, turning "ID or FILE"
+ * into a stored trace (ingesting a file on the fly), writing tables to
+ * csv/xlsx, the environment read at start-up, and every run function.
  * The CLI only parses arguments and wires modules together. */
 #ifndef TL_CLI_H
 #define TL_CLI_H
@@ -9,6 +10,90 @@
 #include <stdio.h>
 #include "store/store.h"
 #include "query/core/table.h"
+#include "query/multirank/multirank.h"
+
+/* ---- options: one parser for every command (tools/cli_opts.c) ---- */
+
+/* What an option takes after it. */
+typedef enum {
+    TL_CLI_FLAG,     /* nothing */
+    TL_CLI_VALUE,    /* one value: --name V, --name=V (-nV for a one-letter name) */
+    TL_CLI_OPTIONAL, /* argparse nargs='?': a value when the next word is not an option */
+    TL_CLI_VALUES,   /* argparse nargs='+': the words up to the next option */
+} tl_cli_arg;
+
+/* One option of a command: its spellings separated by '|', the first long
+ * one naming it in messages ("--output_xlsx_path|--xlsx", "-o|--output"). */
+typedef struct tl_cli_opt {
+    const char *names;
+    tl_cli_arg arg;
+} tl_cli_opt;
+
+/* What tl_cli_next returns when it does not return an option's index. */
+enum {
+    TL_CLI_END = -1,        /* no words left */
+    TL_CLI_POSITIONAL = -2, /* p->arg is not an option */
+    TL_CLI_UNKNOWN = -3,    /* p->arg looks like an option but names none */
+    TL_CLI_BAD = -4,        /* ambiguous prefix, missing or unwanted value: p->msg says which */
+};
+
+/* The parser's state over one command line. */
+typedef struct tl_cli_args {
+    int argc;
+    char **argv;
+    const tl_cli_opt *opts;
+    size_t nopts;
+    int i;             /* the next word */
+    const char *arg;   /* the word just read, as written */
+    const char *val;   /* VALUE/OPTIONAL: the value (NULL: none); VALUES: the '=' value */
+    int first, nwords; /* VALUES: argv[first .. first+nwords) follow val */
+    char name[64];     /* the option just read, by its first long name */
+    char msg[512];     /* TL_CLI_BAD: argparse's message ("ambiguous option: ...") */
+} tl_cli_args;
+
+/* Starts parsing argv[1..argc) against opts. */
+void tl_cli_args_init(tl_cli_args *p, int argc, char **argv, const tl_cli_opt *opts, size_t nopts);
+/* The next word: an option's index into opts, or a TL_CLI_* code. A long
+ * option matches by its exact name, else by a unique prefix (argparse's
+ * allow_abbrev); a prefix of several is TL_CLI_BAD with the candidates. */
+int tl_cli_next(tl_cli_args *p);
+/* VALUES: how many values the option got, and the k-th. */
+size_t tl_cli_nvalues(const tl_cli_args *p);
+const char *tl_cli_value(const tl_cli_args *p, size_t k);
+/* Does word (an option as written, maybe abbreviated) take the next word
+ * as its value? For dispatchers that look for the positional argument. */
+int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word);
+
+/* ---- the command table (tools/tracelens.c) ---- */
+
+typedef struct tl_cli_cmd {
+    const char *name;     /* the subcommand ("report") */
+    const char *synopsis; /* its arguments in tracelens --help ("ID|FILE") */
+    const char *summary;  /* one line for tracelens --help */
+    const char *ref_name; /* the reference tool's command (a link to this binary), or NULL */
+    int ref_listed;       /* ref_name shown in tracelens --help */
+    int (*run)(int argc, char **argv);
+} tl_cli_cmd;
+
+/* ---- the environment, read once in main (tools/cli_env.c) ---- */
+
+/* The environment variables the CLI itself reads (the library still reads
+ * its own; docs/ and each command's --help describe them). NULL or 0: unset. */
+typedef struct tl_cli_env {
+    const char *datadir;        /* TRACELENS_DATADIR: data/ (categories, GPU tables) */
+    int timing;                 /* TRACELENS_TIMING: phase times on stderr */
+    int debug;                  /* TRACELENS_DEBUG=1: diff's debug output */
+    int no_hugepages;           /* TRACELENS_NO_HUGEPAGES: no huge-page re-exec */
+    const char *glibc_tunables; /* GLIBC_TUNABLES: set by the huge-page re-exec or the user */
+    const char *path;           /* PATH: where the node-replay tools would be */
+} tl_cli_env;
+
+extern tl_cli_env tl_env;
+
+/* Fills tl_env from the environment; main calls it first. */
+void tl_cli_env_read(void);
+
+/* ---- store, traces, sheets (tools/cli.c) ---- */
 
 /* Opens the store (db may be NULL: default location). Prints the error and
  * returns NULL on failure. */
@@ -30,15 +115,44 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
 int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *capture_dir, uint64_t *merged_id,
                        tl_table **summary);
 
-/* "--flag value" / "--flag=value" matching; returns the value or NULL. */
-const char *tl_cli_flagval(int argc, char **argv, int *i, const char *flag);
+/* A query/sql result as table, csv, jsonl/json or xlsx, to out_path or
+ * stdout (tools/cmd_query.c). all: every row on the terminal. */
+int tl_cli_write_result(const tl_table *t, const char *format, const char *out_path, int all);
+
+/* The terminal summary of a collective analysis: counts, the slowest
+ * collectives, rank imbalance (tools/cmd_collective.c). */
+void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
+
+/* ---- huge pages (tools/cli_hugepages.c) ---- */
 
 /* Re-executes the process once with malloc on transparent huge pages
  * (glibc.malloc.hugetlb=1), where glibc and the kernel allow it; returns
- * when it does not apply (tools/cli_hugepages.c). Call before any work. */
+ * when it does not apply. Call before any work. */
 void tl_cli_hugepages_reexec(void);
 /* 0 when the re-exec has happened (the tunable is set) or is opted out of
  * (TRACELENS_NO_HUGEPAGES): cheap checks for a caller's own gate. */
 int tl_cli_hugepages_wanted(void);
+/* The report's gate for tl_cli_hugepages_reexec: a stored trace, or a
+ * large file (tools/cmd_report_pytorch.c). */
+void tl_cli_report_hugepages_reexec(const char *input, const char *db);
+
+/* ---- the commands' run functions (tools/cmd_*.c) ---- */
+
+int tl_cmd_ingest(int argc, char **argv);
+int tl_cmd_ls(int argc, char **argv);
+int tl_cmd_info(int argc, char **argv);
+int tl_cmd_rm(int argc, char **argv);
+int tl_cmd_report(int argc, char **argv);
+int tl_cmd_report_pytorch(int argc, char **argv);
+int tl_cmd_report_kineto(int argc, char **argv);
+int tl_cmd_report_rocprof(int argc, char **argv);
+int tl_cmd_report_jax(int argc, char **argv);
+int tl_cmd_compare(int argc, char **argv);
+int tl_cmd_diff(int argc, char **argv);
+int tl_cmd_query(int argc, char **argv);
+int tl_cmd_sql(int argc, char **argv);
+int tl_cmd_corpus_report(int argc, char **argv);
+int tl_cmd_collective(int argc, char **argv);
+int tl_cmd_split(int argc, char **argv);
 
 #endif

@@ -25,15 +25,15 @@
 
 int tl_cli_hugepages_wanted(void)
 {
-    if (getenv("TRACELENS_NO_HUGEPAGES")) return 0;
-    const char *tun = getenv("GLIBC_TUNABLES");
+    if (tl_env.no_hugepages) return 0;
+    const char *tun = tl_env.glibc_tunables;
     return !(tun && strstr(tun, "glibc.malloc.hugetlb"));
 }
 
 void tl_cli_hugepages_reexec(void)
 {
     if (!tl_cli_hugepages_wanted()) return;
-    const char *tun = getenv("GLIBC_TUNABLES");
+    const char *tun = tl_env.glibc_tunables;
     int maj = 0, min = 0;
     if (sscanf(gnu_get_libc_version(), "%d.%d", &maj, &min) != 2 || maj < 2 || (maj == 2 && min < 35)) return;
     char thp[128] = "";

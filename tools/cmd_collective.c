@@ -78,28 +78,25 @@ enum {
     F_DIR, F_PATTERN, F_GLOB, F_CONFIG, F_WORLD, F_REGEX, F_XLSX, F_CSV, F_AGG, F_GPN, F_HEAT, F_DETAILED,
     F_MP, F_WORKERS, F_NOIMB, F_QUIET, F_DB, F_HELP, F_N
 };
-static const struct {
-    const char *name;
-    int takes_value; /* 2: one or more values */
-} FLAGS[F_N] = {
-    [F_DIR] = {"--trace_dir", 1},
-    [F_PATTERN] = {"--trace_pattern", 1},
-    [F_GLOB] = {"--trace_glob", 1},
-    [F_CONFIG] = {"--config", 1},
-    [F_WORLD] = {"--world_size", 1},
-    [F_REGEX] = {"--rank_regex", 1},
-    [F_XLSX] = {"--output_xlsx_path", 1},
-    [F_CSV] = {"--output_csvs_dir", 1},
-    [F_AGG] = {"--agg_metrics", 2},
-    [F_GPN] = {"--gpus_per_node", 1},
-    [F_HEAT] = {"--all2allv_heatmap", 0},
-    [F_DETAILED] = {"--detailed_analysis", 0},
-    [F_MP] = {"--use_multiprocessing", 0},
-    [F_WORKERS] = {"--max_workers", 1},
-    [F_NOIMB] = {"--no-imbalance", 0},
-    [F_QUIET] = {"--quiet", 0},
-    [F_DB] = {"--db", 1},
-    [F_HELP] = {"--help", 0},
+static const tl_cli_opt FLAGS[F_N] = {
+    [F_DIR] = {"--trace_dir", TL_CLI_VALUE},
+    [F_PATTERN] = {"--trace_pattern", TL_CLI_VALUE},
+    [F_GLOB] = {"--trace_glob", TL_CLI_VALUE},
+    [F_CONFIG] = {"--config", TL_CLI_VALUE},
+    [F_WORLD] = {"--world_size", TL_CLI_VALUE},
+    [F_REGEX] = {"--rank_regex", TL_CLI_VALUE},
+    [F_XLSX] = {"--output_xlsx_path", TL_CLI_VALUE},
+    [F_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
+    [F_AGG] = {"--agg_metrics", TL_CLI_VALUES},
+    [F_GPN] = {"--gpus_per_node", TL_CLI_VALUE},
+    [F_HEAT] = {"--all2allv_heatmap", TL_CLI_FLAG},
+    [F_DETAILED] = {"--detailed_analysis", TL_CLI_FLAG},
+    [F_MP] = {"--use_multiprocessing", TL_CLI_FLAG},
+    [F_WORKERS] = {"--max_workers", TL_CLI_VALUE},
+    [F_NOIMB] = {"--no-imbalance", TL_CLI_FLAG},
+    [F_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+    [F_DB] = {"--db", TL_CLI_VALUE},
+    [F_HELP] = {"-h|--help", TL_CLI_FLAG},
 };
 
 static int usage_error(const char *prog, const char *fmt, const char *arg)
@@ -109,19 +106,6 @@ static int usage_error(const char *prog, const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     return TL_EXIT_USAGE;
-}
-
-static int find_flag(const char *a, size_t n)
-{
-    int hit = -1;
-    for (int f = 0; f < F_N; f++)
-        if (strlen(FLAGS[f].name) == n && !strncmp(FLAGS[f].name, a, n)) return f;
-    for (int f = 0; f < F_N; f++)
-        if (!strncmp(FLAGS[f].name, a, n)) {
-            if (hit >= 0) return -2;
-            hit = f;
-        }
-    return hit;
 }
 
 static int parse_pos_int(const char *s, long *v)
@@ -454,9 +438,7 @@ static tl_table *pick(const tl_table *src, const char *const *cols, size_t ncols
     return t;
 }
 
-/* Used by cmd_corpus_report.c too. */
-void tl_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
-void tl_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum)
+void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum)
 {
     fprintf(fp, "%zu ranks: %zu collective kernels, %zu matched implicit-sync collectives, %zu all_to_allv%s\n",
             sum->world, sum->n_long, sum->n_sync, sum->n_a2av,
@@ -525,36 +507,21 @@ int tl_cmd_collective(int argc, char **argv)
     int set[F_N] = {0};
     TL_VEC(const char *) aggs = {0};
     int rc = TL_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h")) { fputs(HELP, stdout); tl_vec_free(&aggs); return 0; }
-        if (!strcmp(a, "-q")) { set[F_QUIET] = 1; continue; }
-        if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
-            tl_vec_free(&aggs);
-            return usage_error(prog, "unrecognized arguments: %s", a);
-        }
-        const char *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        int f = find_flag(a, n);
-        if (f == -2) { tl_vec_free(&aggs); return usage_error(prog, "ambiguous option: %s", a); }
-        if (f < 0) { tl_vec_free(&aggs); return usage_error(prog, "unrecognized arguments: %s", a); }
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, FLAGS, F_N);
+    for (int f; (f = tl_cli_next(&p)) != TL_CLI_END;) {
+        if (f == TL_CLI_BAD) { tl_vec_free(&aggs); return usage_error(prog, "%s", p.msg); }
+        if (f < 0) { tl_vec_free(&aggs); return usage_error(prog, "unrecognized arguments: %s", p.arg); }
         if (f == F_HELP) { fputs(HELP, stdout); tl_vec_free(&aggs); return 0; }
         set[f] = 1;
-        if (FLAGS[f].takes_value == 2) {
+        val[f] = p.val;
+        if (f == F_AGG) {
             aggs.n = 0;
-            if (eq) tl_vec_push(&aggs, eq + 1);
-            while (i + 1 < argc && argv[i + 1][0] != '-') tl_vec_push(&aggs, argv[++i]);
+            for (size_t k = 0; k < tl_cli_nvalues(&p); k++) tl_vec_push(&aggs, tl_cli_value(&p, k));
             if (!aggs.n) {
                 tl_vec_free(&aggs);
-                return usage_error(prog, "argument %s: expected at least one argument", FLAGS[f].name);
+                return usage_error(prog, "argument %s: expected at least one argument", p.name);
             }
-        } else if (FLAGS[f].takes_value) {
-            if (eq) val[f] = eq + 1;
-            else if (i + 1 < argc) val[f] = argv[++i];
-            else { tl_vec_free(&aggs); return usage_error(prog, "argument %s: expected one argument", FLAGS[f].name); }
-        } else if (eq) {
-            tl_vec_free(&aggs);
-            return usage_error(prog, "argument %s: ignored explicit argument", FLAGS[f].name);
         }
     }
     int quiet = set[F_QUIET];
@@ -762,7 +729,7 @@ int tl_cmd_collective(int argc, char **argv)
         if (!o.imbalance) {
             for (size_t i = 0; i < sh.n; i++) printf("  %s: %zu rows\n", sh.v[i]->name, sh.v[i]->nrows);
         } else {
-            tl_coll_print_summary(stdout, &sh, &sum);
+            tl_cli_coll_print_summary(stdout, &sh, &sum);
         }
     }
     free(xlsx);

@@ -56,26 +56,16 @@ static const char *HELP =
     "exit status: 0 ok; 1 an input could not be read or compared, or an output\n"
     "not written; 2 bad command line; 3 store error; 4 no such trace.\n";
 
-enum { O_OUT, O_CSV, O_NAMES, O_SHEETS, O_DB, O_EXACT, O_HELP, O_N };
-static const char *LONG[O_N] = {"--output", "--output_csvs_dir", "--names", "--sheets", "--db", "--exact-floats",
-                                "--help"};
-
-/* argparse-style long option: exact name, or a unique prefix (--opt=value too). */
-static int match_long(const char *a, const char **val)
-{
-    *val = NULL;
-    if (!strcmp(a, "-o")) return O_OUT;
-    if (!strcmp(a, "-h")) return O_HELP;
-    if (strncmp(a, "--", 2) != 0) return -1;
-    size_t n = strcspn(a, "=");
-    if (a[n] == '=') *val = a + n + 1;
-    int hit = -1, count = 0;
-    for (int i = 0; i < O_N; i++) {
-        if (strlen(LONG[i]) == n && strncmp(LONG[i], a, n) == 0) return i;
-        if (strncmp(LONG[i], a, n) == 0) { hit = i; count++; }
-    }
-    return count == 1 ? hit : (count > 1 ? -2 : -1);
-}
+enum { O_OUT, O_CSV, O_NAMES, O_SHEETS, O_DB, O_EXACT, O_HELP };
+static const tl_cli_opt OPTS[] = {
+    [O_OUT] = {"-o|--output", TL_CLI_VALUE},
+    [O_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
+    [O_NAMES] = {"--names", TL_CLI_VALUES},
+    [O_SHEETS] = {"--sheets", TL_CLI_VALUES},
+    [O_DB] = {"--db", TL_CLI_VALUE},
+    [O_EXACT] = {"--exact-floats", TL_CLI_FLAG},
+    [O_HELP] = {"-h|--help", TL_CLI_FLAG},
+};
 
 static int is_dir(const char *p)
 {
@@ -239,45 +229,38 @@ int tl_cmd_compare(int argc, char **argv)
     TL_VEC(const char *) names = {0};
     unsigned groups = 0;
     int names_given = 0, exact = 0, code = TL_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *val;
-        if (a[0] != '-' || !a[1]) { tl_vec_push(&pos, a); continue; }
-        int o = match_long(a, &val);
-        if (o == -2) { fprintf(stderr, "%s: ambiguous option %s\n", argv[0], a); code = TL_EXIT_USAGE; goto done; }
-        if (o < 0) { fprintf(stderr, "%s: unrecognized argument %s (see --help)\n", argv[0], a); code = TL_EXIT_USAGE; goto done; }
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int o; (o = tl_cli_next(&p)) != TL_CLI_END;) {
+        if (o == TL_CLI_POSITIONAL) { tl_vec_push(&pos, p.arg); continue; }
+        if (o == TL_CLI_BAD) { fprintf(stderr, "%s: %s\n", argv[0], p.msg); code = TL_EXIT_USAGE; goto done; }
+        if (o < 0) { fprintf(stderr, "%s: unrecognized argument %s (see --help)\n", argv[0], p.arg); code = TL_EXIT_USAGE; goto done; }
         if (o == O_HELP) { fputs(HELP, stdout); goto done; }
         if (o == O_EXACT) { exact = 1; continue; }
         if (o == O_NAMES || o == O_SHEETS) {
-            /* nargs='+': the values up to the next option */
-            TL_VEC(const char *) vals = {0};
-            if (val) tl_vec_push(&vals, val);
-            while (i + 1 < argc && (argv[i + 1][0] != '-' || !argv[i + 1][1])) tl_vec_push(&vals, argv[++i]);
-            if (!vals.n) {
-                fprintf(stderr, "%s: %s expects at least one argument\n", argv[0], LONG[o]);
+            size_t nv = tl_cli_nvalues(&p);
+            if (!nv) {
+                fprintf(stderr, "%s: %s expects at least one argument\n", argv[0], p.name);
                 code = TL_EXIT_USAGE;
             }
-            for (size_t k = 0; k < vals.n && !code; k++) {
-                if (o == O_NAMES) { tl_vec_push(&names, vals.v[k]); continue; }
-                unsigned g = tl_compare_group(vals.v[k]);
+            for (size_t k = 0; k < nv && !code; k++) {
+                const char *val = tl_cli_value(&p, k);
+                if (o == O_NAMES) { tl_vec_push(&names, val); continue; }
+                unsigned g = tl_compare_group(val);
                 if (!g) {
                     fprintf(stderr, "%s: --sheets: invalid choice '%s' (choose from gpu_timeline, ops_summary, "
-                            "kernel_summary, ops_all, roofline, all)\n", argv[0], vals.v[k]);
+                            "kernel_summary, ops_all, roofline, all)\n", argv[0], val);
                     code = TL_EXIT_USAGE;
                 }
                 groups |= g;
             }
-            tl_vec_free(&vals);
             if (code) goto done;
             if (o == O_NAMES) names_given = 1;
             continue;
         }
-        if (!val) {
-            if (i + 1 >= argc) { fprintf(stderr, "%s: %s expects one argument\n", argv[0], a); code = TL_EXIT_USAGE; goto done; }
-            val = argv[++i];
-        }
-        if (o == O_OUT) out = val;
-        else if (o == O_CSV) csv_dir = val;
-        else if (o == O_DB) db = val;
+        if (o == O_OUT) out = p.val;
+        else if (o == O_CSV) csv_dir = p.val;
+        else if (o == O_DB) db = p.val;
     }
     if (!groups) groups = TL_CMP_ALL;
     if (pos.n < 2) { fprintf(stderr, "%s: Need at least two report files\n", argv[0]); code = TL_EXIT_USAGE; goto done; }

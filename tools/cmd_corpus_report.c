@@ -26,7 +26,6 @@
 #endif
 
 /* From cmd_collective.c. */
-void tl_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
 
 static const char *HELP =
     "usage: TraceLens_generate_multi_config_perf_report -b BASE [-p PREFIX] [-e json|gz]\n"
@@ -171,7 +170,7 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     tl_corpus_opts_default(&o);
     o.max_workers = (int)workers;
     o.quiet = quiet;
-    o.datadir = getenv("TRACELENS_DATADIR") ? NULL : TL_DATADIR;
+    o.datadir = tl_env.datadir ? NULL : TL_DATADIR;
     tl_corpus_sheets sh;
     tl_corpus_stats st;
     tl_err err = {0};
@@ -191,7 +190,7 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
             if (st.have_coll) {
                 tl_coll_sheets view = {0};
                 for (size_t i = 0; i < sh.n; i++) tl_vec_push(&view, sh.v[i]);
-                tl_coll_print_summary(stdout, &view, &st.coll);
+                tl_cli_coll_print_summary(stdout, &view, &st.coll);
                 free(view.v);
             }
         }
@@ -205,7 +204,7 @@ static int node_replay_message(void)
 {
     static const char *const DEPS[] = {"amd-smi", "hipblaslt-bench", "MIOpenDriver"};
     int missing = 0;
-    const char *path = getenv("PATH");
+    const char *path = tl_env.path;
     for (size_t i = 0; i < sizeof DEPS / sizeof *DEPS; i++) {
         int found = 0;
         if (path) {
@@ -227,6 +226,23 @@ static int node_replay_message(void)
             "does not do it. Run the reference generator on a ROCm machine for the *_node_replay sheets, or drop -r.\n");
     return TL_EXIT_FAIL;
 }
+
+enum { C_HELP, C_BASE, C_PREFIX, C_EXT, C_OUT, C_FILTER, C_DRY, C_REPLAY, C_QUIET, C_WORKERS, C_DB, C_CONFIG, C_CSV };
+static const tl_cli_opt OPTS[] = {
+    [C_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [C_BASE] = {"-b", TL_CLI_VALUE},
+    [C_PREFIX] = {"-p", TL_CLI_VALUE},
+    [C_EXT] = {"-e", TL_CLI_VALUE},
+    [C_OUT] = {"-o", TL_CLI_VALUE},
+    [C_FILTER] = {"-f", TL_CLI_VALUES},
+    [C_DRY] = {"-d", TL_CLI_FLAG},
+    [C_REPLAY] = {"-r", TL_CLI_FLAG},
+    [C_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+    [C_WORKERS] = {"-j|--max_workers", TL_CLI_VALUE},
+    [C_DB] = {"--db", TL_CLI_VALUE},
+    [C_CONFIG] = {"--config", TL_CLI_VALUE},
+    [C_CSV] = {"--csv", TL_CLI_VALUE},
+};
 
 int tl_cmd_corpus_report(int argc, char **argv)
 {
@@ -250,40 +266,40 @@ int tl_cmd_corpus_report(int argc, char **argv)
     int dry = 0, replay = 0, quiet = 0, have_f = 0;
     long workers = 0;
     int rc = TL_EXIT_OK;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED(flag)                                                                       \
-    if (!v) { tl_vec_free(&filters); return usage(prog, "argument %s: expected one argument", flag); }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(HELP, stdout);
-            tl_vec_free(&filters);
-            return 0;
-        } else if (!strcmp(a, "-b")) { NEED(a); base = v, i++; }
-        else if (!strcmp(a, "-p")) { NEED(a); prefix = v, i++; }
-        else if (!strcmp(a, "-e")) { NEED(a); ext = v, i++; }
-        else if (!strcmp(a, "-o")) { NEED(a); out = v, i++; }
-        else if (!strcmp(a, "-f")) {
-            if (!v || v[0] == '-') { tl_vec_free(&filters); return usage(prog, "argument %s: expected at least one argument", a); }
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        const char *v = p.val;
+        switch (k) {
+        case C_HELP: fputs(HELP, stdout); tl_vec_free(&filters); return 0;
+        case C_BASE: base = v; break;
+        case C_PREFIX: prefix = v; break;
+        case C_EXT: ext = v; break;
+        case C_OUT: out = v; break;
+        case C_FILTER:
+            if (!tl_cli_nvalues(&p)) {
+                tl_vec_free(&filters);
+                return usage(prog, "argument %s: expected at least one argument", p.arg);
+            }
             have_f = 1;
             filters.n = 0;
-            while (i + 1 < argc && argv[i + 1][0] != '-') tl_vec_push(&filters, argv[++i]);
-        } else if (!strcmp(a, "-d")) dry = 1;
-        else if (!strcmp(a, "-r")) replay = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
-        else if (!strcmp(a, "-j") || !strcmp(a, "--max_workers")) {
-            NEED(a);
+            for (size_t q = 0; q < tl_cli_nvalues(&p); q++) tl_vec_push(&filters, tl_cli_value(&p, q));
+            break;
+        case C_DRY: dry = 1; break;
+        case C_REPLAY: replay = 1; break;
+        case C_QUIET: quiet = 1; break;
+        case C_WORKERS: {
             char *end;
             workers = strtol(v, &end, 10);
             if (*end || workers < 1) { tl_vec_free(&filters); return usage(prog, "argument -j: invalid positive int value: '%s'", v); }
-            i++;
-        } else if (!strcmp(a, "--db")) { NEED(a); db = v, i++; }
-        else if (!strncmp(a, "--db=", 5)) db = a + 5;
-        else if (!strcmp(a, "--config")) { NEED(a); config = v, i++; }
-        else if (!strcmp(a, "--csv")) { NEED(a); csvdir = v, i++; }
-        else if (!strncmp(a, "--config=", 9)) config = a + 9;
-        else { tl_vec_free(&filters); return usage(prog, "unrecognized arguments: %s", a); }
-#undef NEED
+            break;
+        }
+        case C_DB: db = v; break;
+        case C_CONFIG: config = v; break;
+        case C_CSV: csvdir = v; break;
+        case TL_CLI_BAD: tl_vec_free(&filters); return usage(prog, "%s", p.msg);
+        default: tl_vec_free(&filters); return usage(prog, "unrecognized arguments: %s", p.arg);
+        }
     }
     if (!have_f) tl_vec_push(&filters, "rank_0");
     if (replay) { tl_vec_free(&filters); return node_replay_message(); }

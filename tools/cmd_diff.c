@@ -165,35 +165,53 @@ static void print_summary(const tl_diff *d, long top)
     tl_table_free(s);
 }
 
+enum { D_HELP, D_DB, D_OUT, D_TOP, D_UID, D_SUBTREE, D_PRUNE, D_PYTHON, D_DEBUG, D_SUMMARY, D_VERBOSE };
+static const tl_cli_opt OPTS[] = {
+    [D_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [D_DB] = {"--db", TL_CLI_VALUE},
+    [D_OUT] = {"--out", TL_CLI_VALUE},
+    [D_TOP] = {"--top", TL_CLI_VALUE},
+    [D_UID] = {"--uid", TL_CLI_VALUE},
+    [D_SUBTREE] = {"--subtree", TL_CLI_VALUE},
+    [D_PRUNE] = {"--prune-non-gpu", TL_CLI_FLAG},
+    [D_PYTHON] = {"--python", TL_CLI_FLAG},
+    [D_DEBUG] = {"--debug", TL_CLI_FLAG},
+    [D_SUMMARY] = {"--summary", TL_CLI_FLAG},
+    [D_VERBOSE] = {"-v|--verbose", TL_CLI_FLAG},
+};
+
 int tl_cmd_diff(int argc, char **argv)
 {
     const char *db = NULL, *out = NULL, *pos[2] = {0}, *v;
-    int npos = 0, prune = 0, python = 0, debug = 0, verbose = 0, want_summary = 0, uid_tree = 0, sub_tree = 0;
+    int npos = 0, prune = 0, python = 0, debug = tl_env.debug, verbose = 0, want_summary = 0, uid_tree = 0,
+        sub_tree = 0;
     int64_t uid_q = -1, sub_uid = -1;
     long top = 20;
-    const char *env = getenv("TRACELENS_DEBUG");
-    if (env && strcmp(env, "1") == 0) debug = 1;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(HELP, stdout); return 0; }
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--out"))) out = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--top"))) {
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        v = p.val;
+        if (k == D_HELP) { fputs(HELP, stdout); return 0; }
+        else if (k == D_DB) db = v;
+        else if (k == D_OUT) out = v;
+        else if (k == D_TOP) {
             char *end;
             top = strtol(v, &end, 10);
             if (*end || top < 0) { fprintf(stderr, "tracelens diff: --top needs a count\n"); return TL_EXIT_USAGE; }
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--uid"))) {
+        } else if (k == D_UID) {
             if (parse_tuid(v, &uid_tree, &uid_q)) { fprintf(stderr, "tracelens diff: --uid wants T:UID with T 1 or 2\n"); return TL_EXIT_USAGE; }
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--subtree"))) {
+        } else if (k == D_SUBTREE) {
             if (parse_tuid(v, &sub_tree, &sub_uid)) { fprintf(stderr, "tracelens diff: --subtree wants T:UID with T 1 or 2\n"); return TL_EXIT_USAGE; }
-        } else if (!strcmp(argv[i], "--prune-non-gpu")) prune = 1;
-        else if (!strcmp(argv[i], "--python")) python = 1;
-        else if (!strcmp(argv[i], "--debug")) debug = 1;
-        else if (!strcmp(argv[i], "--summary")) want_summary = 1;
-        else if (!strcmp(argv[i], "-v") || !strcmp(argv[i], "--verbose")) verbose = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tracelens diff: unknown option %s (see --help)\n", argv[i]);
+        } else if (k == D_PRUNE) prune = 1;
+        else if (k == D_PYTHON) python = 1;
+        else if (k == D_DEBUG) debug = 1;
+        else if (k == D_SUMMARY) want_summary = 1;
+        else if (k == D_VERBOSE) verbose = 1;
+        else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens diff: %s\n", p.msg); return TL_EXIT_USAGE; }
+        else if (k == TL_CLI_UNKNOWN) {
+            fprintf(stderr, "tracelens diff: unknown option %s (see --help)\n", p.arg);
             return TL_EXIT_USAGE;
-        } else if (npos < 2) pos[npos++] = argv[i];
+        } else if (npos < 2) pos[npos++] = p.arg;
         else { fprintf(stderr, "tracelens diff: one BASELINE and one VARIANT, got more\n"); return TL_EXIT_USAGE; }
     }
     if (npos != 2) { fprintf(stderr, "tracelens diff: needs BASELINE and VARIANT (see --help)\n"); return TL_EXIT_USAGE; }

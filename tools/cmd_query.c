@@ -111,8 +111,7 @@ static void json_cell(tl_buf *b, const tl_table *t, size_t c, size_t r)
 }
 
 /* Shared with cmd_sql.c: renders a result in the chosen format. */
-int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all);
-int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all)
+int tl_cli_write_result(const tl_table *t, const char *format, const char *out_path, int all)
 {
     tl_err err = {0};
     if (!strcmp(format, "xlsx")) {
@@ -155,7 +154,30 @@ int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_p
     return TL_EXIT_OK;
 }
 
-int tl_cmd_query(int argc, char **argv);
+enum {
+    Q_HELP, Q_DB, Q_TABLE, Q_TRACE, Q_WHERE, Q_BY, Q_AGG, Q_SELECT, Q_SORT, Q_TOP, Q_FORMAT, Q_OUTPUT, Q_THREADS,
+    Q_ALL, Q_QUIET, Q_COLUMNS, Q_TABLES
+};
+static const tl_cli_opt OPTS[] = {
+    [Q_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [Q_DB] = {"--db", TL_CLI_VALUE},
+    [Q_TABLE] = {"-t|--table", TL_CLI_VALUE},
+    [Q_TRACE] = {"--trace", TL_CLI_VALUE},
+    [Q_WHERE] = {"-w|--where", TL_CLI_VALUE},
+    [Q_BY] = {"--by|--group-by", TL_CLI_VALUE},
+    [Q_AGG] = {"--agg", TL_CLI_VALUE},
+    [Q_SELECT] = {"--select", TL_CLI_VALUE},
+    [Q_SORT] = {"--sort", TL_CLI_VALUE},
+    [Q_TOP] = {"--top|--limit", TL_CLI_VALUE},
+    [Q_FORMAT] = {"-f|--format", TL_CLI_VALUE},
+    [Q_OUTPUT] = {"-o|--output", TL_CLI_VALUE},
+    [Q_THREADS] = {"--threads", TL_CLI_VALUE},
+    [Q_ALL] = {"--all", TL_CLI_FLAG},
+    [Q_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+    [Q_COLUMNS] = {"--columns", TL_CLI_OPTIONAL},
+    [Q_TABLES] = {"--tables", TL_CLI_FLAG},
+};
+
 int tl_cmd_query(int argc, char **argv)
 {
     tl_adhoc_query q;
@@ -165,36 +187,42 @@ int tl_cmd_query(int argc, char **argv)
     const char *columns = NULL;
     int want_columns = 0, all = 0, quiet = 0;
     TL_VEC(const char *) sels = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(HELP, stdout); tl_vec_free(&sels); return 0; }
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--table")) || (v = tl_cli_flagval(argc, argv, &i, "-t"))) q.table = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--trace"))) tl_vec_push(&sels, v);
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--where")) || (v = tl_cli_flagval(argc, argv, &i, "-w"))) q.where = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--by")) || (v = tl_cli_flagval(argc, argv, &i, "--group-by"))) q.by = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--agg"))) q.agg = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--select"))) q.select = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--sort"))) q.sort = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--top")) || (v = tl_cli_flagval(argc, argv, &i, "--limit"))) {
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        v = p.val;
+        if (k == Q_HELP) { fputs(HELP, stdout); tl_vec_free(&sels); return 0; }
+        else if (k == Q_DB) db = v;
+        else if (k == Q_TABLE) q.table = v;
+        else if (k == Q_TRACE) tl_vec_push(&sels, v);
+        else if (k == Q_WHERE) q.where = v;
+        else if (k == Q_BY) q.by = v;
+        else if (k == Q_AGG) q.agg = v;
+        else if (k == Q_SELECT) q.select = v;
+        else if (k == Q_SORT) q.sort = v;
+        else if (k == Q_TOP) {
             char *e;
             long long n = strtoll(v, &e, 10);
             if (*e || n < 0) { fprintf(stderr, "tracelens query: --top wants a count, got '%s'\n", v); tl_vec_free(&sels); return TL_EXIT_USAGE; }
             q.limit = n;
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--format")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) format = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--output")) || (v = tl_cli_flagval(argc, argv, &i, "-o"))) out_path = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--threads"))) q.threads = atoi(v);
-        else if (!strcmp(a, "--all")) all = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
-        else if (!strcmp(a, "--columns")) {
+        } else if (k == Q_FORMAT) format = v;
+        else if (k == Q_OUTPUT) out_path = v;
+        else if (k == Q_THREADS) q.threads = atoi(v);
+        else if (k == Q_ALL) all = 1;
+        else if (k == Q_QUIET) quiet = 1;
+        else if (k == Q_COLUMNS) {
             want_columns = 1;
-            if (i + 1 < argc && argv[i + 1][0] != '-') columns = argv[++i];
-        } else if (!strcmp(a, "--tables")) {
+            columns = v;
+        } else if (k == Q_TABLES) {
             for (const char *const *t = tl_adhoc_tables(); *t; t++) puts(*t);
             tl_vec_free(&sels);
             return 0;
+        } else if (k == TL_CLI_BAD) {
+            fprintf(stderr, "tracelens query: %s\n", p.msg);
+            tl_vec_free(&sels);
+            return TL_EXIT_USAGE;
         } else {
-            fprintf(stderr, "tracelens query: unknown argument '%s' (see tracelens query --help)\n", a);
+            fprintf(stderr, "tracelens query: unknown argument '%s' (see tracelens query --help)\n", p.arg);
             tl_vec_free(&sels);
             return TL_EXIT_USAGE;
         }
@@ -213,7 +241,7 @@ int tl_cmd_query(int argc, char **argv)
             tl_vec_free(&sels);
             return TL_EXIT_USAGE;
         }
-        int rc = tl_cmd_write_result(t, format, out_path, 1);
+        int rc = tl_cli_write_result(t, format, out_path, 1);
         tl_table_free(t);
         tl_vec_free(&sels);
         return rc;
@@ -242,7 +270,7 @@ int tl_cmd_query(int argc, char **argv)
         code = rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND
              : rc == TL_ESTORE || rc == TL_EVERSION ? TL_EXIT_STORE : TL_EXIT_FAIL;
     } else {
-        code = tl_cmd_write_result(t, format, out_path, all || q.limit >= 0);
+        code = tl_cli_write_result(t, format, out_path, all || q.limit >= 0);
         if (!quiet && isatty(2))
             fprintf(stderr, "(%zu row%s in %.3f s)\n", t->nrows, t->nrows == 1 ? "" : "s", dt);
     }

@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tl_cmd_report_kineto(int argc, char **argv);
-void tl_report_hugepages_reexec(const char *input, const char *db); /* cmd_report_pytorch.c */
-int tl_cmd_report_rocprof(int argc, char **argv) __attribute__((weak));
-int tl_cmd_report_jax(int argc, char **argv) __attribute__((weak));
 
 static const char *REPORT_USAGE =
     "Usage: tracelens report ID|FILE [--db DIR] [--xlsx PATH | --csv-dir DIR] [flags]\n"
@@ -27,24 +23,24 @@ static const char *REPORT_USAGE =
     "report prints a summary (GPU timeline, top op categories and ops).\n"
     "`TraceLens_generate_perf_report_pytorch --help` lists the PyTorch flags.\n";
 
-/* Flags taking a value in any of the three reports: the positional trace
- * argument is the first word that is neither a flag nor such a value. */
-static int takes_value(const char *a)
-{
-    static const char *const v[] = {"--db", "--xlsx", "--csv-dir", "--output_xlsx_path", "--output_csvs_dir",
-                                    "--micro_idle_thresh_us", "--short_kernel_threshold_us",
-                                    "--short_kernel_histogram_bins", "--topk_short_kernels", "--topk_ops",
-                                    "--topk_roofline_ops", "--comparison_json_path", "--extension_file",
-                                    "--python_path", "--gpu_arch_json_path", "--gpu_arch_platform",
-                                    "--inductor_cache_dir", "--profile_json_path", "--profile_path",
-                                    "--kernel_details_topk", "--kernel_metadata_keyword_filters",
-                                    "--short_kernel_threshold", "--topk_kernels", "--phase_detection_method",
-                                    "--decode_threshold", "--capture_folder", NULL};
-    if (strchr(a, '=')) return 0;
-    for (int i = 0; v[i]; i++)
-        if (!strcmp(a, v[i])) return 1;
-    return 0;
-}
+/* The options taking a value in any of the three reports: the positional
+ * trace argument is the first word that is neither an option nor such a
+ * value. */
+static const tl_cli_opt VALUE_OPTS[] = {
+    {"--db", TL_CLI_VALUE}, {"--xlsx", TL_CLI_VALUE}, {"--csv-dir", TL_CLI_VALUE},
+    {"--output_xlsx_path", TL_CLI_VALUE}, {"--output_csvs_dir", TL_CLI_VALUE},
+    {"--micro_idle_thresh_us", TL_CLI_VALUE}, {"--short_kernel_threshold_us", TL_CLI_VALUE},
+    {"--short_kernel_histogram_bins", TL_CLI_VALUE}, {"--topk_short_kernels", TL_CLI_VALUE},
+    {"--topk_ops", TL_CLI_VALUE}, {"--topk_roofline_ops", TL_CLI_VALUE}, {"--comparison_json_path", TL_CLI_VALUE},
+    {"--extension_file", TL_CLI_VALUE}, {"--python_path", TL_CLI_VALUE}, {"--gpu_arch_json_path", TL_CLI_VALUE},
+    {"--gpu_arch_platform", TL_CLI_VALUE}, {"--inductor_cache_dir", TL_CLI_VALUE},
+    {"--profile_json_path", TL_CLI_VALUE}, {"--profile_path", TL_CLI_VALUE}, {"--topk_kernels", TL_CLI_VALUE},
+    {"--phase_detection_method", TL_CLI_VALUE}, {"--decode_threshold", TL_CLI_VALUE},
+    {"--capture_folder", TL_CLI_VALUE}, {"--kernel_metadata_keyword_filters", TL_CLI_VALUE},
+};
+#define NVALUE_OPTS (sizeof VALUE_OPTS / sizeof *VALUE_OPTS)
+
+static int takes_value(const char *a) { return tl_cli_takes_next(VALUE_OPTS, NVALUE_OPTS, a); }
 
 static char *catalog_format(const char *cat)
 {
@@ -76,7 +72,7 @@ int tl_cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: report needs a trace id or file\n%s", REPORT_USAGE);
         return TL_EXIT_USAGE;
     }
-    tl_report_hugepages_reexec(input, db); /* before any work: see cmd_report_pytorch.c */
+    tl_cli_report_hugepages_reexec(input, db); /* before any work: see cmd_report_pytorch.c */
     /* resolve once to learn the format; the report itself reopens the store */
     tl_store *s = tl_cli_store(db);
     if (!s) return TL_EXIT_STORE;

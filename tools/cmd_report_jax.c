@@ -52,6 +52,19 @@ static int ends_with(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+enum { J_HELP, J_PROFILE, J_XLSX, J_CSV, J_ARCH_JSON, J_ARCH_PLATFORM, J_DB, J_KEYWORDS, J_ORIGAMI };
+static const tl_cli_opt OPTS[] = {
+    [J_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [J_PROFILE] = {"--profile_path", TL_CLI_VALUE},
+    [J_XLSX] = {"--output_xlsx_path", TL_CLI_VALUE},
+    [J_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
+    [J_ARCH_JSON] = {"--gpu_arch_json_path", TL_CLI_VALUE},
+    [J_ARCH_PLATFORM] = {"--gpu_arch_platform", TL_CLI_VALUE},
+    [J_DB] = {"--db", TL_CLI_VALUE},
+    [J_KEYWORDS] = {"--kernel_metadata_keyword_filters", TL_CLI_VALUES},
+    [J_ORIGAMI] = {"--enable-origami|--enable_origami", TL_CLI_FLAG},
+};
+
 int tl_cmd_report_jax(int argc, char **argv)
 {
     const char *self = argc > 0 ? argv[0] : "TraceLens_generate_perf_report_jax";
@@ -61,40 +74,44 @@ int tl_cmd_report_jax(int argc, char **argv)
     size_t nkw = 0;
     int code = TL_EXIT_OK;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        const char *v = p.val;
+        if (k == J_HELP) {
             printf(HELP, self);
             free(kw);
             return TL_EXIT_OK;
         }
-        if ((v = tl_cli_flagval(argc, argv, &i, "--profile_path"))) profile = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--output_xlsx_path"))) xlsx = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--output_csvs_dir"))) csv = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--gpu_arch_json_path"))) arch_json = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--gpu_arch_platform"))) arch_platform = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if (!strncmp(a, "--kernel_metadata_keyword_filters", 33) && (a[33] == 0 || a[33] == '=')) {
-            /* argparse nargs='+': one or more values up to the next flag */
-            if (a[33] == '=') kw[nkw++] = a + 34;
-            while (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) kw[nkw++] = argv[++i];
+        if (k == J_PROFILE) profile = v;
+        else if (k == J_XLSX) xlsx = v;
+        else if (k == J_CSV) csv = v;
+        else if (k == J_ARCH_JSON) arch_json = v;
+        else if (k == J_ARCH_PLATFORM) arch_platform = v;
+        else if (k == J_DB) db = v;
+        else if (k == J_KEYWORDS) {
+            for (size_t q = 0; q < tl_cli_nvalues(&p); q++) kw[nkw++] = tl_cli_value(&p, q);
             if (!nkw) {
                 fprintf(stderr, "%s: --kernel_metadata_keyword_filters needs at least one keyword\n", self);
                 free(kw);
                 return TL_EXIT_USAGE;
             }
-        } else if (!strcmp(a, "--enable-origami") || !strcmp(a, "--enable_origami")) {
+        } else if (k == J_ORIGAMI) {
             fprintf(stderr, "%s: --enable-origami (simulated GEMM times) is not supported by tracelens\n", self);
             free(kw);
             return TL_EXIT_USAGE;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "%s: unknown or unsupported option '%s' (see --help)\n", self, a);
+        } else if (k == TL_CLI_BAD) {
+            fprintf(stderr, "%s: %s\n", self, p.msg);
+            free(kw);
+            return TL_EXIT_USAGE;
+        } else if (k == TL_CLI_UNKNOWN) {
+            fprintf(stderr, "%s: unknown or unsupported option '%s' (see --help)\n", self, p.arg);
             free(kw);
             return TL_EXIT_USAGE;
         } else if (!positional) {
-            positional = a;
+            positional = p.arg;
         } else {
-            fprintf(stderr, "%s: unexpected argument '%s'\n", self, a);
+            fprintf(stderr, "%s: unexpected argument '%s'\n", self, p.arg);
             free(kw);
             return TL_EXIT_USAGE;
         }

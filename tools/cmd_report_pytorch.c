@@ -101,86 +101,130 @@ static int parse_num(const char *flag, const char *v, long *out)
     return 0;
 }
 
+enum {
+    P_HELP, P_PATH, P_XLSX, P_CSV, P_DB, P_UNLINKED, P_MICRO_IDLE, P_NO_COLL, P_KERNEL_SUMMARY, P_SHORT_STUDY,
+    P_SHORT_THRESH, P_SHORT_BINS, P_TOPK_SHORT, P_TOPK_OPS, P_TOPK_ROOFLINE, P_GROUP_NUM_KERNELS, P_OVERLAP,
+    P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
+    P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
+    P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE
+};
+static const tl_cli_opt OPTS[] = {
+    [P_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [P_PATH] = {"--profile_json_path", TL_CLI_VALUE},
+    [P_XLSX] = {"--output_xlsx_path|--xlsx", TL_CLI_VALUE},
+    [P_CSV] = {"--output_csvs_dir|--csv-dir", TL_CLI_VALUE},
+    [P_DB] = {"--db", TL_CLI_VALUE},
+    [P_UNLINKED] = {"--include_unlinked_kernels", TL_CLI_FLAG},
+    [P_MICRO_IDLE] = {"--micro_idle_thresh_us", TL_CLI_VALUE},
+    [P_NO_COLL] = {"--disable_coll_analysis", TL_CLI_FLAG},
+    [P_KERNEL_SUMMARY] = {"--enable_kernel_summary|--kernel_summary", TL_CLI_FLAG},
+    [P_SHORT_STUDY] = {"--short_kernel_study", TL_CLI_FLAG},
+    [P_SHORT_THRESH] = {"--short_kernel_threshold_us", TL_CLI_VALUE},
+    [P_SHORT_BINS] = {"--short_kernel_histogram_bins", TL_CLI_VALUE},
+    [P_TOPK_SHORT] = {"--topk_short_kernels", TL_CLI_VALUE},
+    [P_TOPK_OPS] = {"--topk_ops", TL_CLI_VALUE},
+    [P_TOPK_ROOFLINE] = {"--topk_roofline_ops", TL_CLI_VALUE},
+    [P_GROUP_NUM_KERNELS] = {"--group_by_num_kernels", TL_CLI_FLAG},
+    [P_OVERLAP] = {"--include_overlap_info", TL_CLI_FLAG},
+    [P_RECOMPUTE] = {"--detect_recompute", TL_CLI_FLAG},
+    [P_FIRST_OCCURRENCE] = {"--include_first_occurrence_time", TL_CLI_FLAG},
+    [P_CALL_STACK] = {"--include_call_stack", TL_CLI_FLAG},
+    [P_FIX_QUIRKS] = {"--fix_quirks", TL_CLI_FLAG},
+    [P_PHASE] = {"--inference_phase_analysis", TL_CLI_FLAG},
+    [P_NO_AUTO_ARCH] = {"--no_auto_arch", TL_CLI_FLAG},
+    [P_NO_PHASE_ANNOT] = {"--no_phase_annotations", TL_CLI_FLAG},
+    [P_PHASE_METHOD] = {"--phase_detection_method", TL_CLI_VALUE},
+    [P_DECODE_THRESH] = {"--decode_threshold", TL_CLI_VALUE},
+    [P_CAPTURE] = {"--capture_folder", TL_CLI_VALUE},
+    [P_COMPARISON] = {"--comparison_json_path", TL_CLI_VALUE},
+    [P_ARCH_JSON] = {"--gpu_arch_json_path", TL_CLI_VALUE},
+    [P_ARCH_PLATFORM] = {"--gpu_arch_platform", TL_CLI_VALUE},
+    [P_EXTENSION] = {"--extension_file", TL_CLI_VALUE},
+    [P_PSEUDO_OPS] = {"--enable_pseudo_ops", TL_CLI_FLAG},
+    [P_ORIGAMI] = {"--enable-origami", TL_CLI_FLAG},
+    [P_PYTHON_PATH] = {"--python_path", TL_CLI_VALUE},
+    [P_INDUCTOR_CACHE] = {"--inductor_cache_dir", TL_CLI_VALUE},
+};
+
+/* One option of the command line into c; 0, or an exit code. */
+static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
+{
+    const char *v = p->val;
+    long x = 0;
+    switch (k) {
+    case P_MICRO_IDLE: case P_SHORT_THRESH: case P_SHORT_BINS: case P_TOPK_SHORT: case P_TOPK_OPS:
+    case P_TOPK_ROOFLINE: case P_DECODE_THRESH:
+        if (parse_num(p->name, v, &x)) return TL_EXIT_USAGE;
+        break;
+    }
+    switch (k) {
+    case P_PATH: c->input = v; break;
+    case P_XLSX: c->xlsx = v; break;
+    case P_CSV: c->csv_dir = v; break;
+    case P_DB: c->db = v; break;
+    case P_UNLINKED: c->o.include_unlinked_kernels = 1; break;
+    case P_MICRO_IDLE: c->o.has_micro_idle = 1; c->o.micro_idle_thresh_us = (double)x; break;
+    case P_NO_COLL: c->o.disable_coll_analysis = 1; break;
+    case P_KERNEL_SUMMARY: c->o.kernel_summary = 1; break;
+    case P_SHORT_STUDY: c->o.short_kernel_study = 1; break;
+    case P_SHORT_THRESH: c->o.short_kernel_threshold_us = (double)x; break;
+    case P_SHORT_BINS: c->o.short_kernel_bins = (int)x; break;
+    case P_TOPK_SHORT: c->o.topk_short_kernels = x; break;
+    case P_TOPK_OPS: case P_TOPK_ROOFLINE: break;
+    case P_GROUP_NUM_KERNELS: c->o.group_by_num_kernels = 1; break;
+    case P_OVERLAP: c->o.include_overlap_info = 1; break;
+    case P_RECOMPUTE: c->o.detect_recompute = 1; break;
+    case P_FIRST_OCCURRENCE: c->o.include_first_occurrence_time = 1; break;
+    case P_CALL_STACK: c->o.include_call_stack = 1; break;
+    case P_FIX_QUIRKS: c->o.fix_quirks = 1; break;
+    case P_PHASE: c->phase = 1; break;
+    case P_NO_AUTO_ARCH: c->no_auto_arch = 1; break;
+    case P_NO_PHASE_ANNOT: c->no_phase_annotations = 1; break;
+    case P_PHASE_METHOD: c->phase_method = v; break;
+    case P_DECODE_THRESH: c->decode_threshold = (double)x; break;
+    case P_CAPTURE: c->capture_folder = v; break;
+    case P_COMPARISON: c->comparison = v; break;
+    case P_ARCH_JSON: c->arch_json = v; break;
+    case P_ARCH_PLATFORM: c->arch_platform = v; break;
+    case P_EXTENSION:
+        if (c->next == (int)(sizeof c->ext / sizeof c->ext[0])) {
+            fprintf(stderr, "tracelens: too many --extension_file\n");
+            return TL_EXIT_USAGE;
+        }
+        c->ext[c->next++] = v;
+        break;
+    case P_PSEUDO_OPS: case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
+        fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
+                "reproduces; see docs/CONFORMANCE.md)\n", p->name);
+        return TL_EXIT_USAGE;
+    }
+    return 0;
+}
+
 /* Returns 0, or an exit code. */
 static int parse_args(pyt_cli *c, int argc, char **argv)
 {
     tl_pyt_opts_default(&c->o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        long x;
-#define FLAG(f) (!strcmp(a, f))
-#define VAL(f) (v = tl_cli_flagval(argc, argv, &i, f))
-#define NUM(f, dst)                                            \
-    else if (VAL(f)) {                                         \
-        if (parse_num(f, v, &x)) return TL_EXIT_USAGE;         \
-        dst;                                                   \
-    }
-        if (FLAG("-h") || FLAG("--help")) {
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        if (k == P_HELP) {
             fputs(PYT_USAGE, stdout);
             exit(0);
-        }
-        else if (VAL("--profile_json_path")) c->input = v;
-        else if (VAL("--output_xlsx_path") || VAL("--xlsx")) c->xlsx = v;
-        else if (VAL("--output_csvs_dir") || VAL("--csv-dir")) c->csv_dir = v;
-        else if (VAL("--db")) c->db = v;
-        else if (FLAG("--include_unlinked_kernels")) c->o.include_unlinked_kernels = 1;
-        NUM("--micro_idle_thresh_us", (c->o.has_micro_idle = 1, c->o.micro_idle_thresh_us = (double)x))
-        else if (FLAG("--disable_coll_analysis")) c->o.disable_coll_analysis = 1;
-        else if (FLAG("--enable_kernel_summary") || FLAG("--kernel_summary")) c->o.kernel_summary = 1;
-        else if (FLAG("--short_kernel_study")) c->o.short_kernel_study = 1;
-        NUM("--short_kernel_threshold_us", c->o.short_kernel_threshold_us = (double)x)
-        NUM("--short_kernel_histogram_bins", c->o.short_kernel_bins = (int)x)
-        NUM("--topk_short_kernels", c->o.topk_short_kernels = x)
-        NUM("--topk_ops", (void)x)
-        NUM("--topk_roofline_ops", (void)x)
-        else if (FLAG("--group_by_num_kernels")) c->o.group_by_num_kernels = 1;
-        else if (FLAG("--include_overlap_info")) c->o.include_overlap_info = 1;
-        else if (FLAG("--detect_recompute")) c->o.detect_recompute = 1;
-        else if (FLAG("--include_first_occurrence_time")) c->o.include_first_occurrence_time = 1;
-        else if (FLAG("--include_call_stack")) c->o.include_call_stack = 1;
-        else if (FLAG("--fix_quirks")) c->o.fix_quirks = 1;
-        else if (FLAG("--inference_phase_analysis")) c->phase = 1;
-        else if (FLAG("--no_auto_arch")) c->no_auto_arch = 1;
-        else if (FLAG("--no_phase_annotations")) c->no_phase_annotations = 1;
-        else if (VAL("--phase_detection_method")) c->phase_method = v;
-        NUM("--decode_threshold", c->decode_threshold = (double)x)
-        else if (VAL("--capture_folder")) c->capture_folder = v;
-        else if (VAL("--comparison_json_path")) c->comparison = v;
-        else if (VAL("--gpu_arch_json_path")) c->arch_json = v;
-        else if (VAL("--gpu_arch_platform")) c->arch_platform = v;
-        else if (VAL("--extension_file")) {
-            if (c->next == (int)(sizeof c->ext / sizeof c->ext[0])) {
-                fprintf(stderr, "tracelens: too many --extension_file\n");
-                return TL_EXIT_USAGE;
-            }
-            c->ext[c->next++] = v;
-        }
-        else if (FLAG("--enable_pseudo_ops") || FLAG("--enable-origami") || VAL("--python_path") ||
-                 VAL("--inductor_cache_dir")) {
-            const char *f = a;
-            const char *eq = strchr(a, '=');
-            char buf[64];
-            if (eq && (size_t)(eq - a) < sizeof buf) {
-                memcpy(buf, a, (size_t)(eq - a));
-                buf[eq - a] = 0;
-                f = buf;
-            }
-            fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
-                    "reproduces; see docs/CONFORMANCE.md)\n", f);
+        } else if (k >= 0) {
+            int rc = take_option(c, &p, k);
+            if (rc) return rc;
+        } else if (k == TL_CLI_BAD) {
+            fprintf(stderr, "tracelens: %s\n%s", p.msg, PYT_USAGE);
             return TL_EXIT_USAGE;
-        }
-        else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "tracelens: unknown option '%s'\n%s", a, PYT_USAGE);
+        } else if (k == TL_CLI_UNKNOWN) {
+            fprintf(stderr, "tracelens: unknown option '%s'\n%s", p.arg, PYT_USAGE);
             return TL_EXIT_USAGE;
-        }
-        else if (c->tracelens_style && !c->input) c->input = a;
+        } else if (c->tracelens_style && !c->input) c->input = p.arg;
         else {
-            fprintf(stderr, "tracelens: unexpected argument '%s'\n", a);
+            fprintf(stderr, "tracelens: unexpected argument '%s'\n", p.arg);
             return TL_EXIT_USAGE;
         }
-#undef FLAG
-#undef VAL
-#undef NUM
     }
     if (!c->input) {
         fprintf(stderr, "tracelens: %s\n%s", c->tracelens_style ? "report needs a trace id or file"
@@ -455,7 +499,7 @@ static void print_summary(const tl_pyt_sheets *s)
  * user's own settings. */
 static void return_freed_memory(void)
 {
-    if (getenv("GLIBC_TUNABLES")) return;
+    if (tl_env.glibc_tunables) return;
     mallopt(M_TRIM_THRESHOLD, 0);
 }
 
@@ -480,7 +524,7 @@ static int run(pyt_cli *c)
     if (!xlsx && !c->csv_dir && !c->tracelens_style) xlsx = xlsx_default = default_xlsx(c->input);
     if (c->arch_json || c->arch_platform) {
         int rc = c->arch_json ? tl_pm_arch_load_file(c->arch_json, &arch, &err)
-                              : tl_pm_arch_load_platform(getenv("TRACELENS_DATADIR") ? getenv("TRACELENS_DATADIR") : TL_DATADIR,
+                              : tl_pm_arch_load_platform(tl_env.datadir ? tl_env.datadir : TL_DATADIR,
                                                          c->arch_platform, &arch, &err);
         if (rc) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
@@ -595,7 +639,7 @@ static int run(pyt_cli *c)
                 char gpu[128];
                 snprintf(gpu, sizeof gpu, "%.*s", (int)(q2 - q1 - 1), q1 + 1);
                 const char *plat = tl_pm_arch_platform_for_gpu(gpu);
-                const char *dd = getenv("TRACELENS_DATADIR") ? getenv("TRACELENS_DATADIR") : TL_DATADIR;
+                const char *dd = tl_env.datadir ? tl_env.datadir : TL_DATADIR;
                 if (plat && tl_pm_arch_load_platform(dd, plat, &arch, &err) == 0) {
                     c->o.arch = arch;
                     fprintf(stderr, "tracelens: roofline for %s (deviceProperties name \"%s\"; "
@@ -745,7 +789,7 @@ static int run(pyt_cli *c)
     if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(&sheets);
     tl_mem_mark("written");
     /* TRACELENS_TIMING=1: phase times on stderr (bench/report reads them) */
-    if (getenv("TRACELENS_TIMING"))
+    if (tl_env.timing)
         fprintf(stderr, "timing: load_ms=%.2f report_ms=%.2f write_ms=%.2f\n", (t1 - t0) * 1e3,
                 (t2 - t1) * 1e3, (tl_now() - t2) * 1e3);
 out:
@@ -815,7 +859,7 @@ static int stored_trace(const char *input, const char *db)
  * 45 -> 27 ms of CPU, for ~13 MB more peak RSS), or a file of
  * HUGEPAGES_MIN_JSON and more. The cheap checks come first, so that after
  * the re-exec the store is not opened again. */
-void tl_report_hugepages_reexec(const char *input, const char *db)
+void tl_cli_report_hugepages_reexec(const char *input, const char *db)
 {
     if (!tl_cli_hugepages_wanted() || !input) return;
     struct stat st;
@@ -830,7 +874,7 @@ int tl_cmd_report_pytorch(int argc, char **argv)
     memset(&c, 0, sizeof c);
     int code = parse_args(&c, argc, argv);
     if (code) return code;
-    tl_report_hugepages_reexec(c.input, c.db);
+    tl_cli_report_hugepages_reexec(c.input, c.db);
     return run(&c);
 }
 

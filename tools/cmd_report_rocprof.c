@@ -66,25 +66,20 @@ static const char *HELP =
     "exit status: 0 ok; 1 input missing or not a rocprofv3 file, or the report\n"
     "failed; 2 bad command line; 3 store error; 4 no such trace id.\n";
 
-enum {
-    F_PATH, F_XLSX, F_CSV, F_NOSUM, F_DETAILS, F_SHORT, F_THRESH, F_BINS, F_TOPK, F_REF, F_DB, F_HELP, F_N
-};
-static const struct {
-    const char *name;
-    int takes_value;
-} FLAGS[F_N] = {
-    [F_PATH] = {"--profile_json_path", 1},
-    [F_XLSX] = {"--output_xlsx_path", 1},
-    [F_CSV] = {"--output_csvs_dir", 1},
-    [F_NOSUM] = {"--disable_kernel_summary", 0},
-    [F_DETAILS] = {"--kernel_details", 0},
-    [F_SHORT] = {"--short_kernel_study", 0},
-    [F_THRESH] = {"--short_kernel_threshold_us", 1},
-    [F_BINS] = {"--short_kernel_histogram_bins", 1},
-    [F_TOPK] = {"--topk_kernels", 1},
-    [F_REF] = {"--reference-units", 0},
-    [F_DB] = {"--db", 1},
-    [F_HELP] = {"--help", 0},
+enum { F_PATH, F_XLSX, F_CSV, F_NOSUM, F_DETAILS, F_SHORT, F_THRESH, F_BINS, F_TOPK, F_REF, F_DB, F_HELP, F_N };
+static const tl_cli_opt FLAGS[F_N] = {
+    [F_PATH] = {"--profile_json_path", TL_CLI_VALUE},
+    [F_XLSX] = {"--output_xlsx_path", TL_CLI_VALUE},
+    [F_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
+    [F_NOSUM] = {"--disable_kernel_summary", TL_CLI_FLAG},
+    [F_DETAILS] = {"--kernel_details", TL_CLI_FLAG},
+    [F_SHORT] = {"--short_kernel_study", TL_CLI_FLAG},
+    [F_THRESH] = {"--short_kernel_threshold_us", TL_CLI_VALUE},
+    [F_BINS] = {"--short_kernel_histogram_bins", TL_CLI_VALUE},
+    [F_TOPK] = {"--topk_kernels", TL_CLI_VALUE},
+    [F_REF] = {"--reference-units", TL_CLI_FLAG},
+    [F_DB] = {"--db", TL_CLI_VALUE},
+    [F_HELP] = {"-h|--help", TL_CLI_FLAG},
 };
 
 static int usage_error(const char *prog, const char *fmt, const char *arg)
@@ -93,20 +88,6 @@ static int usage_error(const char *prog, const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputc('\n', stderr);
     return TL_EXIT_USAGE;
-}
-
-/* Exact name, else a unique prefix (argparse's allow_abbrev). */
-static int find_flag(const char *a, size_t n)
-{
-    int hit = -1;
-    for (int f = 0; f < F_N; f++)
-        if (strlen(FLAGS[f].name) == n && !strncmp(FLAGS[f].name, a, n)) return f;
-    for (int f = 0; f < F_N; f++)
-        if (!strncmp(FLAGS[f].name, a, n)) {
-            if (hit >= 0) return -2;
-            hit = f;
-        }
-    return hit;
 }
 
 static int parse_long(const char *s, long long *v)
@@ -175,35 +156,23 @@ int tl_cmd_report_rocprof(int argc, char **argv)
     const char *val[F_N] = {0};
     int set[F_N] = {0};
     const char *positional = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h")) {
-            fputs(HELP, stdout);
-            return 0;
-        }
-        if (strncmp(a, "--", 2) != 0 || a[2] == 0) {
-            if (positional) return usage_error(prog, "unrecognized arguments: %s", a);
-            positional = a;
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, FLAGS, F_N);
+    for (int f; (f = tl_cli_next(&p)) != TL_CLI_END;) {
+        if (f == TL_CLI_POSITIONAL) {
+            if (positional) return usage_error(prog, "unrecognized arguments: %s", p.arg);
+            positional = p.arg;
             continue;
         }
-        const char *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        int f = find_flag(a, n);
-        if (f == -2) return usage_error(prog, "ambiguous option: %s", a);
+        if (f == TL_CLI_BAD) return usage_error(prog, "%s", p.msg);
         if (f < 0)
-            return usage_error(prog, "unrecognized argument %s (not supported by this command; see --help)", a);
+            return usage_error(prog, "unrecognized argument %s (not supported by this command; see --help)", p.arg);
         if (f == F_HELP) {
             fputs(HELP, stdout);
             return 0;
         }
         set[f] = 1;
-        if (FLAGS[f].takes_value) {
-            if (eq) val[f] = eq + 1;
-            else if (i + 1 < argc) val[f] = argv[++i];
-            else return usage_error(prog, "argument %s: expected one argument", FLAGS[f].name);
-        } else if (eq) {
-            return usage_error(prog, "argument %s: ignored explicit argument", FLAGS[f].name);
-        }
+        val[f] = p.val;
     }
 
     tl_rocprof_opts o;

@@ -161,23 +161,36 @@ static void print_table(const tl_table *t)
     }
 }
 
+enum { S_HELP, S_DB, S_CAPTURE, S_STEADY, S_MERGE };
+static const tl_cli_opt OPTS[] = {
+    [S_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [S_DB] = {"--db", TL_CLI_VALUE},
+    [S_CAPTURE] = {"--capture_folder", TL_CLI_VALUE},
+    [S_STEADY] = {"--steady-state|--steady_state", TL_CLI_FLAG},
+    [S_MERGE] = {"--merge-only", TL_CLI_FLAG},
+};
+
 int tl_cmd_split(int argc, char **argv)
 {
     const char *db = NULL, *arg = NULL, *capdir = NULL;
     int steady = 0, merge_only = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        if (k == S_HELP) {
             fputs(HELP, stdout);
             return TL_EXIT_OK;
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--capture_folder"))) capdir = v;
-        else if (!strcmp(argv[i], "--steady-state") || !strcmp(argv[i], "--steady_state")) steady = 1;
-        else if (!strcmp(argv[i], "--merge-only")) merge_only = 1;
-        else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "tracelens split: unknown option %s (see --help)\n", argv[i]);
+        } else if (k == S_DB) db = p.val;
+        else if (k == S_CAPTURE) capdir = p.val;
+        else if (k == S_STEADY) steady = 1;
+        else if (k == S_MERGE) merge_only = 1;
+        else if (k == TL_CLI_BAD) {
+            fprintf(stderr, "tracelens split: %s\n", p.msg);
             return TL_EXIT_USAGE;
-        } else if (!arg) arg = argv[i];
+        } else if (k == TL_CLI_UNKNOWN) {
+            fprintf(stderr, "tracelens split: unknown option %s (see --help)\n", p.arg);
+            return TL_EXIT_USAGE;
+        } else if (!arg) arg = p.arg;
         else {
             fprintf(stderr, "tracelens split: one trace at a time (see --help)\n");
             return TL_EXIT_USAGE;

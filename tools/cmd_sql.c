@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 /* In cmd_query.c. */
-int tl_cmd_write_result(const tl_table *t, const char *format, const char *out_path, int all);
 
 static const char *HELP =
     "Usage: tracelens sql [--db DIR] [--format table|csv|jsonl|xlsx] [-o FILE] [--all] \"SQL\"\n"
@@ -103,28 +102,44 @@ static char *read_all(FILE *fp)
     return b.p;
 }
 
-int tl_cmd_sql(int argc, char **argv);
+enum { Q_HELP, Q_DB, Q_FORMAT, Q_OUTPUT, Q_FILE, Q_ALL, Q_QUIET };
+static const tl_cli_opt OPTS[] = {
+    [Q_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [Q_DB] = {"--db", TL_CLI_VALUE},
+    [Q_FORMAT] = {"--format", TL_CLI_VALUE},
+    [Q_OUTPUT] = {"-o|--output", TL_CLI_VALUE},
+    [Q_FILE] = {"-f|--file", TL_CLI_VALUE},
+    [Q_ALL] = {"--all", TL_CLI_FLAG},
+    [Q_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+};
+
 int tl_cmd_sql(int argc, char **argv)
 {
     const char *db = NULL, *format = "table", *out_path = NULL, *file = NULL, *v;
     int all = 0, quiet = 0;
     tl_buf sql = {0};
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(HELP, stdout); tl_buf_free(&sql); return 0; }
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--format"))) format = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--output")) || (v = tl_cli_flagval(argc, argv, &i, "-o"))) out_path = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--file")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) file = v;
-        else if (!strcmp(a, "--all")) all = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) quiet = 1;
-        else if (a[0] == '-' && a[1] && a[1] != ' ') {
-            fprintf(stderr, "tracelens sql: unknown option '%s' (see tracelens sql --help)\n", a);
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        v = p.val;
+        if (k == Q_HELP) { fputs(HELP, stdout); tl_buf_free(&sql); return 0; }
+        else if (k == Q_DB) db = v;
+        else if (k == Q_FORMAT) format = v;
+        else if (k == Q_OUTPUT) out_path = v;
+        else if (k == Q_FILE) file = v;
+        else if (k == Q_ALL) all = 1;
+        else if (k == Q_QUIET) quiet = 1;
+        else if (k == TL_CLI_BAD) {
+            fprintf(stderr, "tracelens sql: %s\n", p.msg);
+            tl_buf_free(&sql);
+            return TL_EXIT_USAGE;
+        } else if (k == TL_CLI_UNKNOWN && p.arg[1] != ' ') {
+            fprintf(stderr, "tracelens sql: unknown option '%s' (see tracelens sql --help)\n", p.arg);
             tl_buf_free(&sql);
             return TL_EXIT_USAGE;
         } else {
             if (sql.n) tl_buf_putc(&sql, ' ');
-            tl_buf_puts(&sql, a);
+            tl_buf_puts(&sql, p.arg);
         }
     }
     if (file) {
@@ -173,7 +188,7 @@ int tl_cmd_sql(int argc, char **argv)
         fprintf(stderr, "tracelens %s\n", err.msg);
         code = TL_EXIT_USAGE;
     } else {
-        code = tl_cmd_write_result(t, format, out_path, all);
+        code = tl_cli_write_result(t, format, out_path, all);
         if (!quiet && isatty(2)) fprintf(stderr, "(%zu row%s in %.3f s)\n", t->nrows, t->nrows == 1 ? "" : "s", dt);
     }
     tl_table_free(t);

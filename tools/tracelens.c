@@ -2,495 +2,125 @@
  * the name it was called by (the reference tool's command names are links
  * to this binary), and wires the modules together. No analysis here. */
 #include "tools/cli.h"
-#include "ingest/ingest.h"
-#include "query/core/trace.h" /* tl_args_get_*: catalog records are JSON */
 
-#include <dirent.h>
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-/* Subcommands implemented in their own files; weak so a partial build
- * still links and says "not available". */
-#define CMD(fn) int fn(int argc, char **argv) __attribute__((weak))
-CMD(tl_cmd_report_pytorch);
-CMD(tl_cmd_report_rocprof);
-CMD(tl_cmd_report_jax);
-CMD(tl_cmd_compare);
-CMD(tl_cmd_diff);
-CMD(tl_cmd_query);
-CMD(tl_cmd_sql);
-CMD(tl_cmd_corpus_report);
-CMD(tl_cmd_collective);
-CMD(tl_cmd_split);
-CMD(tl_cmd_report);
+/* Every command: tracelens --help and the dispatch (by subcommand, or by
+ * the reference tool's name the binary was called by) come from here. */
+static const tl_cli_cmd COMMANDS[] = {
+    /* reference commands without a subcommand of their own: `tracelens
+     * report` picks them by the trace's format */
+    {NULL, NULL, NULL, "TraceLens_generate_perf_report_pytorch", 1, tl_cmd_report_pytorch},
+    {NULL, NULL, NULL, "TraceLens_generate_perf_report_rocprof", 1, tl_cmd_report_rocprof},
+    {NULL, NULL, NULL, "TraceLens_generate_perf_report_jax", 1, tl_cmd_report_jax},
+    {"ingest", "PATH...", "parse traces (files or folders) into the store", NULL, 0, tl_cmd_ingest},
+    {"ls", "", "list stored traces", NULL, 0, tl_cmd_ls},
+    {"info", "ID", "everything the catalog knows about a trace, and table sizes", NULL, 0, tl_cmd_info},
+    {"rm", "ID...", "remove traces from the store", NULL, 0, tl_cmd_rm},
+    {"report", "ID|FILE", "the performance report (PyTorch, rocprofv3 or JAX by format)", NULL, 0, tl_cmd_report},
+    {"diff", "A B --out DIR", "TraceDiff of two traces", NULL, 0, tl_cmd_diff},
+    {"compare", "A B ...", "compare reports side by side", "TraceLens_compare_perf_reports_pytorch", 1,
+     tl_cmd_compare},
+    {"query", "...", "ad-hoc questions over stored traces", NULL, 0, tl_cmd_query},
+    {"sql", "\"SELECT ...\"", "SQL over stored traces", NULL, 0, tl_cmd_sql},
+    {"corpus-report", "...", "one workbook per configuration of a multi-rank corpus",
+     "TraceLens_generate_multi_config_perf_report", 0, tl_cmd_corpus_report},
+    {"collective", "...", "multi-rank collective analysis (latency, skew, bus bandwidth)",
+     "TraceLens_generate_multi_rank_collective_report_pytorch", 1, tl_cmd_collective},
+    {"split", "ID", "cut an inference trace into per-step traces", NULL, 0, tl_cmd_split},
+};
+#define NCOMMANDS (sizeof COMMANDS / sizeof *COMMANDS)
 
-static const char *USAGE =
+static const char *USAGE_HEAD =
     "tracelens — GPU profiler traces into a column store; reports, diffs and queries from it.\n"
     "\n"
     "Usage: tracelens [--db DIR] COMMAND [ARGS]\n"
     "\n"
-    "Commands:\n"
-    "  ingest PATH...        parse traces (files or folders) into the store\n"
-    "  ls                    list stored traces\n"
-    "  info ID               everything the catalog knows about a trace, and table sizes\n"
-    "  rm ID...              remove traces from the store\n"
-    "  report ID|FILE        the performance report (PyTorch, rocprofv3 or JAX by format)\n"
-    "  diff A B --out DIR    TraceDiff of two traces\n"
-    "  compare A B ...       compare reports side by side\n"
-    "  query ...             ad-hoc questions over stored traces\n"
-    "  sql \"SELECT ...\"      SQL over stored traces\n"
-    "  corpus-report ...     one workbook per configuration of a multi-rank corpus\n"
-    "  collective ...        multi-rank collective analysis (latency, skew, bus bandwidth)\n"
-    "  split ID              cut an inference trace into per-step traces\n"
+    "Commands:\n";
+
+static const char *USAGE_STORE =
     "\n"
     "The store: --db DIR, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens\n"
     "(~/.local/share/tracelens). `tracelens COMMAND --help` explains each command.\n"
     "\n"
-    "Reference-compatible commands (links to this binary):\n"
-    "  TraceLens_generate_perf_report_pytorch, TraceLens_generate_perf_report_rocprof,\n"
-    "  TraceLens_generate_perf_report_jax, TraceLens_compare_perf_reports_pytorch,\n"
-    "  TraceLens_generate_multi_rank_collective_report_pytorch\n"
+    "Reference-compatible commands (links to this binary):\n";
+
+static const char *USAGE_EXIT =
     "\n"
     "Exit codes: 0 success; 1 an input or output failed (others may have succeeded);\n"
     "2 bad command line; 3 the store could not be opened; 4 trace not found.\n";
 
-static const char *INGEST_USAGE =
-    "Usage: tracelens ingest [--db DIR] [options] PATH...\n"
-    "\n"
-    "Parses trace files into the store, one write transaction per trace. PATH may be\n"
-    "a file (.json, .json.gz or any gzip file, rocprofv3 *_results.json, JAX\n"
-    "*.xplane.pb; the format is recognised by content) or a folder, searched\n"
-    "recursively. A file already stored (same content hash) is not parsed again.\n"
-    "Prints one line per trace: <id>\\t<events>\\t<path>, where events counts the\n"
-    "complete (ph X) events stored; a throughput line goes to stderr, and a\n"
-    "progress bar too when stderr is a terminal.\n"
-    "\n"
-    "Options:\n"
-    "  --db DIR               the store directory (see tracelens --help)\n"
-    "  -p, --rank-pattern S   rank files: S followed by digits in the file name\n"
-    "                         (default rank_; also rank-N, rankN, rank/N forms)\n"
-    "  -f, --filter SUBSTR    only paths containing SUBSTR (repeatable: all must match)\n"
-    "  --ext json|gz|pb       only files with this extension when walking folders\n"
-    "  --label KEY=VALUE      attach a user label to every trace ingested (repeatable)\n"
-    "  --dry-run              list what would be ingested and how it is grouped\n"
-    "  -j, --jobs N           files parsed in parallel (default: the number of cores);\n"
-    "                         one writer commits them, one transaction per trace.\n"
-    "                         A single large plain .json file is itself parsed on\n"
-    "                         all cores (TRACELENS_PARSE_THREADS=N sets how many)\n"
-    "  -q, --quiet            no progress bar or throughput line\n"
-    "\n"
-    "Bad input (truncated or corrupt files, not JSON, no traceEvents, wrong types)\n"
-    "is reported with the file, byte offset and what was expected; the store is\n"
-    "left unchanged for that file and the other files are still ingested (exit 1).\n";
-
-typedef struct ingest_ctx {
-    tl_store *s;
-    const char *rank_pattern;
-    const char *filters[32];
-    int nfilters;
-    const char *ext;
-    char *labels_json;
-    int dry_run, quiet, jobs;
-    int failures, count;
-    uint64_t bytes, events;
-    /* the files to ingest, with their options */
-    TL_VEC(char *) paths;
-    TL_VEC(tl_ingest_opts) opts;
-    TL_VEC(char *) cfgs;
-    TL_VEC(uint8_t) walked; /* found by walking a folder (not named) */
-    int walking;
-} ingest_ctx;
-
-static int has_suffix(const char *s, const char *suf)
+/* tracelens --help: the commands and the reference names from the table,
+ * the names wrapped to 83 columns. */
+static void usage(FILE *fp)
 {
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && strcmp(s + n - m, suf) == 0;
-}
-
-/* Rank from a path: <pattern><digits>, or rank[-_/]?<digits>. */
-static long rank_of(const char *path, const char *pattern)
-{
-    const char *p = path, *hit = NULL;
-    size_t pl = strlen(pattern);
-    while ((p = strstr(p, pattern))) {
-        if (p[pl] >= '0' && p[pl] <= '9') hit = p + pl;
-        p++;
+    fputs(USAGE_HEAD, fp);
+    for (size_t k = 0; k < NCOMMANDS; k++) {
+        const tl_cli_cmd *c = &COMMANDS[k];
+        if (!c->name) continue;
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", c->name, c->synopsis[0] ? " " : "", c->synopsis);
+        fprintf(fp, "  %-22s%s\n", left, c->summary);
     }
-    if (hit) return strtol(hit, NULL, 10);
-    for (p = path; (p = strcasestr(p, "rank")); p++) {
-        const char *q = p + 4;
-        if (*q == '-' || *q == '_' || *q == '/') q++;
-        if (*q >= '0' && *q <= '9') hit = q;
-    }
-    return hit ? strtol(hit, NULL, 10) : -1;
-}
-
-/* Queues a file: rank from the name, configuration = its parent folder. */
-static void add_file(ingest_ctx *c, const char *path)
-{
-    for (int i = 0; i < c->nfilters; i++)
-        if (!strstr(path, c->filters[i])) return;
-    long rank = rank_of(path, c->rank_pattern);
-    char *dup = tl_xstrdup(path);
-    char *cfg = tl_xstrdup(basename(dirname(dup)));
-    free(dup);
-    tl_ingest_opts o = {.progress = 0, .rank = rank, .config = rank >= 0 ? cfg : NULL,
-                        .labels_json = c->labels_json};
-    tl_vec_push(&c->paths, tl_xstrdup(path));
-    tl_vec_push(&c->opts, o);
-    tl_vec_push(&c->cfgs, cfg);
-    tl_vec_push(&c->walked, (uint8_t)c->walking);
-}
-
-static int wanted_file(ingest_ctx *c, const char *name)
-{
-    if (c->ext) {
-        if (!strcmp(c->ext, "json")) return has_suffix(name, ".json");
-        if (!strcmp(c->ext, "gz")) return has_suffix(name, ".gz");
-        if (!strcmp(c->ext, "pb")) return has_suffix(name, ".pb");
-        return has_suffix(name, c->ext);
-    }
-    return has_suffix(name, ".json") || has_suffix(name, ".json.gz") || has_suffix(name, ".gz") ||
-           has_suffix(name, ".pb");
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static void walk(ingest_ctx *c, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "tracelens: %s: cannot open folder\n", dir);
-        c->failures++;
-        return;
-    }
-    TL_VEC(char *) names = {0};
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        tl_vec_push(&names, tl_xstrdup(e->d_name));
-    }
-    closedir(d);
-    qsort(names.v, names.n, sizeof *names.v, cmp_str);
-    for (size_t i = 0; i < names.n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names.v[i]);
-        struct stat st;
-        if (stat(path, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) walk(c, path);
-            /* execution_details.json files of graph-capture folders are
-             * descriptions, not traces */
-            else if (S_ISREG(st.st_mode) && wanted_file(c, names.v[i]) &&
-                     strcmp(names.v[i], "execution_details.json") != 0)
-                add_file(c, path);
+    fputs(USAGE_STORE, fp);
+    size_t col = 0;
+    for (size_t k = 0; k < NCOMMANDS; k++) {
+        if (!COMMANDS[k].ref_name || !COMMANDS[k].ref_listed) continue;
+        size_t n = strlen(COMMANDS[k].ref_name);
+        if (col && col + 2 + n + 1 > 83) {
+            fputs(",\n", fp);
+            col = 0;
+        } else if (col) {
+            fputs(", ", fp);
+            col += 2;
         }
-        free(names.v[i]);
+        if (!col) col = (size_t)fprintf(fp, "  ");
+        fputs(COMMANDS[k].ref_name, fp);
+        col += n;
     }
-    tl_vec_free(&names);
-}
-
-static void ingest_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, const tl_err *err)
-{
-    ingest_ctx *c = ctx;
-    if (rc == TL_ENOTTRACE && c->walked.v[i]) {
-        /* A folder may hold other JSON (e.g. tracegen's truth.json). */
-        if (!c->quiet) fprintf(stderr, "tracelens: skipped %s (not a trace)\n", c->paths.v[i]);
-        c->opts.v[i].rank = -3;
-        return;
-    }
-    if (rc) {
-        fprintf(stderr, "%stracelens: %s\n", (!c->quiet && isatty(2)) ? "\r" : "", err->msg);
-        c->failures++;
-        c->opts.v[i].rank = -2; /* failed: for the configuration summary */
-        return;
-    }
-    char hex[17];
-    tl_id_format(pp->res.id, hex);
-    printf("%s\t%llu\t%s%s\n", hex, (unsigned long long)pp->res.events, c->paths.v[i],
-           pp->res.existed ? "\t(already stored)" : "");
-    fflush(stdout);
-    c->count++;
-    if (!pp->res.existed) {
-        c->bytes += pp->res.json_bytes;
-        c->events += pp->res.events;
-    }
-    if (!c->quiet && isatty(2) && c->paths.n > 1)
-        fprintf(stderr, "\r  [%d/%zu] ingested", c->count + c->failures, c->paths.n);
-}
-
-/* Configurations with a failed rank file or a gap in the rank numbers. */
-static void config_summary(ingest_ctx *c)
-{
-    for (size_t i = 0; i < c->paths.n; i++) {
-        if (!c->opts.v[i].config) continue;
-        int first = 1;
-        for (size_t k = 0; k < i; k++)
-            if (c->opts.v[k].config && !strcmp(c->cfgs.v[k], c->cfgs.v[i])) first = 0;
-        if (!first) continue;
-        long maxr = -1, have = 0, failed = 0;
-        tl_buf fl = {0};
-        for (size_t k = i; k < c->paths.n; k++) {
-            if (!c->opts.v[k].config || strcmp(c->cfgs.v[k], c->cfgs.v[i]) || c->opts.v[k].rank == -3) continue;
-            long r = rank_of(c->paths.v[k], c->rank_pattern);
-            if (r > maxr) maxr = r;
-            if (c->opts.v[k].rank == -2) { failed++; tl_buf_printf(&fl, " %ld", r); }
-            else have++;
-        }
-        if (failed || have + failed < maxr + 1)
-            fprintf(stderr, "tracelens: configuration %s is incomplete: %ld of %ld ranks ingested%s%s\n",
-                    c->cfgs.v[i], have, maxr + 1, failed ? "; failed ranks:" : "", failed ? fl.p : "");
-        tl_buf_free(&fl);
-    }
-}
-
-static int cmd_ingest(const char *db, int argc, char **argv)
-{
-    ingest_ctx c = {.rank_pattern = "rank_"};
-    long nproc = sysconf(_SC_NPROCESSORS_ONLN);
-    c.jobs = nproc > 0 ? (int)nproc : 1;
-    TL_VEC(const char *) paths = {0};
-    tl_buf labels = {0};
-    const char *v;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(INGEST_USAGE, stdout); return 0; }
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--rank-pattern")) || (v = tl_cli_flagval(argc, argv, &i, "-p"))) c.rank_pattern = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--filter")) || (v = tl_cli_flagval(argc, argv, &i, "-f"))) {
-            if (c.nfilters < 32) c.filters[c.nfilters++] = v;
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--ext"))) c.ext = v;
-        else if ((v = tl_cli_flagval(argc, argv, &i, "--jobs")) || (v = tl_cli_flagval(argc, argv, &i, "-j"))) {
-            c.jobs = atoi(v);
-            if (c.jobs < 1) { fprintf(stderr, "tracelens: --jobs wants a positive number, got '%s'\n", v); return TL_EXIT_USAGE; }
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--label"))) {
-            const char *eq = strchr(v, '=');
-            if (!eq || eq == v) { fprintf(stderr, "tracelens: --label wants KEY=VALUE, got '%s'\n", v); return TL_EXIT_USAGE; }
-            tl_buf_putc(&labels, labels.n ? ',' : '{');
-            tl_buf_json_str(&labels, v, (size_t)(eq - v));
-            tl_buf_putc(&labels, ':');
-            tl_buf_json_str(&labels, eq + 1, strlen(eq + 1));
-        } else if (!strcmp(a, "--dry-run")) c.dry_run = 1;
-        else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) c.quiet = 1;
-        else if (a[0] == '-' && a[1]) { fprintf(stderr, "tracelens ingest: unknown option %s (see --help)\n", a); return TL_EXIT_USAGE; }
-        else tl_vec_push(&paths, a);
-    }
-    if (!paths.n) { fputs(INGEST_USAGE, stderr); return TL_EXIT_USAGE; }
-    if (labels.n) { tl_buf_putc(&labels, '}'); c.labels_json = labels.p; }
-    for (size_t i = 0; i < paths.n; i++) {
-        struct stat st;
-        if (stat(paths.v[i], &st) != 0) {
-            fprintf(stderr, "tracelens: %s: no such file or folder\n", paths.v[i]);
-            c.failures++;
-        } else if (S_ISDIR(st.st_mode)) {
-            c.walking = 1;
-            walk(&c, paths.v[i]);
-            c.walking = 0;
-        } else {
-            add_file(&c, paths.v[i]);
-        }
-    }
-    if (c.dry_run) {
-        for (size_t i = 0; i < c.paths.n; i++)
-            printf("%s\tconfig=%s\trank=%lld\n", c.paths.v[i], c.opts.v[i].config ? c.opts.v[i].config : "-",
-                   (long long)c.opts.v[i].rank);
-    } else if (c.paths.n) {
-        c.s = tl_cli_store(db);
-        if (!c.s) return TL_EXIT_STORE;
-        if (c.paths.n == 1) c.opts.v[0].progress = !c.quiet;
-        double t0 = tl_now();
-        tl_ingest_many(c.s, (const char *const *)c.paths.v, c.opts.v, c.paths.n, c.jobs, ingest_done, &c);
-        double dt = tl_now() - t0;
-        if (!c.quiet && isatty(2) && c.paths.n > 1) fprintf(stderr, "\n");
-        if (!c.quiet && c.bytes)
-            fprintf(stderr, "tracelens: ingested %d trace(s), %llu events, %.1f MB of JSON in %.2f s (%.0f MB/s)\n",
-                    c.count, (unsigned long long)c.events, (double)c.bytes / 1e6, dt, (double)c.bytes / 1e6 / dt);
-        config_summary(&c);
-        tl_store_close(c.s);
-    }
-    for (size_t i = 0; i < c.paths.n; i++) { free(c.paths.v[i]); free(c.cfgs.v[i]); }
-    tl_vec_free(&c.paths);
-    tl_vec_free(&c.opts);
-    tl_vec_free(&c.cfgs);
-    tl_vec_free(&c.walked);
-    tl_buf_free(&labels);
-    tl_vec_free(&paths);
-    return c.failures ? TL_EXIT_FAIL : TL_EXIT_OK;
-}
-
-/* ---- ls / info / rm ---- */
-static const char *jget_str(const char *json, const char *key, char *buf, size_t n)
-{
-    tl_buf b = {0};
-    if (tl_args_get_str(json, strlen(json), key, &b) != 0 || !b.p) { tl_buf_free(&b); snprintf(buf, n, "-"); return buf; }
-    snprintf(buf, n, "%s", b.p);
-    tl_buf_free(&b);
-    return buf;
-}
-
-static int64_t jget_i64(const char *json, const char *key, int64_t dflt)
-{
-    int64_t v;
-    return tl_args_get_i64(json, strlen(json), key, &v) == 0 ? v : dflt;
-}
-
-static int ls_cb(void *ctx, uint64_t id, const char *json)
-{
-    char hex[17], fmt[32], path[4096], when[32];
-    tl_id_format(id, hex);
-    int64_t rank = jget_i64(json, "rank", -1);
-    int64_t g0 = jget_i64(json, "gpu_ts_min_ns", 0), g1 = jget_i64(json, "gpu_ts_max_ns", 0);
-    time_t t = (time_t)(jget_i64(json, "ingest_time_ns", 0) / 1000000000);
-    struct tm tmv;
-    localtime_r(&t, &tmv);
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
-    char rk[24];
-    if (rank >= 0) snprintf(rk, sizeof rk, "%lld", (long long)rank); else snprintf(rk, sizeof rk, "-");
-    printf("%s\t%s\t%s\t%lld\t%.3f ms\t%s\t%s\n", hex, jget_str(json, "format", fmt, sizeof fmt), rk,
-           (long long)jget_i64(json, "events", 0), (double)(g1 - g0) / 1e6,
-           jget_str(json, "path", path, sizeof path), when);
-    return 0;
-}
-
-static int cmd_ls(const char *db, int argc, char **argv)
-{
-    const char *v;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts("Usage: tracelens ls [--db DIR]\n\nOne line per stored trace, tab-separated: id, format, rank (- when\n"
-                 "unknown), complete events, GPU time span, source path, ingest time.");
-            return 0;
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else { fprintf(stderr, "tracelens ls: unknown argument %s\n", argv[i]); return TL_EXIT_USAGE; }
-    }
-    tl_store *s = tl_cli_store(db);
-    if (!s) return TL_EXIT_STORE;
-    tl_reader *r;
-    tl_err err = {0};
-    if (tl_reader_open(s, &r, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); tl_store_close(s); return TL_EXIT_STORE; }
-    tl_reader_foreach(r, ls_cb, NULL, &err);
-    tl_reader_close(r);
-    tl_store_close(s);
-    return 0;
-}
-
-static int cmd_info_rm(const char *db, int argc, char **argv, int rm)
-{
-    const char *v;
-    TL_VEC(const char *) ids = {0};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts(rm ? "Usage: tracelens rm [--db DIR] ID...\n\nRemoves traces (id or unique prefix of at least 4 hex digits) from the\nstore, each in one transaction."
-                    : "Usage: tracelens info [--db DIR] ID\n\nPrints the catalog record of a trace (JSON: source, format, rank, counts,\ntime span, labels, top-level trace metadata) and the stored size per column.");
-            return 0;
-        } else if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
-        else if (argv[i][0] == '-') { fprintf(stderr, "tracelens: unknown option %s\n", argv[i]); return TL_EXIT_USAGE; }
-        else tl_vec_push(&ids, argv[i]);
-    }
-    if (!ids.n) { fprintf(stderr, "tracelens %s: which trace? (an id from `tracelens ls`)\n", rm ? "rm" : "info"); return TL_EXIT_USAGE; }
-    tl_store *s = tl_cli_store(db);
-    if (!s) return TL_EXIT_STORE;
-    int code = 0;
-    for (size_t k = 0; k < ids.n; k++) {
-        tl_reader *r;
-        tl_err err = {0};
-        if (tl_reader_open(s, &r, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); code = TL_EXIT_STORE; break; }
-        uint64_t id;
-        if (tl_reader_resolve(r, ids.v[k], &id, &err)) {
-            fprintf(stderr, "tracelens: %s\n", err.msg);
-            tl_reader_close(r);
-            code = TL_EXIT_NOTFOUND;
-            continue;
-        }
-        if (rm) {
-            tl_reader_close(r);
-            if (tl_store_delete(s, id, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); code = TL_EXIT_FAIL; }
-            else { char hex[17]; tl_id_format(id, hex); printf("removed %s\n", hex); }
-        } else {
-            const char *cat;
-            char *sizes = NULL;
-            tl_reader_catalog(r, id, &cat, &err);
-            tl_reader_sizes(r, id, &sizes, &err);
-            printf("{\"catalog\":%s,\n \"columns\":%s}\n", cat, sizes ? sizes : "{}");
-            free(sizes);
-            tl_reader_close(r);
-        }
-    }
-    tl_vec_free(&ids);
-    tl_store_close(s);
-    return code;
-}
-
-static int call(int (*fn)(int, char **), const char *what, int argc, char **argv)
-{
-    if (!fn) {
-        fprintf(stderr, "tracelens: %s is not available in this build\n", what);
-        return TL_EXIT_USAGE;
-    }
-    return fn(argc, argv);
+    fputs("\n", fp);
+    fputs(USAGE_EXIT, fp);
 }
 
 int main(int argc, char **argv)
 {
+    tl_cli_env_read();
     const char *self = strrchr(argv[0], '/');
     self = self ? self + 1 : argv[0];
-    if (!strcmp(self, "TraceLens_generate_perf_report_pytorch")) return call(tl_cmd_report_pytorch, self, argc, argv);
-    if (!strcmp(self, "TraceLens_generate_perf_report_rocprof")) return call(tl_cmd_report_rocprof, self, argc, argv);
-    if (!strcmp(self, "TraceLens_generate_perf_report_jax")) return call(tl_cmd_report_jax, self, argc, argv);
-    if (!strcmp(self, "TraceLens_compare_perf_reports_pytorch")) return call(tl_cmd_compare, self, argc, argv);
-    if (!strcmp(self, "TraceLens_generate_multi_rank_collective_report_pytorch")) return call(tl_cmd_collective, self, argc, argv);
-    if (!strcmp(self, "TraceLens_generate_multi_config_perf_report")) return call(tl_cmd_corpus_report, self, argc, argv);
+    for (size_t k = 0; k < NCOMMANDS; k++)
+        if (COMMANDS[k].ref_name && !strcmp(self, COMMANDS[k].ref_name)) return COMMANDS[k].run(argc, argv);
 
     const char *db = NULL;
     int i = 1;
     for (; i < argc; i++) {
-        const char *v;
-        if ((v = tl_cli_flagval(argc, argv, &i, "--db"))) db = v;
+        if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
+        else if (!strncmp(argv[i], "--db=", 5)) db = argv[i] + 5;
         else break;
     }
     if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) {
-        fputs(USAGE, i >= argc ? stderr : stdout);
+        usage(i >= argc ? stderr : stdout);
         return i >= argc ? TL_EXIT_USAGE : 0;
     }
     if (!strcmp(argv[i], "--version")) { puts("tracelens 0.1"); return 0; }
-    /* Subcommands see argv starting at their name; a global --db is passed on. */
+    const tl_cli_cmd *cmd = NULL;
+    for (size_t k = 0; k < NCOMMANDS && !cmd; k++)
+        if (COMMANDS[k].name && !strcmp(argv[i], COMMANDS[k].name)) cmd = &COMMANDS[k];
+    if (!cmd) {
+        fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", argv[i]);
+        return TL_EXIT_USAGE;
+    }
+    /* Commands see argv starting at their name; a global --db is passed on. */
     char **sub = argv + i;
     int subc = argc - i;
-    char **withdb = NULL;
-    if (db) {
-        withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + 3));
-        withdb[0] = sub[0];
-        withdb[1] = (char *)"--db";
-        withdb[2] = (char *)db;
-        for (int k = 1; k < subc; k++) withdb[k + 2] = sub[k];
-        withdb[subc + 2] = NULL;
-    }
-    const char *cmd = sub[0];
-    int rc;
-    if (!strcmp(cmd, "ingest")) rc = cmd_ingest(NULL, withdb ? subc + 2 : subc, withdb ? withdb : sub);
-    else if (!strcmp(cmd, "ls")) rc = cmd_ls(NULL, withdb ? subc + 2 : subc, withdb ? withdb : sub);
-    else if (!strcmp(cmd, "info")) rc = cmd_info_rm(NULL, withdb ? subc + 2 : subc, withdb ? withdb : sub, 0);
-    else if (!strcmp(cmd, "rm")) rc = cmd_info_rm(NULL, withdb ? subc + 2 : subc, withdb ? withdb : sub, 1);
-    else {
-        int (*fn)(int, char **) = NULL;
-        if (!strcmp(cmd, "report")) fn = tl_cmd_report;
-        else if (!strcmp(cmd, "diff")) fn = tl_cmd_diff;
-        else if (!strcmp(cmd, "compare")) fn = tl_cmd_compare;
-        else if (!strcmp(cmd, "query")) fn = tl_cmd_query;
-        else if (!strcmp(cmd, "sql")) fn = tl_cmd_sql;
-        else if (!strcmp(cmd, "corpus-report")) fn = tl_cmd_corpus_report;
-        else if (!strcmp(cmd, "collective")) fn = tl_cmd_collective;
-        else if (!strcmp(cmd, "split")) fn = tl_cmd_split;
-        else {
-            fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", cmd);
-            free(withdb);
-            return TL_EXIT_USAGE;
-        }
-        rc = call(fn, cmd, withdb ? subc + 2 : subc, withdb ? withdb : sub);
-    }
+    if (!db) return cmd->run(subc, sub);
+    char **withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + 3));
+    withdb[0] = sub[0];
+    withdb[1] = (char *)"--db";
+    withdb[2] = (char *)db;
+    for (int k = 1; k < subc; k++) withdb[k + 2] = sub[k];
+    withdb[subc + 2] = NULL;
+    int rc = cmd->run(subc + 2, withdb);
     free(withdb);
     return rc;
 }
