@@ -7,7 +7,6 @@
 #include "tools/cli.h"
 #include "query/inference/inference.h"
 #include "query/core/trace.h"
-#include "query/inference/inference.h"
 #include "query/pytorch/pytorch.h"
 #include "query/diff/diff.h"
 #include "query/perfmodel/perfmodel.h"
@@ -324,40 +323,19 @@ static tl_table *xlsx_numeric_params(const tl_table *t)
     return o;
 }
 
-/* The workbook: every sheet in order, plus native charts for the GPU
- * timeline breakdown and the time per op category. */
-/* Log-log roofline of one perf sheet: FLOPS/Byte against achieved TFLOPS/s
- * of its groups (the sheet is sorted by kernel time, so the first rows are
- * the top ops), with the memory roof (bandwidth x intensity) and the
- * compute roof of the sheet's dominant Compute Spec drawn as lines. */
+/* The roofline chart of a perf sheet (tl_pyt_roofline_of), its points the
+ * sheet's top 50 groups. */
 static int add_roofline(tl_xlsx *x, const tl_table *t, const tl_pm_arch *arch, int anchor_row, tl_err *err)
 {
-    long xc = tl_table_col(t, "FLOPS/Byte_first"), yc = tl_table_col(t, "TFLOPS/s_mean");
-    long sc = tl_table_col(t, "Compute Spec");
-    if (xc < 0 || yc < 0 || !t->nrows || !arch->has_mem_bw) return 0;
-    double peak = 0;
-    const char *spec = sc >= 0 && !tl_table_is_missing(t, (size_t)sc, 0) ? t->cols[sc].v.s[0] : NULL;
-    if (!spec || tl_pm_arch_peak(arch, spec, &peak) != 0 || !(peak > 0)) return 0;
-    double xmin = 1e300, xmax = 0;
-    for (size_t r = 0; r < t->nrows; r++) {
-        double v = tl_table_num(t, (size_t)xc, r);
-        if (v > 0 && v < xmin) xmin = v;
-        if (v > xmax) xmax = v;
-    }
-    if (!(xmax > 0)) return 0;
-    double tbps = arch->mem_bw_gbps / 1000.0, ridge = peak / tbps;
-    xmin = (xmin < ridge ? xmin : ridge) / 4;
-    xmax = (xmax > ridge ? xmax : ridge) * 4;
-    static double mx[2], my[2], cx[2], cy[2];
-    mx[0] = xmin; my[0] = xmin * tbps; mx[1] = ridge; my[1] = peak;
-    cx[0] = ridge; cy[0] = peak; cx[1] = xmax; cy[1] = peak;
-    tl_xy_series roofs[2] = {{"memory roof", mx, my, 2}, {"compute roof", cx, cy, 2}};
+    tl_pyt_roofline g;
+    if (tl_pyt_roofline_of(t, arch, &g)) return 0;
+    tl_xy_series roofs[2] = {{"memory roof", g.mem_x, g.mem_y, 2}, {"compute roof", g.compute_x, g.compute_y, 2}};
     char title[160];
-    snprintf(title, sizeof title, "%s roofline on %s (%s)", t->name, arch->name ? arch->name : "GPU", spec);
+    snprintf(title, sizeof title, "%s roofline on %s (%s)", t->name, arch->name ? arch->name : "GPU", g.spec);
     tl_scatter_spec sp = {0};
     sp.sheet = t->name;
-    sp.x_col = (size_t)xc;
-    sp.y_col = (size_t)yc;
+    sp.x_col = g.x_col;
+    sp.y_col = g.y_col;
     sp.nrows = t->nrows > 50 ? 50 : t->nrows;
     sp.series_name = "top ops by kernel time";
     sp.lines = roofs;
@@ -370,6 +348,9 @@ static int add_roofline(tl_xlsx *x, const tl_table *t, const tl_pm_arch *arch, i
     return tl_report_xlsx_add_scatter(x, &sp, err);
 }
 
+/* The workbook: every sheet in order, plus native charts for the GPU
+ * timeline breakdown, the time per op category and the perf sheets'
+ * rooflines. */
 static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch *arch)
 {
     tl_err err = {0};
@@ -423,9 +404,7 @@ static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch
     }
     if (arch)
         for (size_t i = 0; i < s->n; i++) {
-            const char *nm = s->v[i]->name;
-            if (!strcmp(nm, "GEMM") || !strncmp(nm, "SDPA_", 5) || !strncmp(nm, "CONV_", 5))
-                if (add_roofline(x, s->v[i], arch, 1, &err)) goto fail;
+            if (tl_pyt_has_roofline(s->v[i]->name) && add_roofline(x, s->v[i], arch, 1, &err)) goto fail;
         }
     if (tl_report_xlsx_close(x, &err)) goto fail0;
     return 0;
@@ -489,51 +468,68 @@ static void print_summary(const tl_pyt_sheets *s)
  * allocates. glibc otherwise raises its mmap threshold each time a large
  * block (a decoded column, a per-event array) is freed, so later ones come
  * from the brk heap, where a free block below a live one is never returned:
- * the peak then carries the earlier stages' garbage (owlv2 end to end:
- * 28.5 -> 26.5 MiB). The cost is fresh pages where freed ones would have
- * been reused: the ingest recycles its chunk buffers itself for that reason
- * (store.c, payload pool), and the report faults in 1-3 % more pages.
- * Setting the trim threshold also fixes the mmap threshold at its 128 KiB
- * default. Not with GLIBC_TUNABLES set: that is the huge-page re-exec of a
- * large trace, where reusing freed memory beats returning it, or the
- * user's own settings. */
+ * the peak then carries the earlier stages' garbage. The cost is fresh
+ * pages where freed ones would have been reused: the ingest recycles its
+ * chunk buffers itself for that reason (store.c, payload pool). Setting the
+ * trim threshold also fixes the mmap threshold at its 128 KiB default. Not
+ * with GLIBC_TUNABLES set: that is the huge-page re-exec of a large trace,
+ * where reusing freed memory beats returning it, or the user's own
+ * settings. */
 static void return_freed_memory(void)
 {
     if (tl_env.glibc_tunables) return;
     mallopt(M_TRIM_THRESHOLD, 0);
 }
 
-/* Runs the report for a parsed command line on a stored/ingested trace. */
-static int run(pyt_cli *c)
-{
-    return_freed_memory();
-    int code = TL_EXIT_OK;
-    tl_err err = {0};
-    tl_pm_arch *arch = NULL;
-    tl_catreg *cats = NULL;
-    tl_plugin_set *plugins = NULL;
-    tl_store *s = NULL;
-    tl_reader *r = NULL;
-    tl_trace *t = NULL;
-    tl_reader *cmp_r = NULL;   /* --comparison_json_path */
-    tl_trace *cmp_t = NULL;
-    tl_pyt_sheets sheets = {0};
-    char *xlsx_default = NULL;
+/* What one report run holds, released by run_free. */
+typedef struct pyt_run {
+    tl_pm_arch *arch;
+    tl_catreg *cats;
+    tl_plugin_set *plugins;
+    tl_store *s;
+    tl_reader *r;
+    tl_trace *t;
+    tl_reader *cmp_r; /* --comparison_json_path */
+    tl_trace *cmp_t;
+    tl_table *graph_launches;
+    tl_pyt_sheets sheets;
+    char *xlsx_default;
+    const char *xlsx;
+    double t_load, t_report, t_computed;
+} pyt_run;
 
-    const char *xlsx = c->xlsx;
-    if (!xlsx && !c->csv_dir && !c->tracelens_style) xlsx = xlsx_default = default_xlsx(c->input);
+static void run_free(pyt_run *u)
+{
+    free(u->xlsx_default);
+    tl_pyt_sheets_free(&u->sheets);
+    tl_trace_free(u->cmp_t);
+    if (u->cmp_r) tl_reader_close(u->cmp_r);
+    tl_trace_free(u->t);
+    if (u->r) tl_reader_close(u->r);
+    if (u->s) tl_store_close(u->s);
+    tl_plugin_set_free(u->plugins);
+    tl_catreg_free(u->cats);
+    if (u->arch) tl_pm_arch_free(u->arch);
+}
+
+static const char *datadir(void) { return tl_env.datadir ? tl_env.datadir : TL_DATADIR; }
+
+/* The roofline table the flags name, the op categories and plugins of the
+ * --extension_file options into c->o; 0 or an exit code. */
+static int setup(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
     if (c->arch_json || c->arch_platform) {
-        int rc = c->arch_json ? tl_pm_arch_load_file(c->arch_json, &arch, &err)
-                              : tl_pm_arch_load_platform(tl_env.datadir ? tl_env.datadir : TL_DATADIR,
-                                                         c->arch_platform, &arch, &err);
+        int rc = c->arch_json ? tl_pm_arch_load_file(c->arch_json, &u->arch, &err)
+                              : tl_pm_arch_load_platform(datadir(), c->arch_platform, &u->arch, &err);
         if (rc) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
             return TL_EXIT_USAGE;
         }
-        c->o.arch = arch;
+        c->o.arch = u->arch;
     }
     char warn[512];
-    cats = tl_catreg_builtin(TL_DATADIR, warn, sizeof warn);
+    u->cats = tl_catreg_builtin(TL_DATADIR, warn, sizeof warn);
     if (warn[0]) fprintf(stderr, "tracelens: warning: %s\n", warn);
     for (int i = 0; i < c->next; i++) {
         const char *p = c->ext[i];
@@ -541,268 +537,232 @@ static int run(pyt_cli *c)
         if (n > 3 && !strcmp(p + n - 3, ".py")) {
             fprintf(stderr, "tracelens: %s: Python extension files are not supported; use a category "
                     "file (op<TAB>category) or a plugin .so (docs/EXTENSIONS.md)\n", p);
-            code = TL_EXIT_USAGE;
-            goto out;
+            return TL_EXIT_USAGE;
         }
         if (n > 3 && (!strcmp(p + n - 3, ".so") || strstr(p, ".so."))) {
-            if (!plugins) plugins = tl_plugin_set_new();
-            if (tl_plugin_load(plugins, p, &err)) {
+            if (!u->plugins) u->plugins = tl_plugin_set_new();
+            if (tl_plugin_load(u->plugins, p, &err)) {
                 fprintf(stderr, "tracelens: %s\n", err.msg);
-                code = TL_EXIT_USAGE;
-                goto out;
+                return TL_EXIT_USAGE;
             }
-        } else if (tl_catreg_load_tsv(cats, p, &err)) {
+        } else if (tl_catreg_load_tsv(u->cats, p, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
-            code = TL_EXIT_USAGE;
-            goto out;
+            return TL_EXIT_USAGE;
         }
     }
-    if (plugins) tl_plugin_apply_categories(plugins, cats);
-    c->o.categories = cats;
-    c->o.plugins = plugins;
+    if (u->plugins) tl_plugin_apply_categories(u->plugins, u->cats);
+    c->o.categories = u->cats;
+    c->o.plugins = u->plugins;
+    return TL_EXIT_OK;
+}
 
+/* Loads the comparison trace (what: its argument) through r; 0 or an exit code. */
+static int load_kineto(tl_reader *r, uint64_t id, tl_trace_cols cols, const char *what, tl_trace **t)
+{
+    tl_err err = {0};
+    if (tl_trace_load_cols(r, id, cols, t, &err)) {
+        fprintf(stderr, "tracelens: %s: %s\n", what, err.msg);
+        return TL_EXIT_FAIL;
+    }
+    if (strcmp((*t)->format, "kineto") != 0) {
+        fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", what, (*t)->format);
+        return TL_EXIT_USAGE;
+    }
+    return TL_EXIT_OK;
+}
+
+/* Opens (or ingests) the trace, merges graph-capture traces, loads it and
+ * the comparison trace; 0 or an exit code. */
+static int load(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
     size_t il = strlen(c->input);
     if (il > 3 && !strcmp(c->input + il - 3, ".pb")) {
         fprintf(stderr, "tracelens: %s: XPlane (.pb) traces go to TraceLens_generate_perf_report_jax\n", c->input);
-        code = TL_EXIT_USAGE;
-        goto out;
+        return TL_EXIT_USAGE;
     }
-    s = tl_cli_store(c->db);
-    if (!s) { code = TL_EXIT_STORE; goto out; }
+    u->s = tl_cli_store(c->db);
+    if (!u->s) return TL_EXIT_STORE;
     uint64_t id;
-    code = tl_cli_open_trace(s, c->input, &r, &id);
-    if (code) goto out;
+    int code = tl_cli_open_trace(u->s, c->input, &u->r, &id);
+    if (code) return code;
     /* An ingest (file not yet stored) freed its buffers; hand the freed
      * heap back before the report allocates its own, so the peak is the
      * larger of the two, not their sum. */
     malloc_trim(0);
     tl_mem_mark("ingested");
-    tl_table *graph_launches = NULL;
     if (c->capture_folder) {
         /* The merged trace (replayed kernels attributed to the capturing
          * ops) is stored as its own trace; report on it. */
         uint64_t mid;
-        code = tl_cli_graph_merge(s, id, c->capture_folder, &mid, &graph_launches);
-        if (code) goto out;
+        code = tl_cli_graph_merge(u->s, id, c->capture_folder, &mid, &u->graph_launches);
+        if (code) return code;
         id = mid;
-        tl_reader_close(r);
-        r = NULL;
-        if (tl_reader_open(s, &r, &err)) {
+        tl_reader_close(u->r);
+        u->r = NULL;
+        if (tl_reader_open(u->s, &u->r, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
-            code = TL_EXIT_STORE;
-            goto out;
+            return TL_EXIT_STORE;
         }
     }
-    double t0 = tl_now();
+    u->t_load = tl_now();
     /* plugins get the trace and may read any column */
-    tl_trace_cols cols = plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
-    if (tl_trace_load_cols(r, id, cols, &t, &err)) {
+    tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
+    if (tl_trace_load_cols(u->r, id, cols, &u->t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        code = TL_EXIT_FAIL;
-        goto out;
+        return TL_EXIT_FAIL;
     }
     tl_mem_mark("loaded");
-    if (strcmp(t->format, "kineto") != 0) {
-        fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->input, t->format);
-        code = TL_EXIT_USAGE;
-        goto out;
+    if (strcmp(u->t->format, "kineto") != 0) {
+        fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->input, u->t->format);
+        return TL_EXIT_USAGE;
     }
     if (c->comparison) {
         /* the second trace of the comparison: a file (ingested if new) or a
          * stored id, opened now so that a bad path fails before the report */
         uint64_t id2;
-        code = tl_cli_open_trace(s, c->comparison, &cmp_r, &id2);
-        if (code) goto out;
-        if (tl_trace_load_cols(cmp_r, id2, cols, &cmp_t, &err)) {
-            fprintf(stderr, "tracelens: %s: %s\n", c->comparison, err.msg);
-            code = TL_EXIT_FAIL;
-            goto out;
-        }
-        if (strcmp(cmp_t->format, "kineto") != 0) {
-            fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->comparison,
-                    cmp_t->format);
-            code = TL_EXIT_USAGE;
-            goto out;
-        }
+        code = tl_cli_open_trace(u->s, c->comparison, &u->cmp_r, &id2);
+        if (code) return code;
+        if ((code = load_kineto(u->cmp_r, id2, cols, c->comparison, &u->cmp_t))) return code;
         c->o.unified_uid_pairs = 1;
     }
     if (!c->o.arch && !c->no_auto_arch) {
         /* The GPU named in deviceProperties picks a shipped roofline table. */
-        size_t ml, dl;
-        const char *meta = tl_args_get(t->catalog, strlen(t->catalog), "metadata", &ml);
-        const char *dp = meta ? tl_args_get(meta, ml, "deviceProperties", &dl) : NULL;
-        const char *nm = dp ? memmem(dp, dl, "\"name\"", 6) : NULL;
-        if (nm) {
-            const char *q1 = memchr(nm + 6, '"', (size_t)(dp + dl - nm - 6));
-            const char *q2 = q1 ? memchr(q1 + 1, '"', (size_t)(dp + dl - q1 - 1)) : NULL;
-            if (q2) {
-                char gpu[128];
-                snprintf(gpu, sizeof gpu, "%.*s", (int)(q2 - q1 - 1), q1 + 1);
-                const char *plat = tl_pm_arch_platform_for_gpu(gpu);
-                const char *dd = tl_env.datadir ? tl_env.datadir : TL_DATADIR;
-                if (plat && tl_pm_arch_load_platform(dd, plat, &arch, &err) == 0) {
-                    c->o.arch = arch;
-                    fprintf(stderr, "tracelens: roofline for %s (deviceProperties name \"%s\"; "
-                                    "--gpu_arch_platform / --gpu_arch_json_path override, --no_auto_arch disables)\n",
-                            plat, gpu);
-                }
-            }
+        char gpu[128];
+        const char *plat = tl_pyt_auto_platform(u->t, gpu, sizeof gpu);
+        if (plat && tl_pm_arch_load_platform(datadir(), plat, &u->arch, &err) == 0) {
+            c->o.arch = u->arch;
+            fprintf(stderr, "tracelens: roofline for %s (deviceProperties name \"%s\"; "
+                            "--gpu_arch_platform / --gpu_arch_json_path override, --no_auto_arch disables)\n",
+                    plat, gpu);
         }
     }
-    double t1 = tl_now();
-    if (tl_pytorch_report(t, &c->o, &sheets, &err)) {
+    return TL_EXIT_OK;
+}
+
+/* A10: TraceDiff with this trace as trace1, both trees built like the
+ * report's (python functions in when it uses them); the LCA columns go into
+ * unified_perf_summary, diff_stats after the reference's sheets. */
+static int add_comparison(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
+    tl_diff_opts dopts = {.python = c->o.detect_recompute || c->o.include_call_stack};
+    tl_table *ds = NULL;
+    tl_table *us = tl_pyt_sheet(&u->sheets, "unified_perf_summary");
+    if (us && us->nrows) {
+        if (tl_diff_comparison_sheets(u->t, u->cmp_t, &dopts, us, u->sheets.uid_pair_uid, u->sheets.uid_pair_row,
+                                      u->sheets.npairs, &ds, &err)) {
+            fprintf(stderr, "tracelens: comparison with %s: %s\n", c->comparison, err.msg);
+            return TL_EXIT_FAIL;
+        }
+        if (ds) {
+            tl_vec_reserve(&u->sheets, 1);
+            u->sheets.v[u->sheets.n++] = ds;
+        }
+    }
+    tl_trace_free(u->cmp_t);
+    u->cmp_t = NULL;
+    tl_reader_close(u->cmp_r);
+    u->cmp_r = NULL;
+    return TL_EXIT_OK;
+}
+
+/* --inference_phase_analysis: the phase sheets, in their places. */
+static void add_phases(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
+    tl_phase_opts po;
+    tl_phase_opts_default(&po);
+    int known = 1;
+    if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, &known);
+    if (!known) fprintf(stderr, "tracelens: warning: unknown --phase_detection_method '%s': using hybrid, as the reference does\n", c->phase_method);
+    if (c->decode_threshold > 0) po.decode_threshold = c->decode_threshold;
+    po.kernel_summary = c->o.kernel_summary;
+    po.no_annotations = c->no_phase_annotations;
+    tl_pyt_sheets ph = {0};
+    if (tl_phase_sheets(u->t, &c->o, &po, &ph, &err))
+        fprintf(stderr, "tracelens: warning: phase analysis: %s\n", err.msg); /* reference: warn, no sheets */
+    else
+        tl_pyt_insert_phase_sheets(&u->sheets, &ph);
+    tl_pyt_sheets_free(&ph);
+}
+
+/* The sheets: the report, the comparison, ops without a perf model, the
+ * phase sheets, the graph launches; 0 or an exit code. */
+static int compute(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
+    u->t_report = tl_now();
+    if (tl_pytorch_report(u->t, &c->o, &u->sheets, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        code = TL_EXIT_FAIL;
-        goto out;
+        return TL_EXIT_FAIL;
     }
-    if (cmp_t) {
-        /* A10: TraceDiff with this trace as trace1, both trees built like
-         * the report's (python functions in when it uses them); the LCA
-         * columns go into unified_perf_summary, diff_stats after the
-         * reference's sheets */
-        tl_diff_opts dopts = {.python = c->o.detect_recompute || c->o.include_call_stack};
-        tl_table *ds = NULL;
-        tl_table *u = tl_pyt_sheet(&sheets, "unified_perf_summary");
-        if (u && u->nrows) {
-            if (tl_diff_comparison_sheets(t, cmp_t, &dopts, u, sheets.uid_pair_uid, sheets.uid_pair_row,
-                                          sheets.npairs, &ds, &err)) {
-                fprintf(stderr, "tracelens: comparison with %s: %s\n", c->comparison, err.msg);
-                code = TL_EXIT_FAIL;
-                goto out;
-            }
-            if (ds) {
-                tl_vec_reserve(&sheets, 1);
-                sheets.v[sheets.n++] = ds;
-            }
-        }
-        tl_trace_free(cmp_t);
-        cmp_t = NULL;
-        tl_reader_close(cmp_r);
-        cmp_r = NULL;
-    }
-    {
-        /* Ops the roofline leaves out: unified_perf_summary rows without a
-         * perf model, by name, with count and kernel time. */
-        const tl_table *u = tl_pyt_sheet(&sheets, "unified_perf_summary");
-        long hc = u ? tl_table_col(u, "has_perf_model") : -1, nc = u ? tl_table_col(u, "name") : -1;
-        long cc = u ? tl_table_col(u, "operation_count") : -1, kc = u ? tl_table_col(u, "Kernel Time (µs)_sum") : -1;
-        if (hc >= 0 && nc >= 0 && cc >= 0 && kc >= 0) {
-            tl_table *nm = tl_table_new("ops_without_perf_model");
-            size_t a = tl_table_add_col(nm, "name", TL_STR), b = tl_table_add_col(nm, "operation_count", TL_I64);
-            size_t k = tl_table_add_col(nm, "Kernel Time (µs)_sum", TL_F64);
-            for (size_t r = 0; r < u->nrows; r++) {
-                if (tl_table_is_missing(u, (size_t)hc, r) || u->cols[hc].v.b[r]) continue;
-                const char *name = u->cols[nc].v.s[r];
-                size_t row = nm->nrows;
-                for (size_t q = 0; q < nm->nrows; q++)
-                    if (!strcmp(nm->cols[a].v.s[q], name)) { row = q; break; }
-                if (row == nm->nrows) {
-                    tl_table_add_row(nm);
-                    tl_table_set_str(nm, a, row, name);
-                    tl_table_set_i64(nm, b, row, 0);
-                    tl_table_set_f64(nm, k, row, 0);
-                }
-                nm->cols[b].v.i[row] += (int64_t)tl_table_num(u, (size_t)cc, r);
-                double kt = tl_table_num(u, (size_t)kc, r);
-                if (kt == kt) nm->cols[k].v.f[row] += kt;
-            }
-            /* largest kernel time first */
-            size_t *perm = tl_xmalloc((nm->nrows + 1) * sizeof *perm);
-            for (size_t q = 0; q < nm->nrows; q++) perm[q] = q;
-            for (size_t q = 1; q < nm->nrows; q++)
-                for (size_t w = q; w > 0 && nm->cols[k].v.f[perm[w]] > nm->cols[k].v.f[perm[w - 1]]; w--) {
-                    size_t tmp = perm[w]; perm[w] = perm[w - 1]; perm[w - 1] = tmp;
-                }
-            tl_table_permute(nm, perm, nm->nrows);
-            free(perm);
-            if (nm->nrows) { tl_vec_reserve(&sheets, 1); sheets.v[sheets.n++] = nm; }
-            else tl_table_free(nm);
-        }
-    }
+    int code;
+    if (u->cmp_t && (code = add_comparison(c, u))) return code;
+    tl_pyt_add_ops_without_perf_model(&u->sheets);
     if (!c->capture_folder) {
-        graph_launches = tl_gr_launch_table(t);
-        if (graph_launches)
+        u->graph_launches = tl_gr_launch_table(u->t);
+        if (u->graph_launches)
             fprintf(stderr, "tracelens: note: kernels replayed from CUDA/HIP graphs; --capture_folder DIR "
                             "(graph-capture traces) attributes them to their CPU ops\n");
     }
-    if (c->phase) {
-        tl_phase_opts po;
-        tl_phase_opts_default(&po);
-        int known = 1;
-        if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, &known);
-        if (!known) fprintf(stderr, "tracelens: warning: unknown --phase_detection_method '%s': using hybrid, as the reference does\n", c->phase_method);
-        if (c->decode_threshold > 0) po.decode_threshold = c->decode_threshold;
-        po.kernel_summary = c->o.kernel_summary;
-        po.no_annotations = c->no_phase_annotations;
-        tl_pyt_sheets ph = {0};
-        if (tl_phase_sheets(t, &c->o, &po, &ph, &err)) {
-            fprintf(stderr, "tracelens: warning: phase analysis: %s\n", err.msg); /* reference: warn, no sheets */
-        } else {
-            /* C6 order: prefill/decode op summaries after unified_perf_summary,
-             * kernel summaries after kernel_summary, the rest at the end. */
-            /* insertion points (-1: absent, append at the end) */
-            long ops_at = -1, ker_at = -1;
-            for (size_t q = 0; q < sheets.n; q++) {
-                if (!strcmp(sheets.v[q]->name, "unified_perf_summary")) ops_at = (long)q + 1;
-                if (!strcmp(sheets.v[q]->name, "kernel_summary")) ker_at = (long)q + 1;
-            }
-            for (size_t k = 0; k < ph.n; k++) {
-                tl_table *pt = ph.v[k];
-                long pos = -1;
-                if (!strncmp(pt->name, "ops_summary_", 12)) pos = ops_at;
-                else if (!strncmp(pt->name, "kernel_summary_", 15)) pos = ker_at;
-                if (pos < 0) pos = (long)sheets.n;
-                /* later sheets move one place down */
-                if (ops_at >= pos) ops_at++;
-                if (ker_at >= pos) ker_at++;
-                tl_vec_reserve(&sheets, 1);
-                memmove(sheets.v + pos + 1, sheets.v + pos, (sheets.n - (size_t)pos) * sizeof *sheets.v);
-                sheets.v[pos] = pt;
-                sheets.n++;
-            }
-            ph.n = 0;
-        }
-        tl_pyt_sheets_free(&ph);
+    if (c->phase) add_phases(c, u);
+    if (u->graph_launches) {
+        tl_vec_reserve(&u->sheets, 1);
+        u->sheets.v[u->sheets.n++] = u->graph_launches;
+        u->graph_launches = NULL;
     }
-    if (graph_launches) {
-        tl_vec_reserve(&sheets, 1);
-        sheets.v[sheets.n++] = graph_launches;
-    }
-    double t2 = tl_now();
-    tl_mem_mark("computed");
-    for (size_t i = 0; i < sheets.npending; i++)
-        fprintf(stderr, "tracelens: note: sheet %s is not available in this build\n", sheets.pending[i]);
+    return TL_EXIT_OK;
+}
 
+/* CSVs, the workbook or the terminal summary; 0 or an exit code. */
+static int write_outputs(pyt_cli *c, pyt_run *u)
+{
+    tl_err err = {0};
+    const tl_pyt_sheets *sh = &u->sheets;
+    for (size_t i = 0; i < sh->npending; i++)
+        fprintf(stderr, "tracelens: note: sheet %s is not available in this build\n", sh->pending[i]);
     if (c->csv_dir) {
-        if (tl_report_csv_write_dir(sheets.v, sheets.n, c->csv_dir, &err)) {
+        if (tl_report_csv_write_dir(sh->v, sh->n, c->csv_dir, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
-            code = TL_EXIT_FAIL;
-            goto out;
+            return TL_EXIT_FAIL;
         }
-        if (c->tracelens_style) printf("wrote %zu CSV files to %s\n", sheets.n, c->csv_dir);
+        if (c->tracelens_style) printf("wrote %zu CSV files to %s\n", sh->n, c->csv_dir);
     }
-    if (xlsx) {
-        code = write_xlsx(xlsx, &sheets, c->o.arch);
-        if (code) goto out;
-        if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", xlsx, sheets.n);
+    if (u->xlsx) {
+        int code = write_xlsx(u->xlsx, sh, c->o.arch);
+        if (code) return code;
+        if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", u->xlsx, sh->n);
     }
-    if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(&sheets);
-    tl_mem_mark("written");
-    /* TRACELENS_TIMING=1: phase times on stderr (bench/report reads them) */
-    if (tl_env.timing)
-        fprintf(stderr, "timing: load_ms=%.2f report_ms=%.2f write_ms=%.2f\n", (t1 - t0) * 1e3,
-                (t2 - t1) * 1e3, (tl_now() - t2) * 1e3);
-out:
-    free(xlsx_default);
-    tl_pyt_sheets_free(&sheets);
-    tl_trace_free(cmp_t);
-    if (cmp_r) tl_reader_close(cmp_r);
-    tl_trace_free(t);
-    if (r) tl_reader_close(r);
-    if (s) tl_store_close(s);
-    tl_plugin_set_free(plugins);
-    tl_catreg_free(cats);
-    if (arch) tl_pm_arch_free(arch);
+    if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(sh);
+    return TL_EXIT_OK;
+}
+
+/* Runs the report for a parsed command line on a stored/ingested trace. */
+static int run(pyt_cli *c)
+{
+    return_freed_memory();
+    pyt_run u;
+    memset(&u, 0, sizeof u);
+    u.xlsx = c->xlsx;
+    if (!u.xlsx && !c->csv_dir && !c->tracelens_style) u.xlsx = u.xlsx_default = default_xlsx(c->input);
+    int code = setup(c, &u);
+    if (!code) code = load(c, &u);
+    if (!code) code = compute(c, &u);
+    if (!code) {
+        u.t_computed = tl_now();
+        tl_mem_mark("computed");
+        code = write_outputs(c, &u);
+    }
+    if (!code) {
+        tl_mem_mark("written");
+        /* TRACELENS_TIMING=1: phase times on stderr (bench/report reads them) */
+        if (tl_env.timing)
+            fprintf(stderr, "timing: load_ms=%.2f report_ms=%.2f write_ms=%.2f\n", (u.t_report - u.t_load) * 1e3,
+                    (u.t_computed - u.t_report) * 1e3, (tl_now() - u.t_computed) * 1e3);
+    }
+    tl_table_free(u.graph_launches);
+    run_free(&u);
     return code;
 }
 
@@ -846,17 +806,15 @@ static int stored_trace(const char *input, const char *db)
     return found;
 }
 
-/* Huge pages pay off in time where faults dominate; their cost is memory:
- * 2 MiB granules of every malloc arena and block, ~7 MB more peak RSS on
- * owlv2 end to end (41 -> 48 MB for a 61 MB JSON), which alone is a
- * quarter of the 0.5x-the-JSON budget there. So a file (ingested first
- * when not stored yet) below this JSON size is reported on 4 KiB pages. */
+/* Huge pages pay off in time where page faults dominate; their cost is
+ * memory: 2 MiB granules of every malloc arena and block, a large share of
+ * the peak for a small trace. So a file (ingested first when not stored
+ * yet) below this JSON size is reported on 4 KiB pages. */
 #define HUGEPAGES_MIN_JSON ((uint64_t)256 << 20)
 
 /* The report's gate for tl_cli_hugepages_reexec (tools/cli_hugepages.c):
- * a trace named by its id in the store (the report is then all the work:
- * on this VM 6,900 page faults of owlv2's 7,000 are gone with huge pages,
- * 45 -> 27 ms of CPU, for ~13 MB more peak RSS), or a file of
+ * a trace named by its id in the store (the report is then all the work,
+ * and most of its page faults go away with huge pages), or a file of
  * HUGEPAGES_MIN_JSON and more. The cheap checks come first, so that after
  * the re-exec the store is not opened again. */
 void tl_cli_report_hugepages_reexec(const char *input, const char *db)

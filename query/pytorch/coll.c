@@ -1,4 +1,4 @@
-/* pytorch_coll.c — the coll_analysis sheet of the PyTorch report (spec
+/* coll.c — the coll_analysis sheet of the PyTorch report (spec
  * pytorch-report.md §9.9): NCCL/RCCL kernels with their collective
  * metadata (process group, collective, dtype, message sizes, stream),
  * grouped per distinct collective and timed with their raw durations. The

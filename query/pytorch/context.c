@@ -1,11 +1,13 @@
-/* pytorch_tree.c — the report context: everything the PyTorch report's
+/* context.c — the report context: everything the PyTorch report's
  * sheets derive from the stored tree once per report (spec pytorch-report.md
  * §3-§4): µs times exactly as the reference computes them, children lists in
  * the reference's order, pre-order ranges (so "all GPU events below X" is a
  * slice), GPU classes (§5.1), kernel launchers (§4.4), fwd/bwd links (§4.6),
- * recompute marks (§4.7) and metadata names (§2.4). The parent edges
+ * recompute marks (§4.7) and metadata names (§2.4), with the helpers every
+ * sheet shares (row order, busy time, options). The parent edges
  * themselves come from ingest (query/trace.h); nothing re-parses the file. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/interval.h"
 
 #include <ctype.h>
 #include <pthread.h>
@@ -48,6 +50,35 @@ void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n)
         return;
     }
     radix_sort_rows(rows, n, c->ts);
+}
+
+/* ---- busy time, options --------------------------------------------------- */
+
+/* Busy time (length of the union) of the given GPU rows; 0 when n == 0. */
+double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n)
+{
+    tl_fival small[64];
+    tl_fival *v = n <= 64 ? small : tl_xmalloc(n * sizeof *v);
+    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){c->ts[rows[i]], pyt_te(c, rows[i])};
+    double tot = tl_fival_union_len(v, n);
+    if (v != small) free(v);
+    return tot;
+}
+
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family)
+{
+    if (!o->perf_families) return 1;
+    for (const char *const *f = o->perf_families; *f; f++)
+        if (!strcmp(*f, family)) return 1;
+    return 0;
+}
+
+void tl_pyt_opts_default(tl_pyt_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->short_kernel_threshold_us = 10;
+    o->short_kernel_bins = 100;
+    o->topk_short_kernels = -1;
 }
 
 /* ---- GPU classes (§5.1) ------------------------------------------------------ */

@@ -1,4 +1,4 @@
-/* pytorch_kernels.c — the kernel-level sheets of the PyTorch report (spec
+/* kernels.c — the kernel-level sheets of the PyTorch report (spec
  * pytorch-report.md §4.5, §9.7, §9.8): kernel_summary and the short-kernel
  * study (short_kernel_histogram, short_kernels_summary). Both start from the
  * "kernel view": every event of category `kernel` (linked or not) with its

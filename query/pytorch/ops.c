@@ -1,4 +1,4 @@
-/* pytorch_ops.c — the launcher-based sheets of the PyTorch report (spec
+/* ops.c — the launcher-based sheets of the PyTorch report (spec
  * pytorch-report.md §9.2-§9.4): ops_summary_by_category, ops_summary and
  * ops_unique_args (plus its _kl_overlap twin's inputs), all grouped from the
  * launcher table: one row per kernel launcher with its direct and subtree

@@ -1,4 +1,4 @@
-/* pytorch_optional.c — the optional inputs of the PyTorch report that no
+/* optional.c — the optional inputs of the PyTorch report that no
  * reference CSV covers (spec pytorch-report.md §5.5, §9.11): the kernel
  * overlap sweep behind the _kl_overlap sheets, the per-op overlap fields
  * (overlapping kernel names, details, overlap percentage), and the call

@@ -1,4 +1,4 @@
-/* pytorch_perf.c — the perf-model ("roofline") sheet families of the
+/* perf.c — the perf-model ("roofline") sheet families of the
  * PyTorch report (spec pytorch-report.md §7, §9.6): collects every event
  * whose name has a model, with its forward kernel set (its subtree) and
  * backward kernel set (the subtrees of its linked backward events), and
@@ -155,14 +155,6 @@ static void *perf_worker(void *arg)
         j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst + j->fam_off[f], j->fam_off[f + 1] - j->fam_off[f],
                                     &j->so, &j->fw[f], &j->bw[f], &j->err);
     return NULL;
-}
-
-int pyt_family_wanted(const tl_pyt_opts *o, const char *family)
-{
-    if (!o->perf_families) return 1;
-    for (const char *const *f = o->perf_families; *f; f++)
-        if (!strcmp(*f, family)) return 1;
-    return 0;
 }
 
 pyt_perf_job *pyt_perf_start(pyt_ctx *c)

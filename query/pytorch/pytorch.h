@@ -107,4 +107,32 @@ void tl_pyt_sheets_free(tl_pyt_sheets *s);
 /* Sheet by name, or NULL. */
 tl_table *tl_pyt_sheet(const tl_pyt_sheets *s, const char *name);
 
+/* ---- report composition (compose.c) --------------------------------------- */
+
+/* The shipped roofline platform for the GPU named in the trace's
+ * deviceProperties (gpu gets that name), or NULL. */
+const char *tl_pyt_auto_platform(const tl_trace *t, char *gpu, size_t n);
+/* Appends ops_without_perf_model: unified_perf_summary rows without a perf
+ * model, by name, with count and kernel time, largest time first (nothing
+ * when there are none). */
+void tl_pyt_add_ops_without_perf_model(tl_pyt_sheets *s);
+/* Moves the inference phase sheets ph into s in the reference's order (C6):
+ * prefill/decode op summaries after unified_perf_summary, kernel summaries
+ * after kernel_summary, the rest at the end. ph is left empty. */
+void tl_pyt_insert_phase_sheets(tl_pyt_sheets *s, tl_pyt_sheets *ph);
+
+/* A perf sheet's log-log roofline: FLOPS/Byte against achieved TFLOPS/s
+ * (columns x_col, y_col; the sheet is sorted by kernel time, so the first
+ * rows are the top ops), the memory roof (bandwidth x intensity) up to the
+ * ridge and the compute roof of the sheet's dominant Compute Spec after it. */
+typedef struct tl_pyt_roofline {
+    size_t x_col, y_col;
+    const char *spec; /* the Compute Spec (points into the sheet) */
+    double mem_x[2], mem_y[2], compute_x[2], compute_y[2];
+} tl_pyt_roofline;
+/* 0 and r filled, or -1 when the sheet or arch has no roofline. */
+int tl_pyt_roofline_of(const tl_table *t, const struct tl_pm_arch *arch, tl_pyt_roofline *r);
+/* Whether a sheet of this name gets a roofline chart (GEMM, SDPA_*, CONV_*). */
+int tl_pyt_has_roofline(const char *sheet);
+
 #endif

@@ -76,7 +76,7 @@ typedef struct pyt_ctx {
     int any_gpu;
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
-    struct tl_pm_instance **pm_inst; /* per event, lazily (pytorch_perf.c) */
+    struct tl_pm_instance **pm_inst; /* per event, lazily (perf.c) */
     struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
     /* kernel-detail summary cache (pyt_kdetails) */
     int kd_init;
@@ -115,7 +115,11 @@ static inline double pyt_te(const pyt_ctx *c, int32_t row)
     return c->ts[row] + (double)c->t->dur[row] / 1000.0;
 }
 
-/* ---- pytorch_tree.c ---- */
+/* ---- context.c ---- */
+/* Busy time (length of the union) of the given GPU rows; 0 when n == 0. */
+double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n);
+/* Whether o builds family's sheets (o->perf_families). */
+int pyt_family_wanted(const tl_pyt_opts *o, const char *family);
 int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_catreg *cat,
                  tl_err *err);
 void pyt_ctx_free(pyt_ctx *c);
@@ -178,17 +182,15 @@ void pyt_sort_desc_np(size_t *idx, size_t n, const double *key);
  * with --fix_quirks. */
 void pyt_sort_desc(const pyt_ctx *c, size_t *idx, size_t n, const double *key);
 
-/* ---- pytorch_timeline.c ---- */
+/* ---- timeline.c ---- */
 typedef struct pyt_metrics {
     double total, comp, comm, exposed_comm, memcpy, exposed_memcpy, busy, idle, micro_idle,
         macro_idle;
 } pyt_metrics;
-/* Busy time (length of the union) of the given GPU rows; 0 when n == 0. */
-double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n);
 int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_metrics *m);
 int pyt_sheet_gpu_timeline(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
-/* ---- pytorch_ops.c ---- */
+/* ---- ops.c ---- */
 int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 /* Kernel-detail list text helpers (§9.10), shared with unified. */
 typedef struct pyt_klist {
@@ -201,14 +203,14 @@ typedef struct pyt_klist {
 int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
                  const char **summary, const char **trunc);
 
-/* ---- pytorch_kernels.c ---- */
+/* ---- kernels.c ---- */
 int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
-/* ---- pytorch_unified.c ---- */
+/* ---- unified.c ---- */
 int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
-/* ---- pytorch_perf.c ---- */
+/* ---- perf.c ---- */
 int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 /* The same in two steps: start builds the instances and the family sheets
  * on a worker thread (which never touches the context); finish waits and
@@ -216,8 +218,6 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
  * discards (error paths). */
 typedef struct pyt_perf_job pyt_perf_job;
 pyt_perf_job *pyt_perf_start(pyt_ctx *c);
-/* Whether o builds family's sheets (o->perf_families). */
-int pyt_family_wanted(const tl_pyt_opts *o, const char *family);
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
 struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,
@@ -238,10 +238,10 @@ typedef struct pyt_plugin_metrics {
 int pyt_plugin_eval(pyt_ctx *c, const struct tl_plugin_perf_model *pm, int32_t row, pyt_plugin_metrics *m);
 int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
-/* ---- pytorch_coll.c ---- */
+/* ---- coll.c ---- */
 int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
-/* ---- pytorch_optional.c: overlap sweep, call stacks ---- */
+/* ---- optional.c: overlap sweep, call stacks ---- */
 typedef struct pyt_ovpair { int32_t a, b; double lo, hi; } pyt_ovpair;
 typedef struct pyt_overlap {
     uint32_t *off;     /* n+1: partners of event i are p[off[i] .. off[i+1]) */
@@ -265,7 +265,7 @@ void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, cons
 const char *pyt_call_stack(pyt_ctx *c, const int32_t *gpu, size_t ng, tl_arena *a);
 const char *pyt_entry_point(pyt_ctx *c, int32_t op);
 
-/* ---- pytorch_util.c: statistics with pandas' algorithms ---- */
+/* ---- util.c: statistics with pandas' algorithms ---- */
 typedef struct pyt_stats {
     size_t n;
     double sum, mean, median, std, min, max;

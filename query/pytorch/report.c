@@ -1,20 +1,12 @@
-/* pytorch_report.c — the PyTorch report pipeline: builds the context once
+/* report.c — the PyTorch report pipeline: builds the context once
  * and produces the sheets in the reference's production order (spec
  * pytorch-report.md §9, pipeline order §12). Each sheet lives in its own
- * pytorch_*.c file; this file only sequences them. */
+ * file; this file only sequences them. */
 #include "query/pytorch/pytorch_internal.h"
 #include "query/pytorch/plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>
-
-void tl_pyt_opts_default(tl_pyt_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    o->short_kernel_threshold_us = 10;
-    o->short_kernel_bins = 100;
-    o->topk_short_kernels = -1;
-}
 
 int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *out, tl_err *err)
 {

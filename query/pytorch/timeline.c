@@ -1,4 +1,4 @@
-/* pytorch_timeline.c — GPU interval algebra (spec pytorch-report.md §5) and
+/* timeline.c — GPU interval algebra (spec pytorch-report.md §5) and
  * the gpu_timeline sheet (§9.1). Busy time — the length of the union of
  * [ts, ts+dur] intervals in double µs — is the primitive every direct,
  * subtree and kernel time of the report is made of; with the endpoints
@@ -28,16 +28,6 @@ static void fivec_sub(const fivec *a, const fivec *b, fivec *out)
     out->n = 0;
     tl_vec_reserve(out, a->n + b->n);
     out->n = tl_fival_sub(a->v, a->n, b->v, b->n, out->v);
-}
-
-double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n)
-{
-    tl_fival small[64];
-    tl_fival *v = n <= 64 ? small : tl_xmalloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){c->ts[rows[i]], pyt_te(c, rows[i])};
-    double tot = tl_fival_union_len(v, n);
-    if (v != small) free(v);
-    return tot;
 }
 
 int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_metrics *m)

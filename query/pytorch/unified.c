@@ -1,4 +1,4 @@
-/* pytorch_unified.c — the unified_perf_summary sheet of the PyTorch report
+/* unified.c — the unified_perf_summary sheet of the PyTorch report
  * (spec pytorch-report.md §9.5): one row per unique-args group of the ops
  * that best describe the GPU work — ops with a perf model, sole backward ops
  * of modelled forward ops, leaf kernel launchers — plus synthetic ops for

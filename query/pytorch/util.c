@@ -1,4 +1,4 @@
-/* pytorch_util.c — small shared pieces of the PyTorch report: statistics
+/* util.c — small shared pieces of the PyTorch report: statistics
  * computed the way pandas' group-by computes them (Kahan sums, Welford
  * sample std), stable index sorts, percentage columns, a string hash map
  * for group keys, and the sheet list. Matching pandas' algorithms (not just
