@@ -277,9 +277,11 @@ void tl_buf_pystr(tl_buf *b, const char *s, size_t n);
 double tl_now(void);          /* monotonic seconds */
 int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */
 long tl_peak_rss_kb(void);    /* from getrusage */
-/* TRACELENS_MEM=1: prints "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB,
-   from /proc/self/status) on stderr; a profiling aid for the memory targets. */
+/* When turned on (tl_mem_marks; the CLI does for TRACELENS_MEM=1): prints
+   "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB, from /proc/self/status) on
+   stderr; a profiling aid for the memory targets. */
 void tl_mem_mark(const char *stage);
+void tl_mem_marks(int on);
 int tl_mkdir_p(const char *path, tl_err *err);
 
 #endif

@@ -21,9 +21,14 @@ double tl_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* set once before any worker thread starts */
+static int mem_marks_on;
+
+void tl_mem_marks(int on) { mem_marks_on = on; }
+
 void tl_mem_mark(const char *stage)
 {
-    if (!getenv("TRACELENS_MEM")) return; /* read each time: corpus workers call this concurrently */
+    if (!mem_marks_on) return;
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return;
     char line[256];

@@ -85,7 +85,10 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     int rc;
     progress pr = {path, t0, 0};
     if (o && o->progress && isatty(2)) tl_source_set_progress(src, progress_cb, &pr);
-    if (o) tl_source_set_parts(src, o->parse_threads);
+    if (o) {
+        tl_source_set_parts(src, o->parse_threads > 0 ? o->parse_threads : o->parse_parts);
+        tl_source_set_split(src, o->split_min, o->timing);
+    }
     tl_source_limits lim = source_limits(o);
     if ((rc = tl_source_set_limits(src, &lim, err))) {
         tl_source_close(src);
@@ -122,7 +125,7 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     if (rc == 0) rc = tl_build_check_times(b, path, err);
     if (rc == 0) rc = tl_build_tree(b, err);
     tl_mem_mark("tree");
-    if (getenv("TRACELENS_TIMING"))
+    if (o && o->timing)
         fprintf(stderr, "timing: parse %.3f s, tree %.3f s\n", t_parse - t0, tl_now() - t_parse);
     if (rc) {
         tl_build_free(b);
@@ -191,6 +194,7 @@ int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl
 {
     double t0 = tl_now();
     memset(pp, 0, sizeof *pp);
+    pp->timing = o && o->timing;
     char *abs = realpath(path, NULL);
     pp->path = abs ? abs : tl_xstrdup(path);
     /* The file is hashed on a thread while it is parsed; as soon as the
@@ -225,7 +229,7 @@ int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl
     double t_seal = tl_now();
     tl_build_seal(pp->build, &pp->info);
     tl_mem_mark("sealed");
-    if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: seal %.3f s\n", tl_now() - t_seal);
+    if (pp->timing) fprintf(stderr, "timing: seal %.3f s\n", tl_now() - t_seal);
     pp->res.seconds += tl_now() - t_seal;
     return TL_OK;
 }
@@ -237,7 +241,7 @@ int tl_ingest_commit(tl_store *s, tl_ingest_prep *pp, tl_err *err)
         double t0 = tl_now();
         rc = tl_build_commit(pp->build, s, &pp->info, err);
         tl_mem_mark("committed");
-        if (getenv("TRACELENS_TIMING")) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t0);
+        if (pp->timing) fprintf(stderr, "timing: commit %.3f s\n", tl_now() - t0);
         if (rc == TL_EEXIST) { pp->res.existed = 1; rc = TL_OK; }
         pp->res.seconds += tl_now() - t0;
     }

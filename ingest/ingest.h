@@ -46,6 +46,11 @@ typedef struct tl_ingest_opts {
                                  * TL_INGEST_RATIO_FLOOR bytes); 0:
                                  * TL_INGEST_DEFAULT_MAX_INFLATE_RATIO,
                                  * UINT64_MAX: no limit */
+    int parse_parts;         /* with parse_threads 0: threads parsing one plain
+                              * file (TRACELENS_PARSE_THREADS); 0: one per CPU */
+    size_t split_min;        /* smallest part of a parallel parse, bytes
+                              * (TRACELENS_SPLIT_MIN); 0: the parser's default */
+    int timing;              /* stage times on stderr (TRACELENS_TIMING) */
 } tl_ingest_opts;
 
 typedef struct tl_ingest_result {
@@ -69,6 +74,7 @@ typedef struct tl_ingest_prep {
     tl_build *build;      /* NULL when the trace already existed */
     tl_build_info info;
     tl_ingest_result res;
+    int timing;           /* the options' timing, for the commit */
 } tl_ingest_prep;
 int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl_ingest_prep *pp,
                       tl_err *err);

@@ -40,14 +40,10 @@ typedef struct part {
     int nstarts, self;
 } part;
 
-static size_t min_part_bytes(void)
+static size_t min_part_bytes(const tl_source *src)
 {
-    const char *e = getenv("TRACELENS_SPLIT_MIN");
-    if (e && *e) {
-        long long v = atoll(e);
-        if (v > 0) return (size_t)v;
-    }
-    return MIN_PART_BYTES;
+    size_t v = tl_source_split_min(src);
+    return v > 0 ? v : MIN_PART_BYTES;
 }
 
 static int parts_for(kreader *k)
@@ -57,7 +53,7 @@ static int parts_for(kreader *k)
     if (!k->src || !j->eof || j->base != 0) return 1;
     int n = tl_source_parts_allowed(k->src);
     if (n > MAX_SPLIT) n = MAX_SPLIT;
-    size_t by_size = (j->len - j->pos) / min_part_bytes();
+    size_t by_size = (j->len - j->pos) / min_part_bytes(k->src);
     if ((size_t)n > by_size) n = (int)by_size;
     return n < 1 ? 1 : n;
 }
@@ -226,7 +222,7 @@ static int split_events(kreader *k, int n)
         part_free(&parts[i]); /* joined and appended, or skipped */
     }
     free(parts);
-    if (getenv("TRACELENS_TIMING"))
+    if (tl_source_timing(k->src))
         fprintf(stderr, "timing: split into %d parts, %d joined; first part %.3f s, the rest joined after %.3f s\n",
                 nstarts, joined, t1 - t0, tl_now() - t1);
     return rc;

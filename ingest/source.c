@@ -111,6 +111,8 @@ struct tl_source {
     _Atomic uint64_t part_pos[MAX_PARTS];
     uint64_t part_released[MAX_PARTS];
     int max_parts; /* tl_source_set_parts; 0: automatic */
+    size_t split_min; /* tl_source_set_split */
+    int timing;
 };
 
 static int is_gzip(const unsigned char *p, uint64_t n) { return n >= 2 && p[0] == 0x1f && p[1] == 0x8b; }
@@ -528,14 +530,20 @@ int tl_source_release(tl_source *s, uint64_t upto)
 
 void tl_source_set_parts(tl_source *s, int n) { s->max_parts = n; }
 
+void tl_source_set_split(tl_source *s, size_t min_part, int timing)
+{
+    s->split_min = min_part;
+    s->timing = timing;
+}
+
+size_t tl_source_split_min(const tl_source *s) { return s->split_min; }
+
+int tl_source_timing(const tl_source *s) { return s->timing; }
+
 int tl_source_parts_allowed(const tl_source *s)
 {
     if (s->gz) return 1;
     int n = s->max_parts;
-    if (n <= 0) {
-        const char *e = getenv("TRACELENS_PARSE_THREADS");
-        if (e && *e) n = atoi(e);
-    }
     if (n <= 0) {
         cpu_set_t set;
         n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;

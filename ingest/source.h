@@ -57,9 +57,14 @@ int tl_source_release(tl_source *s, uint64_t upto);
 int tl_source_part_open(tl_source *s, uint64_t start);
 /* How many threads may parse this input at once: 1 for gzip (the inflater
  * is sequential), else tl_source_set_parts' value, or with 0 (the default)
- * $TRACELENS_PARSE_THREADS, else the CPUs this process may run on. */
+ * the CPUs this process may run on. */
 int tl_source_parts_allowed(const tl_source *s);
 void tl_source_set_parts(tl_source *s, int n);
+/* The smallest part worth a thread of its own in bytes (0: the parser's
+ * default), and whether the parallel parse reports its times on stderr. */
+void tl_source_set_split(tl_source *s, size_t min_part, int timing);
+size_t tl_source_split_min(const tl_source *s);
+int tl_source_timing(const tl_source *s);
 /* The part's parser has passed `upto`: drops the pages behind it (as
  * tl_source_release does for the main parser). Called from the part's
  * thread, concurrently with the main parser. */

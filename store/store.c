@@ -64,32 +64,13 @@ static int lmdb_err(tl_err *err, int rc, const char *what, const char *dir)
     return tl_errf(err, TL_ESTORE, "store %s: %s: %s", dir ? dir : "", what, mdb_strerror(rc));
 }
 
-const char *tl_store_default_dir(const char *explicit_dir, char *buf, size_t bufsz)
-{
-    if (explicit_dir && *explicit_dir) return explicit_dir;
-    const char *e = getenv("TRACELENS_DB");
-    if (e && *e) return e;
-    const char *x = getenv("XDG_DATA_HOME");
-    if (x && *x) {
-        snprintf(buf, bufsz, "%s/tracelens", x);
-        return buf;
-    }
-    const char *h = getenv("HOME");
-    snprintf(buf, bufsz, "%s/.local/share/tracelens", h && *h ? h : ".");
-    return buf;
-}
-
 /* Initial map size. LMDB maps the file sparsely, so this is address space,
- * not disk; it is raised (doubling) whenever a write hits MDB_MAP_FULL.
- * TRACELENS_MAPSIZE overrides it (tests use a tiny map to exercise growth). */
-static size_t initial_mapsize(void)
+ * not disk; it is raised (doubling) whenever a write hits MDB_MAP_FULL. */
+static size_t initial_mapsize_bytes = (size_t)1 << 30;
+
+void tl_store_set_initial_mapsize(size_t bytes)
 {
-    const char *e = getenv("TRACELENS_MAPSIZE");
-    if (e && *e) {
-        size_t v = strtoull(e, NULL, 10);
-        if (v >= 65536) return v;
-    }
-    return (size_t)1 << 30;
+    initial_mapsize_bytes = bytes >= 65536 ? bytes : (size_t)1 << 30;
 }
 
 /* Opens the named databases in txn, refusing an LMDB environment that
@@ -161,7 +142,7 @@ int tl_store_open(const char *dir, tl_store **out, tl_err *err)
     mdb_env_set_maxdbs(s->env, 8);
     mdb_env_set_maxreaders(s->env, 256);
     /* Keep the larger of our default and what the file already uses. */
-    s->mapsize = initial_mapsize();
+    s->mapsize = initial_mapsize_bytes;
     mdb_env_set_mapsize(s->env, s->mapsize);
     /* MDB_NOTLS: readers may be used from worker threads. */
     rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0664);

@@ -31,9 +31,10 @@ const char *tl_ctype_name(tl_ctype t);
 
 typedef struct tl_store tl_store;
 
-/* Resolves the store directory: explicit dir, else $TRACELENS_DB, else
- * $XDG_DATA_HOME/tracelens, else ~/.local/share/tracelens. */
-const char *tl_store_default_dir(const char *explicit_dir, char *buf, size_t bufsz);
+/* The initial map size of stores opened from now on, bytes (at least
+ * 64 KiB; 0: the default, 1 GiB). The CLI sets it from TRACELENS_MAPSIZE;
+ * tests use a tiny map to exercise growth. Call before opening stores. */
+void tl_store_set_initial_mapsize(size_t bytes);
 
 /* Opens (creating if needed) the store. Fails with TL_EVERSION, naming both
  * versions, when the store was written by another schema version, and with

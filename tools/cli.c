@@ -7,10 +7,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
+const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
+{
+    if (db && *db) return db;
+    if (tl_env.db) return tl_env.db;
+    if (tl_env.xdg_data_home) {
+        snprintf(buf, n, "%s/tracelens", tl_env.xdg_data_home);
+        return buf;
+    }
+    snprintf(buf, n, "%s/.local/share/tracelens", tl_env.home ? tl_env.home : ".");
+    return buf;
+}
+
 tl_store *tl_cli_store(const char *db)
 {
     char buf[4096];
-    const char *dir = tl_store_default_dir(db, buf, sizeof buf);
+    const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     tl_store *s;
     tl_err err = {0};
     if (tl_store_open(dir, &s, &err)) {
@@ -27,6 +39,7 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
     *r = NULL;
     if (stat(arg, &st) == 0 && S_ISREG(st.st_mode)) {
         tl_ingest_opts o = {.progress = 1, .rank = -1};
+        tl_cli_ingest_env(&o);
         tl_ingest_result res;
         if (tl_ingest_file(s, arg, &o, &res, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);

@@ -11,6 +11,7 @@
 #include "store/store.h"
 #include "query/core/table.h"
 #include "query/multirank/multirank.h"
+#include "ingest/ingest.h"
 
 /* ---- options: one parser for every command (tools/cli_opts.c) ---- */
 
@@ -77,11 +78,20 @@ typedef struct tl_cli_cmd {
 
 /* ---- the environment, read once in main (tools/cli_env.c) ---- */
 
-/* The environment variables the CLI itself reads (the library still reads
- * its own; docs/ and each command's --help describe them). NULL or 0: unset. */
+/* Every environment variable tracelens reads, read once in main; the
+ * library gets what it needs as parameters and option fields (docs/ and
+ * each command's --help describe them). NULL or 0: unset. */
 typedef struct tl_cli_env {
+    const char *db;             /* TRACELENS_DB: the store directory */
+    const char *xdg_data_home;  /* XDG_DATA_HOME, HOME: where the default store is */
+    const char *home;
     const char *datadir;        /* TRACELENS_DATADIR: data/ (categories, GPU tables) */
     int timing;                 /* TRACELENS_TIMING: phase times on stderr */
+    int parse_threads;          /* TRACELENS_PARSE_THREADS: threads parsing one JSON file */
+    size_t split_min;           /* TRACELENS_SPLIT_MIN: smallest part of a parallel parse */
+    int report_serial;          /* TRACELENS_REPORT_THREADS=0: the report runs on one thread */
+    int query_cores;            /* TRACELENS_THREADS: cores a query counts */
+    int args_full_pass;         /* TRACELENS_ARGS_PASS=full: no stored args selection */
     int debug;                  /* TRACELENS_DEBUG=1: diff's debug output */
     int no_hugepages;           /* TRACELENS_NO_HUGEPAGES: no huge-page re-exec */
     const char *glibc_tunables; /* GLIBC_TUNABLES: set by the huge-page re-exec or the user */
@@ -90,11 +100,18 @@ typedef struct tl_cli_env {
 
 extern tl_cli_env tl_env;
 
-/* Fills tl_env from the environment; main calls it first. */
+/* Fills tl_env from the environment and hands the process-wide settings
+ * (memory marks, the store's map size, the args pass) to the library;
+ * main calls it first. */
 void tl_cli_env_read(void);
+/* Ingest options from the environment (parse threads, split size, timing). */
+void tl_cli_ingest_env(tl_ingest_opts *o);
 
 /* ---- store, traces, sheets (tools/cli.c) ---- */
 
+/* The store directory: db, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens,
+ * else ~/.local/share/tracelens (buf holds the last two). */
+const char *tl_cli_store_dir(const char *db, char *buf, size_t n);
 /* Opens the store (db may be NULL: default location). Prints the error and
  * returns NULL on failure. */
 tl_store *tl_cli_store(const char *db);

@@ -1,20 +1,51 @@
-/* cli_env.c — the environment the CLI reads, once, before any command runs
- * (see tl_cli_env in cli.h). */
+/* cli_env.c — the environment, read once before any command runs (see
+ * tl_cli_env in cli.h); what the library needs process-wide is handed to
+ * it here, the rest goes into each command's options. */
 #include "tools/cli.h"
+#include "query/core/trace.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 tl_cli_env tl_env;
 
+/* The variable's value when set and not empty, else NULL. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 void tl_cli_env_read(void)
 {
-    const char *dd = getenv("TRACELENS_DATADIR");
-    const char *dbg = getenv("TRACELENS_DEBUG");
-    tl_env.datadir = dd;
+    const char *v;
+    tl_env.db = env("TRACELENS_DB");
+    tl_env.xdg_data_home = env("XDG_DATA_HOME");
+    tl_env.home = env("HOME");
+    tl_env.datadir = env("TRACELENS_DATADIR");
     tl_env.timing = getenv("TRACELENS_TIMING") != NULL;
-    tl_env.debug = dbg && !strcmp(dbg, "1");
+    if ((v = env("TRACELENS_PARSE_THREADS"))) tl_env.parse_threads = atoi(v);
+    if ((v = env("TRACELENS_SPLIT_MIN")) && atoll(v) > 0) tl_env.split_min = (size_t)atoll(v);
+    tl_env.report_serial = (v = getenv("TRACELENS_REPORT_THREADS")) && !strcmp(v, "0");
+    if ((v = env("TRACELENS_THREADS"))) {
+        long c = strtol(v, NULL, 10);
+        tl_env.query_cores = c < 1 ? 1 : c > 16 ? 16 : (int)c;
+    }
+    tl_env.args_full_pass = (v = getenv("TRACELENS_ARGS_PASS")) && !strcmp(v, "full");
+    v = getenv("TRACELENS_DEBUG");
+    tl_env.debug = v && !strcmp(v, "1");
     tl_env.no_hugepages = getenv("TRACELENS_NO_HUGEPAGES") != NULL;
     tl_env.glibc_tunables = getenv("GLIBC_TUNABLES");
     tl_env.path = getenv("PATH");
+
+    tl_mem_marks(getenv("TRACELENS_MEM") != NULL);
+    if ((v = env("TRACELENS_MAPSIZE"))) tl_store_set_initial_mapsize((size_t)strtoull(v, NULL, 10));
+    tl_args_sel_use(!tl_env.args_full_pass);
+}
+
+void tl_cli_ingest_env(tl_ingest_opts *o)
+{
+    o->parse_parts = tl_env.parse_threads;
+    o->split_min = tl_env.split_min;
+    o->timing = tl_env.timing;
 }

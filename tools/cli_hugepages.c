@@ -4,13 +4,11 @@
  *
  * A report touches tens to hundreds of MB of fresh memory (decoded columns
  * and args chunks, the per-event arrays); faulting it in 4 KiB at a time
- * was the largest single cost left (15,400 page faults on owlv2, about a
- * third of the run on a VM), and its TLB misses slow the per-event loops.
- * glibc maps malloc memory with MADV_HUGEPAGE under the tunable
- * glibc.malloc.hugetlb=1 (glibc >= 2.35), 2,200 faults then: owlv2 from
- * the store 53 -> 37 ms, resnet end to end 95 -> 88 ms, for ~14 MB more
- * peak RSS; the 8 x 1 GB corpus workbook from the store 3.3 -> 3.0 s at
- * -j 2 (-j 1: 7.1 -> 5.9 s). Tunables are read once, at process start, so
+ * is the largest single cost of a report on a stored trace, and its TLB
+ * misses slow the per-event loops. glibc maps malloc memory with
+ * MADV_HUGEPAGE under the tunable glibc.malloc.hugetlb=1 (glibc >= 2.35),
+ * which removes most of those faults for some more peak RSS (measurements:
+ * the commit that brought it). Tunables are read once, at process start, so
  * the command re-executes itself once with it set (same argv, from
  * /proc/self/cmdline). Skipped when the tunable is already given, THP is
  * off, glibc is older, or TRACELENS_NO_HUGEPAGES is set; any failure just

@@ -398,6 +398,7 @@ static int ingest_files(tl_store *s, char *const *paths, size_t n, int jobs, int
         cfg[i] = tl_xstrdup(basename(real ? real : dn));
         free(real);
         free(dup);
+        tl_cli_ingest_env(&o[i]);
         o[i].rank = (int64_t)i;
         o[i].config = cfg[i];
     }
@@ -494,6 +495,145 @@ void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll
 
 /* ---- the command ------------------------------------------------------------------- */
 
+/* --trace_glob: the files the glob matches, by the rank --rank_regex
+ * (regex; NULL: the reference's default) reads from each path; every rank
+ * 0..world-1 must have one. 0, or an exit code. */
+static int glob_rank_files(const char *prog, const char *g, const char *regex, long world, strvec *files)
+{
+    int rc = TL_EXIT_OK;
+    const char *rxs = regex ? regex : "rank[\\[\\-_/]?(?P<rank>\\d+)";
+    tl_buf ere = {0};
+    int group, icase;
+    char why[128] = "";
+    regex_t rx;
+    int bad = py_to_ere(rxs, &ere, &group, &icase, why, sizeof why);
+    if (!bad && regcomp(&rx, ere.p, REG_EXTENDED | (icase ? REG_ICASE : 0))) {
+        bad = 1;
+        snprintf(why, sizeof why, "not supported by this build's regex engine (POSIX extended)");
+    }
+    if (bad) {
+        tl_buf_free(&ere);
+        fprintf(stderr, "%s: error: --rank_regex '%s': %s\n", prog, rxs, why);
+        return TL_EXIT_USAGE;
+    }
+    tl_buf_free(&ere);
+    strvec m = {0};
+    if (glob_files(g, &m)) {
+        regfree(&rx);
+        fprintf(stderr, "%s: error: bad --trace_glob '%s'\n", prog, g);
+        return TL_EXIT_USAGE;
+    }
+    if (!m.n) {
+        regfree(&rx);
+        fprintf(stderr, "No files matched --trace_glob: %s\n", g);
+        return TL_EXIT_FAIL;
+    }
+    char **by_rank = tl_xcalloc((size_t)world, sizeof *by_rank);
+    size_t matched = 0;
+    for (size_t i = 0; i < m.n; i++) {
+        long r = regex_rank(&rx, group, m.v[i]);
+        if (r < 0) continue;
+        matched++;
+        if (r < world && !by_rank[r]) by_rank[r] = m.v[i]; /* first path per rank wins */
+    }
+    regfree(&rx);
+    if (!matched) {
+        fprintf(stderr, "--trace_glob matched %zu file(s), but none matched --rank_regex '%s'\n", m.n, rxs);
+        rc = TL_EXIT_FAIL;
+    } else {
+        tl_buf miss = {0};
+        int nmiss = 0;
+        for (long r = 0; r < world; r++)
+            if (!by_rank[r]) tl_buf_printf(&miss, "%s%ld", nmiss++ ? ", " : "", r);
+        if (nmiss) {
+            fprintf(stderr, "Missing ranks after glob resolution: [%s]. NcclAnalyser requires a complete rank set "
+                            "(0..%ld) for correct results.\n", miss.p, world - 1);
+            rc = TL_EXIT_FAIL;
+        }
+        tl_buf_free(&miss);
+    }
+    if (rc == TL_EXIT_OK)
+        for (long r = 0; r < world; r++) tl_vec_push(files, tl_xstrdup(by_rank[r]));
+    free(by_rank);
+    for (size_t i = 0; i < m.n; i++) free(m.v[i]);
+    tl_vec_free(&m);
+    return rc;
+}
+
+/* The common directory of the resolved files (files->n > 0). */
+static char *common_dir(const strvec *files)
+{
+    char *outdir = tl_xstrdup(files->v[0]);
+    char *d = dirname(outdir);
+    memmove(outdir, d, strlen(d) + 1);
+    for (size_t i = 1; i < files->n; i++) {
+        size_t k = 0, cut = 0;
+        const char *f = files->v[i];
+        for (;; k++) {
+            char a = outdir[k], b = f[k];
+            if ((a == 0 || a == '/') && (b == 0 || b == '/')) cut = k;
+            if (a != b || a == 0) break;
+        }
+        outdir[cut] = 0;
+        if (!cut) strcpy(outdir, f[0] == '/' ? "/" : ".");
+    }
+    return outdir;
+}
+
+/* The sheets into the workbook (xlsx_path, else
+ * <outdir>/nccl_analysis_report.xlsx unless CSVs only) and/or csv_dir, and
+ * the summary; an exit code. */
+static int write_report(const tl_coll_sheets *sh, const tl_coll_summary *sum, const char *xlsx_path,
+                        const char *csv_dir, const char *outdir, double dt, int quiet, int imbalance)
+{
+    const char *csv = csv_dir;
+    char *xlsx = NULL;
+    if (xlsx_path) xlsx = tl_xstrdup(xlsx_path);
+    else if (!csv) {
+        size_t n = strlen(outdir) + 40;
+        xlsx = tl_xmalloc(n);
+        snprintf(xlsx, n, "%s/nccl_analysis_report.xlsx", outdir);
+    }
+    int rc = tl_cli_write_sheets(sh->v, sh->n, csv, xlsx);
+    if (rc == TL_EXIT_OK && !quiet) {
+        fprintf(stderr, "collective report (%.3f s from the store):", dt);
+        if (xlsx) fprintf(stderr, " %s", xlsx);
+        if (csv) fprintf(stderr, "%s%s/", xlsx ? " and " : " ", csv);
+        fputc('\n', stderr);
+        if (!imbalance) {
+            for (size_t i = 0; i < sh->n; i++) printf("  %s: %zu rows\n", sh->v[i]->name, sh->v[i]->nrows);
+        } else {
+            tl_cli_coll_print_summary(stdout, sh, sum);
+        }
+    }
+    free(xlsx);
+    return rc;
+}
+
+/* The numbers and the one trace source the flags give; 0 or an exit code. */
+static int check_flags(const char *prog, const char *const *val, const int *set, long *world, long *gpn,
+                       long *workers)
+{
+    if (set[F_WORLD] && (parse_pos_int(val[F_WORLD], world) || *world < 1))
+        return usage_error(prog, "argument --world_size: invalid positive int value: '%s'", val[F_WORLD]);
+    if (set[F_GPN] && (parse_pos_int(val[F_GPN], gpn) || *gpn <= 0))
+        return usage_error(prog, "gpus_per_node must be > 0 (got '%s')", val[F_GPN]);
+    if (set[F_WORKERS] && (parse_pos_int(val[F_WORKERS], workers) || *workers < 1))
+        return usage_error(prog, "argument --max_workers: invalid positive int value: '%s'", val[F_WORKERS]);
+    int modes = !!val[F_DIR] + !!val[F_PATTERN] + !!val[F_GLOB] + !!val[F_CONFIG];
+    if (modes != 1) {
+        if (val[F_CONFIG] && modes > 1)
+            return usage_error(prog, "%s", "--config replaces --trace_dir / --trace_pattern / --trace_glob: give one");
+        fprintf(stderr, "%s: error: Provide exactly one of trace_dir, trace_pattern, or trace_glob\n", prog);
+        return TL_EXIT_USAGE;
+    }
+    if (!val[F_CONFIG] && !*world) {
+        fprintf(stderr, "%s: error: world_size must be provided\n", prog);
+        return TL_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int tl_cmd_collective(int argc, char **argv)
 {
     /* Each rank's columns are decoded into fresh memory and freed when the
@@ -526,30 +666,9 @@ int tl_cmd_collective(int argc, char **argv)
     }
     int quiet = set[F_QUIET];
     long world = 0, gpn = 0, workers = 0;
-    if (set[F_WORLD] && (parse_pos_int(val[F_WORLD], &world) || world < 1)) {
+    if ((rc = check_flags(prog, val, set, &world, &gpn, &workers))) {
         tl_vec_free(&aggs);
-        return usage_error(prog, "argument --world_size: invalid positive int value: '%s'", val[F_WORLD]);
-    }
-    if (set[F_GPN] && (parse_pos_int(val[F_GPN], &gpn) || gpn <= 0)) {
-        tl_vec_free(&aggs);
-        return usage_error(prog, "gpus_per_node must be > 0 (got '%s')", val[F_GPN]);
-    }
-    if (set[F_WORKERS] && (parse_pos_int(val[F_WORKERS], &workers) || workers < 1)) {
-        tl_vec_free(&aggs);
-        return usage_error(prog, "argument --max_workers: invalid positive int value: '%s'", val[F_WORKERS]);
-    }
-    int modes = !!val[F_DIR] + !!val[F_PATTERN] + !!val[F_GLOB] + !!val[F_CONFIG];
-    if (modes != 1) {
-        tl_vec_free(&aggs);
-        if (val[F_CONFIG] && modes > 1)
-            return usage_error(prog, "%s", "--config replaces --trace_dir / --trace_pattern / --trace_glob: give one");
-        fprintf(stderr, "%s: error: Provide exactly one of trace_dir, trace_pattern, or trace_glob\n", prog);
-        return TL_EXIT_USAGE;
-    }
-    if (!val[F_CONFIG] && !world) {
-        tl_vec_free(&aggs);
-        fprintf(stderr, "%s: error: world_size must be provided\n", prog);
-        return TL_EXIT_USAGE;
+        return rc;
     }
 
     /* resolve the rank files */
@@ -578,65 +697,7 @@ int tl_cmd_collective(int argc, char **argv)
             tl_vec_push(&files, p);
         }
     } else if (val[F_GLOB]) {
-        const char *rxs = val[F_REGEX] ? val[F_REGEX] : "rank[\\[\\-_/]?(?P<rank>\\d+)";
-        tl_buf ere = {0};
-        int group, icase;
-        char why[128] = "";
-        regex_t rx;
-        int bad = py_to_ere(rxs, &ere, &group, &icase, why, sizeof why);
-        if (!bad && regcomp(&rx, ere.p, REG_EXTENDED | (icase ? REG_ICASE : 0))) {
-            bad = 1;
-            snprintf(why, sizeof why, "not supported by this build's regex engine (POSIX extended)");
-        }
-        if (bad) {
-            tl_buf_free(&ere);
-            fprintf(stderr, "%s: error: --rank_regex '%s': %s\n", prog, rxs, why);
-            rc = TL_EXIT_USAGE;
-            goto out;
-        }
-        tl_buf_free(&ere);
-        strvec m = {0};
-        if (glob_files(val[F_GLOB], &m)) {
-            regfree(&rx);
-            fprintf(stderr, "%s: error: bad --trace_glob '%s'\n", prog, val[F_GLOB]);
-            rc = TL_EXIT_USAGE;
-            goto out;
-        }
-        if (!m.n) {
-            regfree(&rx);
-            fprintf(stderr, "No files matched --trace_glob: %s\n", val[F_GLOB]);
-            rc = TL_EXIT_FAIL;
-            goto out;
-        }
-        char **by_rank = tl_xcalloc((size_t)world, sizeof *by_rank);
-        size_t matched = 0;
-        for (size_t i = 0; i < m.n; i++) {
-            long r = regex_rank(&rx, group, m.v[i]);
-            if (r < 0) continue;
-            matched++;
-            if (r < world && !by_rank[r]) by_rank[r] = m.v[i]; /* first path per rank wins */
-        }
-        regfree(&rx);
-        if (!matched) {
-            fprintf(stderr, "--trace_glob matched %zu file(s), but none matched --rank_regex '%s'\n", m.n, rxs);
-            rc = TL_EXIT_FAIL;
-        } else {
-            tl_buf miss = {0};
-            int nmiss = 0;
-            for (long r = 0; r < world; r++)
-                if (!by_rank[r]) tl_buf_printf(&miss, "%s%ld", nmiss++ ? ", " : "", r);
-            if (nmiss) {
-                fprintf(stderr, "Missing ranks after glob resolution: [%s]. NcclAnalyser requires a complete rank set "
-                                "(0..%ld) for correct results.\n", miss.p, world - 1);
-                rc = TL_EXIT_FAIL;
-            }
-            tl_buf_free(&miss);
-        }
-        if (rc == TL_EXIT_OK)
-            for (long r = 0; r < world; r++) tl_vec_push(&files, tl_xstrdup(by_rank[r]));
-        free(by_rank);
-        for (size_t i = 0; i < m.n; i++) free(m.v[i]);
-        tl_vec_free(&m);
+        rc = glob_rank_files(prog, val[F_GLOB], val[F_REGEX], world, &files);
         if (rc) goto out;
     }
     for (size_t i = 0; i < files.n; i++)
@@ -645,23 +706,7 @@ int tl_cmd_collective(int argc, char **argv)
             rc = TL_EXIT_FAIL;
             goto out;
         }
-    if (files.n && !outdir) {
-        /* the common directory of the resolved files */
-        outdir = tl_xstrdup(files.v[0]);
-        char *d = dirname(outdir);
-        memmove(outdir, d, strlen(d) + 1);
-        for (size_t i = 1; i < files.n; i++) {
-            size_t k = 0, cut = 0;
-            const char *f = files.v[i];
-            for (;; k++) {
-                char a = outdir[k], b = f[k];
-                if ((a == 0 || a == '/') && (b == 0 || b == '/')) cut = k;
-                if (a != b || a == 0) break;
-            }
-            outdir[cut] = 0;
-            if (!cut) strcpy(outdir, f[0] == '/' ? "/" : ".");
-        }
-    }
+    if (files.n && !outdir) outdir = common_dir(&files);
 
     tl_store *s = tl_cli_store(val[F_DB]);
     if (!s) { rc = TL_EXIT_STORE; goto out; }
@@ -698,6 +743,7 @@ int tl_cmd_collective(int argc, char **argv)
     o.imbalance = !set[F_NOIMB];
     o.max_workers = (int)workers;
     o.quiet = quiet;
+    o.timing = tl_env.timing;
     tl_coll_sheets sh;
     tl_coll_summary sum;
     double t0 = tl_now();
@@ -712,27 +758,7 @@ int tl_cmd_collective(int argc, char **argv)
     free(ids);
     tl_store_close(s);
 
-    const char *csv = val[F_CSV];
-    char *xlsx = NULL;
-    if (val[F_XLSX]) xlsx = tl_xstrdup(val[F_XLSX]);
-    else if (!csv) {
-        size_t n = strlen(outdir) + 40;
-        xlsx = tl_xmalloc(n);
-        snprintf(xlsx, n, "%s/nccl_analysis_report.xlsx", outdir);
-    }
-    rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
-    if (rc == TL_EXIT_OK && !quiet) {
-        fprintf(stderr, "collective report (%.3f s from the store):", dt);
-        if (xlsx) fprintf(stderr, " %s", xlsx);
-        if (csv) fprintf(stderr, "%s%s/", xlsx ? " and " : " ", csv);
-        fputc('\n', stderr);
-        if (!o.imbalance) {
-            for (size_t i = 0; i < sh.n; i++) printf("  %s: %zu rows\n", sh.v[i]->name, sh.v[i]->nrows);
-        } else {
-            tl_cli_coll_print_summary(stdout, &sh, &sum);
-        }
-    }
-    free(xlsx);
+    rc = write_report(&sh, &sum, val[F_XLSX], val[F_CSV], outdir, dt, quiet, o.imbalance);
     tl_coll_sheets_free(&sh);
     tl_coll_summary_free(&sum);
 out:

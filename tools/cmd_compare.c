@@ -204,6 +204,8 @@ static int load_trace_report(tl_store **store, const char *db, input *in)
     tl_pyt_opts_default(&o);
     o.kernel_summary = 1;
     o.quiet = 1;
+    o.timing = tl_env.timing;
+    o.serial = tl_env.report_serial;
     code = TL_EXIT_OK;
     if (tl_pytorch_report(t, &o, &sh, &err)) {
         fprintf(stderr, "tracelens compare: %s: %s\n", in->arg, err.msg);

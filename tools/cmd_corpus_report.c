@@ -170,7 +170,8 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     tl_corpus_opts_default(&o);
     o.max_workers = (int)workers;
     o.quiet = quiet;
-    o.datadir = tl_env.datadir ? NULL : TL_DATADIR;
+    o.datadir = tl_env.datadir ? tl_env.datadir : TL_DATADIR;
+    o.timing = tl_env.timing;
     tl_corpus_sheets sh;
     tl_corpus_stats st;
     tl_err err = {0};
@@ -244,6 +245,149 @@ static const tl_cli_opt OPTS[] = {
     [C_CSV] = {"--csv", TL_CLI_VALUE},
 };
 
+/* The command line of corpus-report. */
+typedef struct corpus_args {
+    const char *prog, *base, *prefix, *ext, *out, *db, *config, *csvdir;
+    TL_VEC(const char *) filters; /* -f: every one must be in a path */
+    int dry, replay, quiet;
+    long workers;
+} corpus_args;
+
+/* --config: the workbook of a configuration already in the store. */
+static int report_stored_config(const corpus_args *a)
+{
+    int rc = TL_EXIT_OK;
+    tl_store *s = tl_cli_store(a->db);
+    if (!s) return TL_EXIT_STORE;
+    uint64_t *ids;
+    size_t n;
+    char *dir = NULL;
+    tl_err err = {0};
+    if (tl_coll_config_ids(s, a->config, 0, a->quiet, &ids, &n, &dir, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        tl_store_close(s);
+        free(dir);
+        return err.code == TL_ENOTFOUND ? TL_EXIT_NOTFOUND : TL_EXIT_FAIL;
+    }
+    char *xlsx;
+    if (a->out) xlsx = tl_xstrdup(a->out);
+    else {
+        const char *cn = strrchr(a->config, '/') ? strrchr(a->config, '/') + 1 : a->config;
+        struct stat st;
+        const char *d = dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : ".";
+        size_t len = strlen(d) + strlen(cn) + 40;
+        xlsx = tl_xmalloc(len);
+        snprintf(xlsx, len, "%s/%s_performance_report.xlsx", d, cn);
+    }
+    struct stat st;
+    if (stat(xlsx, &st) == 0) {
+        printf("Excel file already exists: (%s)\n", xlsx);
+        printf("Not overwritten: remove it or give another -o.\n");
+    } else if (a->dry) {
+        printf("Configuration %s: %zu rank(s) in the store -> %s\nEnd of a->dry run\n", a->config, n, xlsx);
+    } else {
+        char *csv = NULL;
+        if (a->csvdir) {
+            const char *cn = strrchr(a->config, '/') ? strrchr(a->config, '/') + 1 : a->config;
+            size_t len = strlen(a->csvdir) + strlen(cn) + 2;
+            csv = tl_xmalloc(len);
+            snprintf(csv, len, "%s/%s", a->csvdir, cn);
+        }
+        rc = one_config(s, ids, NULL, n, xlsx, csv, a->workers, a->quiet);
+        free(csv);
+    }
+    free(xlsx), free(ids), free(dir);
+    tl_store_close(s);
+    return rc;
+}
+
+/* Ingests one configuration's rank files (c, ranks ascending) and writes
+ * its workbook xlsx; 0 or an exit code. */
+static int ingest_and_report(tl_store *s, const cfgdir *c, const char *xlsx, const corpus_args *a)
+{
+    int rc = TL_EXIT_OK;
+    size_t n = c->files.n;
+    uint64_t *ids = tl_xcalloc(n, sizeof *ids);
+    int *rk = tl_xcalloc(n, sizeof *rk);
+    tl_ingest_opts *io = tl_xcalloc(n, sizeof *io);
+    char *dup = tl_xstrdup(c->dir);
+    char *cfgname = tl_xstrdup(basename(dup));
+    free(dup);
+    for (size_t i = 0; i < n; i++) {
+        rk[i] = (int)c->ranks[i];
+        tl_cli_ingest_env(&io[i]);
+        io[i].rank = c->ranks[i];
+        io[i].config = cfgname;
+    }
+    ing g = {.ids = ids};
+    double t0 = tl_now();
+    tl_ingest_many(s, (const char *const *)c->files.v, io, n, workers_default(a->workers), ing_done, &g);
+    if (!a->quiet) {
+        double dt = tl_now() - t0;
+        printf("Ingested %zu trace(s) (%zu new) in %.2f s\n", n, g.fresh, dt);
+    }
+    if (g.failures) {
+        fprintf(stderr, "tracelens: %d file(s) of %s could not be ingested; configuration skipped\n",
+                g.failures, c->dir);
+        rc = TL_EXIT_FAIL;
+    } else {
+        char *csv = NULL;
+        if (a->csvdir) {
+            size_t len = strlen(a->csvdir) + strlen(cfgname) + 2;
+            csv = tl_xmalloc(len);
+            snprintf(csv, len, "%s/%s", a->csvdir, cfgname);
+        }
+        int r1 = one_config(s, ids, rk, n, xlsx, csv, a->workers, a->quiet);
+        free(csv);
+        rc = r1;
+    }
+    free(cfgname), free(io), free(rk), free(ids);
+    return rc;
+}
+
+/* Parses the command line into a; -1 when --help was printed, else 0 or
+ * an exit code. */
+static int parse_corpus(int argc, char **argv, corpus_args *a)
+{
+    int have_f = 0;
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        const char *v = p.val;
+        switch (k) {
+        case C_HELP: fputs(HELP, stdout); return -1;
+        case C_BASE: a->base = v; break;
+        case C_PREFIX: a->prefix = v; break;
+        case C_EXT: a->ext = v; break;
+        case C_OUT: a->out = v; break;
+        case C_FILTER:
+            if (!tl_cli_nvalues(&p)) {
+                return usage(a->prog, "argument %s: expected at least one argument", p.arg);
+            }
+            have_f = 1;
+            a->filters.n = 0;
+            for (size_t q = 0; q < tl_cli_nvalues(&p); q++) tl_vec_push(&a->filters, tl_cli_value(&p, q));
+            break;
+        case C_DRY: a->dry = 1; break;
+        case C_REPLAY: a->replay = 1; break;
+        case C_QUIET: a->quiet = 1; break;
+        case C_WORKERS: {
+            char *end;
+            a->workers = strtol(v, &end, 10);
+            if (*end || a->workers < 1) return usage(a->prog, "argument -j: invalid positive int value: '%s'", v);
+            break;
+        }
+        case C_DB: a->db = v; break;
+        case C_CONFIG: a->config = v; break;
+        case C_CSV: a->csvdir = v; break;
+        case TL_CLI_BAD: return usage(a->prog, "%s", p.msg);
+        default: return usage(a->prog, "unrecognized arguments: %s", p.arg);
+        }
+    }
+    if (!have_f) tl_vec_push(&a->filters, "rank_0");
+    return 0;
+}
+
 int tl_cmd_corpus_report(int argc, char **argv)
 {
     tl_cli_hugepages_reexec(); /* hundreds of MB of per-rank arrays: see cli_hugepages.c */
@@ -251,132 +395,51 @@ int tl_cmd_corpus_report(int argc, char **argv)
      * rank is done. Freed memory stays in the process (no mmap'd blocks, no
      * automatic trim; tl_corpus_report trims once, after the ranks) and in
      * one arena for every thread, so the next rank on either worker reuses
-     * it instead of faulting it in again under the kernel's mm lock. With an
-     * arena per worker each kept its own high-water mark, which cost more
-     * peak memory than it saved time. 8 x 1 GB workbook from the store:
-     * median 2.51 -> 2.27 s for the single arena, highest peak RSS
-     * 866 -> 919 MiB (6 runs each). */
+     * it instead of faulting it in again under the kernel's mm lock. One
+     * arena, not one per worker: each arena keeps its own high-water mark,
+     * which costs more peak memory than it saves time. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     mallopt(M_ARENA_MAX, 1);
-    const char *prog = argc > 0 ? argv[0] : "corpus-report";
-    const char *base = NULL, *prefix = "rank_", *ext = "json", *out = NULL, *db = NULL, *config = NULL,
-               *csvdir = NULL;
-    TL_VEC(const char *) filters = {0};
-    int dry = 0, replay = 0, quiet = 0, have_f = 0;
-    long workers = 0;
-    int rc = TL_EXIT_OK;
-    tl_cli_args p;
-    tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
-    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
-        const char *v = p.val;
-        switch (k) {
-        case C_HELP: fputs(HELP, stdout); tl_vec_free(&filters); return 0;
-        case C_BASE: base = v; break;
-        case C_PREFIX: prefix = v; break;
-        case C_EXT: ext = v; break;
-        case C_OUT: out = v; break;
-        case C_FILTER:
-            if (!tl_cli_nvalues(&p)) {
-                tl_vec_free(&filters);
-                return usage(prog, "argument %s: expected at least one argument", p.arg);
-            }
-            have_f = 1;
-            filters.n = 0;
-            for (size_t q = 0; q < tl_cli_nvalues(&p); q++) tl_vec_push(&filters, tl_cli_value(&p, q));
-            break;
-        case C_DRY: dry = 1; break;
-        case C_REPLAY: replay = 1; break;
-        case C_QUIET: quiet = 1; break;
-        case C_WORKERS: {
-            char *end;
-            workers = strtol(v, &end, 10);
-            if (*end || workers < 1) { tl_vec_free(&filters); return usage(prog, "argument -j: invalid positive int value: '%s'", v); }
-            break;
-        }
-        case C_DB: db = v; break;
-        case C_CONFIG: config = v; break;
-        case C_CSV: csvdir = v; break;
-        case TL_CLI_BAD: tl_vec_free(&filters); return usage(prog, "%s", p.msg);
-        default: tl_vec_free(&filters); return usage(prog, "unrecognized arguments: %s", p.arg);
-        }
+    corpus_args a = {.prog = argc > 0 ? argv[0] : "corpus-report", .prefix = "rank_", .ext = "json"};
+    int rc = parse_corpus(argc, argv, &a);
+    if (rc) {
+        tl_vec_free(&a.filters);
+        return rc < 0 ? TL_EXIT_OK : rc;
     }
-    if (!have_f) tl_vec_push(&filters, "rank_0");
-    if (replay) { tl_vec_free(&filters); return node_replay_message(); }
-    if (strcmp(ext, "json") && strcmp(ext, "gz")) {
-        printf("Invalid extension %s, json and gz are supported\n", ext);
-        tl_vec_free(&filters);
+    if (a.replay) { tl_vec_free(&a.filters); return node_replay_message(); }
+    if (strcmp(a.ext, "json") && strcmp(a.ext, "gz")) {
+        printf("Invalid extension %s, json and gz are supported\n", a.ext);
+        tl_vec_free(&a.filters);
         return TL_EXIT_USAGE;
     }
-    if (!base && !config) { tl_vec_free(&filters); return usage(prog, "the following arguments are required: %s", "-b"); }
-    if (base && config) { tl_vec_free(&filters); return usage(prog, "%s", "give -b BASE or --config NAME, not both"); }
+    if (!a.base && !a.config) { tl_vec_free(&a.filters); return usage(a.prog, "the following arguments are required: %s", "-b"); }
+    if (a.base && a.config) { tl_vec_free(&a.filters); return usage(a.prog, "%s", "give -b BASE or --config NAME, not both"); }
 
-    /* --config: a configuration already in the store */
-    if (config) {
-        tl_store *s = tl_cli_store(db);
-        if (!s) { tl_vec_free(&filters); return TL_EXIT_STORE; }
-        uint64_t *ids;
-        size_t n;
-        char *dir = NULL;
-        tl_err err = {0};
-        if (tl_coll_config_ids(s, config, 0, quiet, &ids, &n, &dir, &err)) {
-            fprintf(stderr, "tracelens: %s\n", err.msg);
-            tl_store_close(s);
-            free(dir);
-            tl_vec_free(&filters);
-            return err.code == TL_ENOTFOUND ? TL_EXIT_NOTFOUND : TL_EXIT_FAIL;
-        }
-        char *xlsx;
-        if (out) xlsx = tl_xstrdup(out);
-        else {
-            const char *cn = strrchr(config, '/') ? strrchr(config, '/') + 1 : config;
-            struct stat st;
-            const char *d = dir && stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? dir : ".";
-            size_t len = strlen(d) + strlen(cn) + 40;
-            xlsx = tl_xmalloc(len);
-            snprintf(xlsx, len, "%s/%s_performance_report.xlsx", d, cn);
-        }
-        struct stat st;
-        if (stat(xlsx, &st) == 0) {
-            printf("Excel file already exists: (%s)\n", xlsx);
-            printf("Not overwritten: remove it or give another -o.\n");
-        } else if (dry) {
-            printf("Configuration %s: %zu rank(s) in the store -> %s\nEnd of dry run\n", config, n, xlsx);
-        } else {
-            char *csv = NULL;
-            if (csvdir) {
-                const char *cn = strrchr(config, '/') ? strrchr(config, '/') + 1 : config;
-                size_t len = strlen(csvdir) + strlen(cn) + 2;
-                csv = tl_xmalloc(len);
-                snprintf(csv, len, "%s/%s", csvdir, cn);
-            }
-            rc = one_config(s, ids, NULL, n, xlsx, csv, workers, quiet);
-            free(csv);
-        }
-        free(xlsx), free(ids), free(dir);
-        tl_store_close(s);
-        tl_vec_free(&filters);
+    if (a.config) {
+        rc = report_stored_config(&a);
+        tl_vec_free(&a.filters);
         return rc;
     }
 
     /* §4.2: walk, filter, group by parent folder */
     strvec files = {0};
     char dotext[16];
-    snprintf(dotext, sizeof dotext, ".%s", ext);
-    walk(base, dotext, 0, &files);
+    snprintf(dotext, sizeof dotext, ".%s", a.ext);
+    walk(a.base, dotext, 0, &files);
     qsort(files.v, files.n, sizeof *files.v, str_cmp);
     size_t kept = 0;
     for (size_t i = 0; i < files.n; i++) {
         int ok = 1;
-        for (size_t f = 0; f < filters.n && ok; f++) ok = strstr(files.v[i], filters.v[f]) != NULL;
+        for (size_t f = 0; f < a.filters.n && ok; f++) ok = strstr(files.v[i], a.filters.v[f]) != NULL;
         if (ok) files.v[kept++] = files.v[i];
         else free(files.v[i]);
     }
     files.n = kept;
     if (!files.n) {
-        printf("No %s files found, check filters and filepaths\n", ext);
+        printf("No %s files found, check a.filters and filepaths\n", a.ext);
         tl_vec_free(&files);
-        tl_vec_free(&filters);
+        tl_vec_free(&a.filters);
         return TL_EXIT_FAIL;
     }
     TL_VEC(cfgdir) dirs = {0};
@@ -396,7 +459,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
         }
         tl_vec_push(&dirs.v[k].files, files.v[i]);
     }
-    if (out && dirs.n > 1) {
+    if (a.out && dirs.n > 1) {
         printf("Multiple parent directories with traces found, -o is only allowed with a single directory:\n");
         for (size_t k = 0; k < dirs.n; k++) printf("  %s\n", dirs.v[k].dir);
         rc = TL_EXIT_USAGE;
@@ -409,10 +472,10 @@ int tl_cmd_corpus_report(int argc, char **argv)
         c->ranks = tl_xcalloc(c->files.n, sizeof *c->ranks);
         int bad = 0;
         for (size_t i = 0; i < c->files.n; i++) {
-            c->ranks[i] = rank_after(c->files.v[i], prefix);
+            c->ranks[i] = rank_after(c->files.v[i], a.prefix);
             if (c->ranks[i] < 0) {
                 fprintf(stderr, "tracelens: %s: no rank number after '%s' in the file name (see -p); "
-                                "configuration skipped\n", c->files.v[i], prefix);
+                                "configuration skipped\n", c->files.v[i], a.prefix);
                 bad = 1;
             }
         }
@@ -425,14 +488,14 @@ int tl_cmd_corpus_report(int argc, char **argv)
             c->ranks[j] = r, c->files.v[j] = f;
         }
         char *xlsx;
-        if (out) {
-            xlsx = tl_xstrdup(out);
+        if (a.out) {
+            xlsx = tl_xstrdup(a.out);
         } else {
             tl_buf b = {0};
             char *dup = tl_xstrdup(c->dir);
             tl_buf_printf(&b, "%s/%s", c->dir, basename(dup));
             free(dup);
-            for (size_t f = 0; f < filters.n; f++) tl_buf_printf(&b, "_%s", filters.v[f]);
+            for (size_t f = 0; f < a.filters.n; f++) tl_buf_printf(&b, "_%s", a.filters.v[f]);
             tl_buf_puts(&b, "_performance_report.xlsx");
             xlsx = tl_xstrndup(b.p, b.n);
             tl_buf_free(&b);
@@ -440,54 +503,21 @@ int tl_cmd_corpus_report(int argc, char **argv)
         printf("Parent directory: %s\n", c->dir);
         printf("Workbook: %s\n", xlsx);
         printf("Filters: [");
-        for (size_t f = 0; f < filters.n; f++) printf("%s'%s'", f ? ", " : "", filters.v[f]);
-        printf("]\nRank pattern: %s(\\d+)\nFiles (%zu, world size %zu):\n", prefix, c->files.n, c->files.n);
+        for (size_t f = 0; f < a.filters.n; f++) printf("%s'%s'", f ? ", " : "", a.filters.v[f]);
+        printf("]\nRank pattern: %s(\\d+)\nFiles (%zu, world size %zu):\n", a.prefix, c->files.n, c->files.n);
         for (size_t i = 0; i < c->files.n; i++) printf("  rank %ld: %s\n", c->ranks[i], c->files.v[i]);
         fflush(stdout);
         struct stat st;
-        if (dry) {
-            printf("End of dry run\n");
+        if (a.dry) {
+            printf("End of a.dry run\n");
         } else if (stat(xlsx, &st) == 0) {
             /* the reference stops the whole run here; we skip this one */
             printf("Excel file already exists: (%s)\n", xlsx);
             printf("Skipping this configuration; the others continue.\n");
         } else {
-            if (!s && !(s = tl_cli_store(db))) { free(xlsx); rc = TL_EXIT_STORE; goto done; }
-            size_t n = c->files.n;
-            uint64_t *ids = tl_xcalloc(n, sizeof *ids);
-            int *rk = tl_xcalloc(n, sizeof *rk);
-            tl_ingest_opts *io = tl_xcalloc(n, sizeof *io);
-            char *dup = tl_xstrdup(c->dir);
-            char *cfgname = tl_xstrdup(basename(dup));
-            free(dup);
-            for (size_t i = 0; i < n; i++) {
-                rk[i] = (int)c->ranks[i];
-                io[i].rank = c->ranks[i];
-                io[i].config = cfgname;
-            }
-            ing g = {.ids = ids};
-            double t0 = tl_now();
-            tl_ingest_many(s, (const char *const *)c->files.v, io, n, workers_default(workers), ing_done, &g);
-            if (!quiet) {
-                double dt = tl_now() - t0;
-                printf("Ingested %zu trace(s) (%zu new) in %.2f s\n", n, g.fresh, dt);
-            }
-            if (g.failures) {
-                fprintf(stderr, "tracelens: %d file(s) of %s could not be ingested; configuration skipped\n",
-                        g.failures, c->dir);
-                rc = TL_EXIT_FAIL;
-            } else {
-                char *csv = NULL;
-                if (csvdir) {
-                    size_t len = strlen(csvdir) + strlen(cfgname) + 2;
-                    csv = tl_xmalloc(len);
-                    snprintf(csv, len, "%s/%s", csvdir, cfgname);
-                }
-                int r1 = one_config(s, ids, rk, n, xlsx, csv, workers, quiet);
-                free(csv);
-                if (r1) rc = r1;
-            }
-            free(cfgname), free(io), free(rk), free(ids);
+            if (!s && !(s = tl_cli_store(a.db))) { free(xlsx); rc = TL_EXIT_STORE; goto done; }
+            int r1 = ingest_and_report(s, c, xlsx, &a);
+            if (r1) rc = r1;
         }
         free(xlsx);
         fflush(stdout);
@@ -502,6 +532,6 @@ done:
     tl_vec_free(&dirs);
     for (size_t i = 0; i < files.n; i++) free(files.v[i]);
     tl_vec_free(&files);
-    tl_vec_free(&filters);
+    tl_vec_free(&a.filters);
     return rc;
 }

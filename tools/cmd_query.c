@@ -182,6 +182,7 @@ int tl_cmd_query(int argc, char **argv)
 {
     tl_adhoc_query q;
     memset(&q, 0, sizeof q);
+    q.cores = tl_env.query_cores;
     q.limit = -1;
     const char *db = NULL, *format = "table", *out_path = NULL, *v;
     const char *columns = NULL;

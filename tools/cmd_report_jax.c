@@ -52,6 +52,46 @@ static int ends_with(const char *s, const char *suf)
     return n >= m && !strcmp(s + n - m, suf);
 }
 
+/* The --gpu_arch_* flags: at most one, an existing file or a bundled
+ * platform; 0 (after saying why) when not. */
+static int arch_flags_ok(const char *self, const char *arch_json, const char *arch_platform)
+{
+    if (arch_json && arch_platform) {
+        fprintf(stderr, "%s: --gpu_arch_json_path and --gpu_arch_platform are mutually exclusive\n", self);
+        return 0;
+    }
+    struct stat st;
+    if (arch_json && (stat(arch_json, &st) || !S_ISREG(st.st_mode))) {
+        fprintf(stderr, "%s: --gpu_arch_json_path: no such file: %s\n", self, arch_json);
+        return 0;
+    }
+    if (arch_platform && strcmp(arch_platform, "MI300X") && strcmp(arch_platform, "MI325X")) {
+        fprintf(stderr, "%s: --gpu_arch_platform: unknown platform '%s' (bundled: MI300X, MI325X)\n", self,
+                arch_platform);
+        return 0;
+    }
+    return 1;
+}
+
+/* A file must look like an XSpace before it goes into the store (gzip is
+ * left to the ingest's sniffer); a stored id passes. Referencing the reader
+ * here also links it into every tracelens binary. 0 (after saying why)
+ * when not. */
+static int xspace_file_ok(const char *self, const char *path)
+{
+    struct stat st;
+    FILE *f = stat(path, &st) == 0 && S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+    if (!f) return 1;
+    char head[64];
+    size_t hn = fread(head, 1, sizeof head, f);
+    fclose(f);
+    int gz = hn >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b;
+    if (gz || tl_xplane_sniff(head, hn)) return 1;
+    fprintf(stderr, "%s: %s: not an XSpace protobuf (*.xplane.pb): %s\n", self, path,
+            hn ? "the first bytes are not an XSpace.planes field" : "empty file");
+    return 0;
+}
+
 enum { J_HELP, J_PROFILE, J_XLSX, J_CSV, J_ARCH_JSON, J_ARCH_PLATFORM, J_DB, J_KEYWORDS, J_ORIGAMI };
 static const tl_cli_opt OPTS[] = {
     [J_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -131,22 +171,7 @@ int tl_cmd_report_jax(int argc, char **argv)
         free(kw);
         return TL_EXIT_USAGE;
     }
-    if (arch_json && arch_platform) {
-        fprintf(stderr, "%s: --gpu_arch_json_path and --gpu_arch_platform are mutually exclusive\n", self);
-        free(kw);
-        return TL_EXIT_USAGE;
-    }
-    if (arch_json) {
-        struct stat st;
-        if (stat(arch_json, &st) || !S_ISREG(st.st_mode)) {
-            fprintf(stderr, "%s: --gpu_arch_json_path: no such file: %s\n", self, arch_json);
-            free(kw);
-            return TL_EXIT_USAGE;
-        }
-    }
-    if (arch_platform && strcmp(arch_platform, "MI300X") && strcmp(arch_platform, "MI325X")) {
-        fprintf(stderr, "%s: --gpu_arch_platform: unknown platform '%s' (bundled: MI300X, MI325X)\n", self,
-                arch_platform);
+    if (!arch_flags_ok(self, arch_json, arch_platform)) {
         free(kw);
         return TL_EXIT_USAGE;
     }
@@ -173,25 +198,10 @@ int tl_cmd_report_jax(int argc, char **argv)
         xlsx = xlsx_default;
     }
 
-    /* A file must look like an XSpace before it goes into the store (gzip
-     * is left to the ingest's sniffer). Referencing the reader here also
-     * links it into every tracelens binary. */
-    {
-        struct stat st;
-        FILE *f = stat(trace_arg, &st) == 0 && S_ISREG(st.st_mode) ? fopen(trace_arg, "rb") : NULL;
-        if (f) {
-            char head[64];
-            size_t hn = fread(head, 1, sizeof head, f);
-            fclose(f);
-            int gz = hn >= 2 && (unsigned char)head[0] == 0x1f && (unsigned char)head[1] == 0x8b;
-            if (!gz && !tl_xplane_sniff(head, hn)) {
-                fprintf(stderr, "%s: %s: not an XSpace protobuf (*.xplane.pb): %s\n", self, trace_arg,
-                        hn ? "the first bytes are not an XSpace.planes field" : "empty file");
-                free(kw);
-                free(xlsx_default);
-                return TL_EXIT_FAIL;
-            }
-        }
+    if (!xspace_file_ok(self, trace_arg)) {
+        free(kw);
+        free(xlsx_default);
+        return TL_EXIT_FAIL;
     }
 
     tl_store *s = tl_cli_store(db);

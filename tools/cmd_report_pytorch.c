@@ -204,6 +204,8 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
 static int parse_args(pyt_cli *c, int argc, char **argv)
 {
     tl_pyt_opts_default(&c->o);
+    c->o.timing = tl_env.timing;
+    c->o.serial = tl_env.report_serial;
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
     for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
@@ -529,7 +531,7 @@ static int setup(pyt_cli *c, pyt_run *u)
         c->o.arch = u->arch;
     }
     char warn[512];
-    u->cats = tl_catreg_builtin(TL_DATADIR, warn, sizeof warn);
+    u->cats = tl_catreg_builtin(datadir(), warn, sizeof warn);
     if (warn[0]) fprintf(stderr, "tracelens: warning: %s\n", warn);
     for (int i = 0; i < c->next; i++) {
         const char *p = c->ext[i];
@@ -790,7 +792,7 @@ static int stored_trace(const char *input, const char *db)
 {
     char buf[4096];
     struct stat st;
-    const char *dir = tl_store_default_dir(db, buf, sizeof buf);
+    const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     if (stat(dir, &st) != 0) return 0;
     tl_store *s;
     tl_reader *r;

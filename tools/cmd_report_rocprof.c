@@ -231,6 +231,7 @@ int tl_cmd_report_rocprof(int argc, char **argv)
 
     if (file) {
         tl_ingest_opts io = {.progress = 1, .rank = -1};
+        tl_cli_ingest_env(&io);
         tl_ingest_result ir;
         if (check_rocprof(input, &err) || tl_ingest_file(s, input, &io, &ir, &err)) {
             fprintf(stderr, "Error loading rocprof data: %s\n", err.msg);

@@ -94,6 +94,7 @@ static void add_file(ingest_ctx *c, const char *path)
     free(dup);
     tl_ingest_opts o = {.progress = 0, .rank = rank, .config = rank >= 0 ? cfg : NULL,
                         .labels_json = c->labels_json};
+    tl_cli_ingest_env(&o);
     tl_vec_push(&c->paths, tl_xstrdup(path));
     tl_vec_push(&c->opts, o);
     tl_vec_push(&c->cfgs, cfg);

@@ -42,8 +42,10 @@ typedef struct tl_adhoc_query {
     const char *select;         /* comma list of columns for row output, or NULL */
     const char *sort;           /* comma list, "-col" = descending, or NULL */
     int64_t limit;              /* rows kept after sorting; < 0: all */
-    int threads;                /* aggregation workers; 0 = one per core
-                                   ($TRACELENS_THREADS overrides) */
+    int threads;                /* aggregation workers; 0 = one per core, at most
+                                   16 and one per trace */
+    int cores;                  /* with threads 0: the cores to count (the CLI's
+                                   $TRACELENS_THREADS); 0: the machine's */
     /* Polled between traces (e.g. set by a SIGINT handler); when it turns
      * non-zero the run stops and returns TL_EINTR_ADHOC. May be NULL. */
     const volatile sig_atomic_t *cancel;

@@ -849,11 +849,9 @@ static void plan_free(aq_plan *p)
     tl_arena_free(&p->arena);
 }
 
-static int auto_threads(size_t ntraces)
+static int auto_threads(size_t ntraces, int cores)
 {
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    const char *e = getenv("TRACELENS_THREADS");
-    if (e && *e) c = strtol(e, NULL, 10);
+    long c = cores ? cores : sysconf(_SC_NPROCESSORS_ONLN);
     if (c < 1) c = 1;
     if (c > 16) c = 16;
     if ((size_t)c > ntraces) c = (long)(ntraces ? ntraces : 1);
@@ -891,7 +889,7 @@ int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *e
     pthread_mutex_init(&sh.pool_mu, NULL);
     pthread_mutex_init(&sh.next_mu, NULL);
     if (!rc) {
-        int nth = q->threads > 0 ? q->threads : auto_threads(nsel);
+        int nth = q->threads > 0 ? q->threads : auto_threads(nsel, q->cores);
         if (!p.group_mode) nth = 1; /* rows come out in trace order */
         /* the report code was not written for concurrent use: one worker */
         if (p.tab->kind == AQ_TAB_REPORT) nth = 1;

@@ -228,10 +228,14 @@ int tl_args_get_f64(const char *args, size_t len, const char *key, double *v)
     return 0;
 }
 
+/* set once at start-up, before any reader thread */
+static int args_sel_off;
+
+void tl_args_sel_use(int on) { args_sel_off = !on; }
+
 int tl_catalog_has_args_sel(const char *catalog)
 {
-    const char *e = getenv("TRACELENS_ARGS_PASS");
-    if (e && !strcmp(e, "full")) return 0;
+    if (args_sel_off) return 0;
     size_t vl;
     const char *v = catalog ? tl_args_get(catalog, strlen(catalog), "args_sel", &vl) : NULL;
     return v && vl == 4 && !memcmp(v, "true", 4);

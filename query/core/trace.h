@@ -75,6 +75,10 @@ const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len);
  * selected event row and its args text (valid during the call) and
  * returns nonzero to stop. */
 int tl_catalog_has_args_sel(const char *catalog);
+/* on = 0: tl_catalog_has_args_sel says no for every trace, so the full
+ * args pass runs (the CLI does for TRACELENS_ARGS_PASS=full); call before
+ * any report starts. */
+void tl_args_sel_use(int on);
 int tl_args_sel_walk(tl_reader *r, uint64_t id,
                      int (*fn)(void *ctx, uint32_t row, const char *args, size_t len), void *ctx,
                      tl_err *err);

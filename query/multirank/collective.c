@@ -126,7 +126,7 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
                            "unknown aggregation '%s' in --agg_metrics (known: mean median min max std sum count first last)",
                            o->agg[i]);
     coll_rank *ranks = tl_xcalloc(world, sizeof *ranks);
-    int timing = getenv("TRACELENS_TIMING") != NULL;
+    int timing = o->timing;
     double t0 = tl_now();
     int rc = read_ranks(s, ids, world, o->max_workers, ranks, err);
     if (timing) fprintf(stderr, "timing: collective read %zu ranks %.3f s\n", world, tl_now() - t0);
@@ -171,7 +171,7 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     run.nagg = o->nagg ? o->nagg : 4;
     tl_arena_init(&run.arena, 1 << 16);
     run.ranks = ranks;
-    int timing = getenv("TRACELENS_TIMING") != NULL;
+    int timing = o->timing;
     double t0 = tl_now();
     if (rc || world == 0) {
         if (!rc) rc = tl_errf(err, TL_EUSAGE, "world_size must be provided");

@@ -421,7 +421,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
     if (want_coll && !coll_done)
         ro->coll_rc = coll_read_trace(t, coll_no, NULL, NULL, &ro->coll, &ro->coll_err);
     tl_reader_drop_resident(t->reader);
-    if (getenv("TRACELENS_TIMING"))
+    if (po->timing)
         fprintf(stderr, "corpus rank %d stages ms: ctx=%.1f timeline+ops+collectives=%.1f perf_start=%.1f "
                         "perf_wait=%.1f free=%.1f\n",
                 ro->rank, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tl_now() - t4) * 1e3);
@@ -434,7 +434,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     tl_reader *r = NULL;
     rank_trace rt = {0};
     tl_err err = {0};
-    int timing = getenv("TRACELENS_TIMING") != NULL;
+    int timing = o->timing;
     double t0 = tl_now();
     if (tl_reader_open(s, &r, &err) || load_rank_trace(r, id, &rt, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
@@ -457,6 +457,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.disable_coll_analysis = !want_coll;
     po.categories = cat;
     po.quiet = 1;
+    po.timing = o->timing;
     const char *fams[NPERF + 1];
     char fambuf[NPERF][32];
     pooled_families(fams, fambuf);
@@ -528,6 +529,7 @@ static void run_collectives(pool *p)
     co.imbalance = p->o->imbalance;
     co.max_workers = p->o->max_workers;
     co.quiet = p->o->quiet;
+    co.timing = p->o->timing;
     for (size_t i = 0; i < p->n && !p->coll_rc; i++)
         if (p->ro[i].coll_rc) {
             p->coll_rc = p->ro[i].coll_rc;

@@ -85,6 +85,7 @@ typedef struct tl_coll_opts {
     int imbalance;           /* add imbalance_ranks / imbalance_collectives */
     int max_workers;         /* threads reading ranks; <= 0: min(ranks, cpus, 8) */
     int quiet;               /* no notes on stderr */
+    int timing;              /* stage times on stderr (TRACELENS_TIMING) */
 } tl_coll_opts;
 
 void tl_coll_opts_default(tl_coll_opts *o);
@@ -157,8 +158,9 @@ typedef struct tl_corpus_opts {
     int quiet;         /* no diagnostics on stderr */
     int imbalance;     /* imbalance_ranks / imbalance_collectives (world > 1) */
     double short_us;   /* "short" kernel threshold, µs (default 10) */
-    const char *datadir; /* folder of op_categories.tsv (the CLI's TL_DATADIR);
-                            NULL: $TRACELENS_DATADIR, else perf-model categories only */
+    const char *datadir; /* folder of op_categories.tsv ($TRACELENS_DATADIR, else the
+                            CLI's TL_DATADIR); NULL: perf-model categories only */
+    int timing;        /* stage times on stderr (TRACELENS_TIMING) */
 } tl_corpus_opts;
 void tl_corpus_opts_default(tl_corpus_opts *o);
 

@@ -107,13 +107,11 @@ tl_catreg *tl_catreg_builtin(const char *datadir, char *warn, size_t warnsz)
         const tl_pm_op *op = tl_pm_op_at(i);
         if (op && op->category) tl_catreg_set(r, op->name, op->category);
     }
-    /* where the data file may be: $TRACELENS_DATADIR, the caller's data
-     * folder, then beside the executable (<bin>/../data in a build tree,
-     * <prefix>/share/tracelens when installed) */
-    char exe[4096], cand[4][4096];
+    /* where the data file may be: the caller's data folder, then beside
+     * the executable (<bin>/../data in a build tree, <prefix>/share/tracelens
+     * when installed) */
+    char exe[4096], cand[3][4096];
     size_t nc = 0;
-    const char *env = getenv("TRACELENS_DATADIR");
-    if (env && *env) snprintf(cand[nc++], sizeof cand[0], "%s", env);
     if (datadir) snprintf(cand[nc++], sizeof cand[0], "%s", datadir);
     ssize_t el = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (el > 0) {

@@ -112,12 +112,12 @@ static void key_text(tl_buf *b, const cval *v)
     tl_buf_putc(b, '\x1f');
 }
 
-int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+typedef TL_VEC(cev) cevvec;
+
+/* The communication kernels with their keys read from the args. */
+static void collect_events(pyt_ctx *c, cevvec *ev)
 {
-    (void)err;
     const tl_trace *t = c->t;
-    TL_VEC(cev) ev = {0};
-    int miss_int[NKEYS] = {0}, any_int[NKEYS] = {0};
     for (size_t i = 0; i < c->n; i++) {
         if (t->kind[i] != TL_K_KERNEL || !pyt_row_is_comm(c, (int32_t)i)) continue;
         if (t->corr[i] == TL_NONE && t->ext_id[i] == TL_NONE) continue;
@@ -140,25 +140,29 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         int bpe = e.k[5].kind == V_STR ? dtype_bytes(e.k[5].s) : 0;
         e.in_mb = (bpe && (e.k[6].kind == V_INT || e.k[6].kind == V_FLT)) ? as_num(&e.k[6]) * bpe / 1048576.0 : NAN;
         e.out_mb = (bpe && (e.k[7].kind == V_INT || e.k[7].kind == V_FLT)) ? as_num(&e.k[7]) * bpe / 1048576.0 : NAN;
-        tl_vec_push(&ev, e);
+        tl_vec_push(ev, e);
     }
-    if (!ev.n) return 0;
-    /* process-group naming: "all" when no event names a group and every
-     * rank (there is one) uses at most one stream */
+}
+
+/* Process-group naming: "all" when no event names a group and every
+ * rank (there is one) uses at most one stream, else "Unknown_Group" for
+ * the events without one. */
+static void name_process_groups(cevvec *ev)
+{
     int any_pg = 0, nstreams = 0;
     int64_t s0 = 0;
     int multi = 0;
-    for (size_t i = 0; i < ev.n; i++) {
-        cval *pg = &ev.v[i].k[1];
+    for (size_t i = 0; i < ev->n; i++) {
+        cval *pg = &ev->v[i].k[1];
         if (pg->kind != V_MISS && !(pg->kind == V_STR && !strcmp(pg->s, "Unknown_Group"))) any_pg = 1;
-        cval *st = &ev.v[i].k[10];
+        cval *st = &ev->v[i].k[10];
         if (st->kind == V_INT) {
             if (!nstreams) { s0 = st->i; nstreams = 1; }
             else if (st->i != s0) multi = 1;
         }
     }
-    for (size_t i = 0; i < ev.n; i++) {
-        cval *pg = &ev.v[i].k[1];
+    for (size_t i = 0; i < ev->n; i++) {
+        cval *pg = &ev->v[i].k[1];
         if (pg->kind == V_MISS) {
             pg->kind = V_STR;
             pg->s = (!any_pg && !multi) ? "all" : "Unknown_Group";
@@ -167,6 +171,16 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             pg->s = "all";
         }
     }
+}
+
+int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    cevvec ev = {0};
+    int miss_int[NKEYS] = {0}, any_int[NKEYS] = {0};
+    collect_events(c, &ev);
+    if (!ev.n) return 0;
+    name_process_groups(&ev);
     for (size_t i = 0; i < ev.n; i++)
         for (int k = 0; k < NKEYS; k++) {
             if (ev.v[i].k[k].kind == V_MISS) miss_int[k] = 1;

@@ -130,12 +130,6 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row)
  * pyt_args call joins the worker, the report does not touch the reader
  * (tl_trace_args and the plugins come after that join). */
 
-int pyt_threads(void)
-{
-    const char *e = getenv("TRACELENS_REPORT_THREADS");
-    return !(e && !strcmp(e, "0"));
-}
-
 struct pyt_args_job {
     const tl_trace *t;
     int32_t *rows;          /* ascending */
@@ -229,7 +223,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     j->sel = tl_catalog_has_args_sel(t->catalog);
     /* plugins may read args (tl_trace_args) at any point of the report:
      * with plugins, or without a thread, the same pass runs now */
-    if (!o->plugins && pyt_threads() && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
+    if (!o->plugins && !o->serial && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
     else args_worker(j);
     return j;
 }
@@ -452,6 +446,156 @@ void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, siz
 
 /* ---- init ------------------------------------------------------------------------------ */
 
+/* fwd/bwd links (§4.6): in each group of rows with one sequence number,
+ * the autograd evaluate_function is the backward of the latest row on
+ * another thread. */
+static void link_fwd_bwd(pyt_ctx *c)
+{
+    const tl_trace *t = c->t;
+    size_t n = c->n;
+    /* rows with a sequence number grouped by it, each group in UID
+     * order (a stable sort by (seq, row)). Sequence numbers count up per
+     * op, so a counting sort over their range does it in three passes, and
+     * its counts give the groups; a sparse range falls back to the radix
+     * sort. Both are linear: large ranks have millions of such rows. */
+    size_t ns = 0;
+    int64_t smin = INT64_MAX, smax = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        int64_t q = t->seq[i];
+        if (q == TL_NONE) continue;
+        ns++;
+        if (q < smin) smin = q;
+        if (q > smax) smax = q;
+    }
+    int32_t *sr = tl_xmalloc((ns ? ns : 1) * sizeof *sr);
+    uint32_t *gend = NULL; /* counting sort: end of the group of each value */
+    size_t nv = 0;
+    if (ns && (uint64_t)smax - (uint64_t)smin < 4 * (uint64_t)ns + 1024) {
+        nv = (size_t)((uint64_t)smax - (uint64_t)smin) + 1;
+        gend = tl_xcalloc(nv + 1, sizeof *gend);
+        for (size_t i = 0; i < n; i++)
+            if (t->seq[i] != TL_NONE) gend[(uint64_t)t->seq[i] - (uint64_t)smin + 1]++;
+        for (size_t v = 0; v < nv; v++) gend[v + 1] += gend[v];
+        for (size_t i = 0; i < n; i++)
+            if (t->seq[i] != TL_NONE) sr[gend[(uint64_t)t->seq[i] - (uint64_t)smin]++] = (int32_t)i;
+        /* gend[v] is now the end of value v's group (and the start of v + 1's) */
+    } else if (ns) {
+        uint64_t *sk = tl_xmalloc(ns * sizeof *sk);
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+            if (t->seq[i] != TL_NONE) {
+                sk[k] = (uint64_t)t->seq[i] ^ 0x8000000000000000ULL; /* order-preserving for int64 */
+                sr[k++] = (int32_t)i;
+            }
+        tl_radix_sort_rows((uint32_t *)sr, sk, ns);
+        free(sk);
+    }
+    /* per name: 0 not tested, 1 no, 2 an autograd evaluate_function */
+    uint8_t *is_eval = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
+    for (size_t a = 0, v = 0; a < ns;) {
+        size_t b = a;
+        if (gend) {
+            while (gend[v] == a) v++; /* values no row has */
+            b = gend[v++];
+        } else {
+            while (b < ns && t->seq[sr[b]] == t->seq[sr[a]]) b++;
+        }
+        int32_t bwd = -1;
+        for (size_t k = a; k < b && bwd < 0; k++) {
+            uint32_t nm = t->name[sr[k]];
+            if (nm >= t->dict.n) continue;
+            if (!is_eval[nm])
+                is_eval[nm] = starts(pyt_name(c, sr[k]), "autograd::engine::evaluate_function:") ? 2 : 1;
+            if (is_eval[nm] == 2) bwd = sr[k];
+        }
+        if (bwd >= 0) {
+            int32_t fwd = -1;
+            for (size_t k = a; k < b; k++) {
+                int32_t r = sr[k];
+                if (same_thread(t, r, bwd)) continue;
+                if (fwd < 0 || c->ts[r] > c->ts[fwd]) fwd = r;
+            }
+            if (fwd >= 0) {
+                c->fwd_of[bwd] = fwd;
+                c->bwd_of[fwd] = bwd;
+            }
+        }
+        a = b;
+    }
+    free(is_eval);
+    free(gend);
+    free(sr);
+}
+
+/* Launchers (§4.4): in order of their first kernel, then stable by ts,
+ * with their kernels, direct and subtree kernel time, first kernel and
+ * category. The kernels with a launcher are listed once, in UID order,
+ * with their launcher (rather than a launcher per event, -1 for most, read
+ * twice more over all events). */
+static void build_launchers(pyt_ctx *c)
+{
+    const tl_trace *t = c->t;
+    size_t n = c->n, nz = n ? n : 1;
+    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx); /* launcher row -> index */
+    for (size_t i = 0; i < n; i++) lidx[i] = -1;
+    int32_t *lrows = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *lrows);
+    int32_t *kk = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kk); /* kernel rows with a launcher */
+    int32_t *kl = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kl); /* and their launchers */
+    size_t nl = 0, nkl = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!c->gclass[k] || c->parent[k] < 0 || pyt_row_is_comm(c, (int32_t)k)) continue;
+        int32_t r = c->parent[k], l = r;
+        for (int32_t a = c->parent[r]; a >= 0; a = c->parent[a]) {
+            int ak = t->kind[a];
+            if (ak == TL_K_CPU_OP) {
+                if ((int32_t)t->name[a] == c->execute_id) continue;
+                l = a;
+                break;
+            }
+            if (ak == TL_K_PYTHON) continue;
+            break;
+        }
+        kk[nkl] = (int32_t)k;
+        kl[nkl++] = l;
+        if (lidx[l] < 0) { lidx[l] = (int32_t)nl; lrows[nl++] = l; }
+    }
+    radix_sort_rows(lrows, nl, c->ts);
+    for (size_t j = 0; j < nl; j++) lidx[lrows[j]] = (int32_t)j;
+    c->nl = nl;
+    c->l_row = lrows;
+    c->l_koff = tl_xcalloc(nl + 1, sizeof *c->l_koff);
+    for (size_t q = 0; q < nkl; q++) c->l_koff[lidx[kl[q]] + 1]++;
+    for (size_t j = 0; j < nl; j++) c->l_koff[j + 1] += c->l_koff[j];
+    c->l_k = tl_xmalloc((nkl ? nkl : 1) * sizeof *c->l_k);
+    uint32_t *lf = tl_xmalloc((nl ? nl : 1) * sizeof *lf);
+    memcpy(lf, c->l_koff, nl * sizeof *lf);
+    for (size_t q = 0; q < nkl; q++) c->l_k[lf[lidx[kl[q]]]++] = kk[q];
+    free(lf);
+    free(kk);
+    free(kl);
+    free(lidx);
+
+    c->l_direct = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_direct);
+    c->l_subtree = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_subtree);
+    c->l_first = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_first);
+    c->l_cat = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_cat);
+    int32_t *buf = NULL;
+    size_t bn = 0, bcap = 0;
+    for (size_t j = 0; j < nl; j++) {
+        const int32_t *d = c->l_k + c->l_koff[j];
+        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
+        c->l_direct[j] = pyt_busy(c, d, dn);
+        pyt_subtree_gpu(c, c->l_row[j], &buf, &bn, &bcap);
+        c->l_subtree[j] = bn ? pyt_busy(c, buf, bn) : 0;
+        int32_t first = d[0];
+        for (size_t q = 1; q < dn; q++)
+            if (c->ts[d[q]] < c->ts[first]) first = d[q];
+        c->l_first[j] = first;
+        c->l_cat[j] = pyt_category(c, c->l_row[j], first);
+    }
+    free(buf);
+}
+
 int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_catreg *cat,
                  tl_err *err)
 {
@@ -585,149 +729,14 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->fwd_of = tl_xmalloc(nz * sizeof *c->fwd_of);
     c->bwd_of = tl_xmalloc(nz * sizeof *c->bwd_of);
     for (size_t i = 0; i < n; i++) c->fwd_of[i] = c->bwd_of[i] = -1;
-    {
-        /* rows with a sequence number grouped by it, each group in UID
-         * order (a stable sort by (seq, row)). Sequence numbers count up
-         * per op, so a counting sort over their range does it in three
-         * passes, and its counts give the groups; a sparse range falls
-         * back to the radix sort (qsort was a quarter of this function on
-         * a 1 GB rank, the radix sort then a third of what remained). */
-        size_t ns = 0;
-        int64_t smin = INT64_MAX, smax = INT64_MIN;
-        for (size_t i = 0; i < n; i++) {
-            int64_t q = t->seq[i];
-            if (q == TL_NONE) continue;
-            ns++;
-            if (q < smin) smin = q;
-            if (q > smax) smax = q;
-        }
-        int32_t *sr = tl_xmalloc((ns ? ns : 1) * sizeof *sr);
-        uint32_t *gend = NULL; /* counting sort: end of the group of each value */
-        size_t nv = 0;
-        if (ns && (uint64_t)smax - (uint64_t)smin < 4 * (uint64_t)ns + 1024) {
-            nv = (size_t)((uint64_t)smax - (uint64_t)smin) + 1;
-            gend = tl_xcalloc(nv + 1, sizeof *gend);
-            for (size_t i = 0; i < n; i++)
-                if (t->seq[i] != TL_NONE) gend[(uint64_t)t->seq[i] - (uint64_t)smin + 1]++;
-            for (size_t v = 0; v < nv; v++) gend[v + 1] += gend[v];
-            for (size_t i = 0; i < n; i++)
-                if (t->seq[i] != TL_NONE) sr[gend[(uint64_t)t->seq[i] - (uint64_t)smin]++] = (int32_t)i;
-            /* gend[v] is now the end of value v's group (and the start of v + 1's) */
-        } else if (ns) {
-            uint64_t *sk = tl_xmalloc(ns * sizeof *sk);
-            size_t k = 0;
-            for (size_t i = 0; i < n; i++)
-                if (t->seq[i] != TL_NONE) {
-                    sk[k] = (uint64_t)t->seq[i] ^ 0x8000000000000000ULL; /* order-preserving for int64 */
-                    sr[k++] = (int32_t)i;
-                }
-            tl_radix_sort_rows((uint32_t *)sr, sk, ns);
-            free(sk);
-        }
-        /* per name: 0 not tested, 1 no, 2 an autograd evaluate_function */
-        uint8_t *is_eval = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
-        for (size_t a = 0, v = 0; a < ns;) {
-            size_t b = a;
-            if (gend) {
-                while (gend[v] == a) v++; /* values no row has */
-                b = gend[v++];
-            } else {
-                while (b < ns && t->seq[sr[b]] == t->seq[sr[a]]) b++;
-            }
-            int32_t bwd = -1;
-            for (size_t k = a; k < b && bwd < 0; k++) {
-                uint32_t nm = t->name[sr[k]];
-                if (nm >= t->dict.n) continue;
-                if (!is_eval[nm])
-                    is_eval[nm] = starts(pyt_name(c, sr[k]), "autograd::engine::evaluate_function:") ? 2 : 1;
-                if (is_eval[nm] == 2) bwd = sr[k];
-            }
-            if (bwd >= 0) {
-                int32_t fwd = -1;
-                for (size_t k = a; k < b; k++) {
-                    int32_t r = sr[k];
-                    if (same_thread(t, r, bwd)) continue;
-                    if (fwd < 0 || c->ts[r] > c->ts[fwd]) fwd = r;
-                }
-                if (fwd >= 0) {
-                    c->fwd_of[bwd] = fwd;
-                    c->bwd_of[fwd] = bwd;
-                }
-            }
-            a = b;
-        }
-        free(is_eval);
-        free(gend);
-        free(sr);
-    }
+    link_fwd_bwd(c);
 
     build_meta(c);
     c->execute_id = -1;
     for (uint32_t id = 0; id < t->dict.n; id++)
         if (!strcmp(tl_trace_str(t, id), "execute")) { c->execute_id = (int32_t)id; break; }
 
-    /* launchers (§4.4): in order of their first kernel, then stable by ts.
-     * The kernels with a launcher are listed once, in UID order, with their
-     * launcher (rather than a launcher per event, -1 for most, read twice
-     * more over all events). */
-    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx); /* launcher row -> index */
-    for (size_t i = 0; i < n; i++) lidx[i] = -1;
-    int32_t *lrows = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *lrows);
-    int32_t *kk = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kk); /* kernel rows with a launcher */
-    int32_t *kl = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *kl); /* and their launchers */
-    size_t nl = 0, nkl = 0;
-    for (size_t k = 0; k < n; k++) {
-        if (!c->gclass[k] || c->parent[k] < 0 || pyt_row_is_comm(c, (int32_t)k)) continue;
-        int32_t r = c->parent[k], l = r;
-        for (int32_t a = c->parent[r]; a >= 0; a = c->parent[a]) {
-            int ak = t->kind[a];
-            if (ak == TL_K_CPU_OP) {
-                if ((int32_t)t->name[a] == c->execute_id) continue;
-                l = a;
-                break;
-            }
-            if (ak == TL_K_PYTHON) continue;
-            break;
-        }
-        kk[nkl] = (int32_t)k;
-        kl[nkl++] = l;
-        if (lidx[l] < 0) { lidx[l] = (int32_t)nl; lrows[nl++] = l; }
-    }
-    radix_sort_rows(lrows, nl, c->ts);
-    for (size_t j = 0; j < nl; j++) lidx[lrows[j]] = (int32_t)j;
-    c->nl = nl;
-    c->l_row = lrows;
-    c->l_koff = tl_xcalloc(nl + 1, sizeof *c->l_koff);
-    for (size_t q = 0; q < nkl; q++) c->l_koff[lidx[kl[q]] + 1]++;
-    for (size_t j = 0; j < nl; j++) c->l_koff[j + 1] += c->l_koff[j];
-    c->l_k = tl_xmalloc((nkl ? nkl : 1) * sizeof *c->l_k);
-    uint32_t *lf = tl_xmalloc((nl ? nl : 1) * sizeof *lf);
-    memcpy(lf, c->l_koff, nl * sizeof *lf);
-    for (size_t q = 0; q < nkl; q++) c->l_k[lf[lidx[kl[q]]]++] = kk[q];
-    free(lf);
-    free(kk);
-    free(kl);
-    free(lidx);
-
-    c->l_direct = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_direct);
-    c->l_subtree = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_subtree);
-    c->l_first = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_first);
-    c->l_cat = tl_xmalloc((nl ? nl : 1) * sizeof *c->l_cat);
-    int32_t *buf = NULL;
-    size_t bn = 0, bcap = 0;
-    for (size_t j = 0; j < nl; j++) {
-        const int32_t *d = c->l_k + c->l_koff[j];
-        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
-        c->l_direct[j] = pyt_busy(c, d, dn);
-        pyt_subtree_gpu(c, c->l_row[j], &buf, &bn, &bcap);
-        c->l_subtree[j] = bn ? pyt_busy(c, buf, bn) : 0;
-        int32_t first = d[0];
-        for (size_t q = 1; q < dn; q++)
-            if (c->ts[d[q]] < c->ts[first]) first = d[q];
-        c->l_first[j] = first;
-        c->l_cat[j] = pyt_category(c, c->l_row[j], first);
-    }
-    free(buf);
+    build_launchers(c);
     return TL_OK;
 }
 

@@ -359,28 +359,61 @@ static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
     free(mn);
 }
 
+/* The group key of ops_unique_args: interned pointers (equal texts share
+ * one pointer), the kernel count when grouped by it, the recompute mark
+ * and (kl_overlap) the overlapping kernels' names. */
+typedef struct ukey {
+    const char *p[9];
+    int64_t nk, rec;
+    const char *ov;
+} ukey;
+
+/* Launcher j's key, without the overlap names. */
+static void fill_key(ukey *key, const pyt_ctx *c, const ltab *L, size_t j)
+{
+    memset(key, 0, sizeof *key);
+    key->p[0] = L->name[j];
+    key->p[1] = L->cat[j];
+    key->p[2] = L->pname[j];
+    key->p[3] = L->plabel[j];
+    key->p[4] = L->tname[j];
+    key->p[5] = L->dims[j];
+    key->p[6] = L->types[j];
+    key->p[7] = L->strides[j];
+    key->p[8] = L->conc[j];
+    key->nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
+    key->rec = L->rec[j];
+}
+
+/* The overlap cells of a kl_overlap row: the names, the summary and the
+ * statistics of the overlap percentage of the group's members. */
+static void set_overlap_cells(tl_table *t, size_t r, const ugroup *G, const pyt_ovf *ovf, const pyt_ovf **ol,
+                              double *tmp, long cov, size_t cos, size_t cot, const size_t *cop)
+{
+    if (G->ov_names) tl_table_set_str(t, (size_t)cov, r, G->ov_names);
+    for (size_t q = 0; q < G->m.n; q++) ol[q] = &ovf[G->m.v[q]];
+    const char *os, *ot;
+    pyt_overlap_summary(ol, G->m.n, &t->arena, &os, &ot);
+    tl_table_set_str_ref(t, cos, r, os);
+    if (ot) tl_table_set_str_ref(t, cot, r, ot);
+    for (size_t q = 0; q < G->m.n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+    pyt_stats st;
+    pyt_stats_of(tmp, G->m.n, &st);
+    if (!isnan(st.mean) && isnan(st.std)) st.std = 0.0; /* filled where a mean exists */
+    double v[5] = {st.mean, st.median, st.std, st.min, st.max};
+    for (int k = 0; k < 5; k++) tl_table_set_f64(t, cop[k], r, pyt_round2(v[k]));
+}
+
 static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf)
 {
     const tl_trace *tr = c->t;
-    /* group key: interned pointers (equal texts share one pointer) */
-    struct { const char *p[9]; int64_t nk, rec; const char *ov; } key;
+    ukey key;
     tl_bmap m;
     tl_bmap_init(&m, sizeof key, L->n);
     ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
     size_t ng = 0;
     for (size_t j = 0; j < L->n; j++) {
-        memset(&key, 0, sizeof key);
-        key.p[0] = L->name[j];
-        key.p[1] = L->cat[j];
-        key.p[2] = L->pname[j];
-        key.p[3] = L->plabel[j];
-        key.p[4] = L->tname[j];
-        key.p[5] = L->dims[j];
-        key.p[6] = L->types[j];
-        key.p[7] = L->strides[j];
-        key.p[8] = L->conc[j];
-        key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
-        key.rec = L->rec[j];
+        fill_key(&key, c, L, j);
         key.ov = ovf ? ovf[j].names : NULL;
         int isnew;
         size_t *slot = tl_bmap_put(&m, &key, &isnew);
@@ -407,13 +440,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         /* the key without the overlap names, per group */
         char *bk = tl_xcalloc(ng ? ng : 1, sizeof key);
         for (size_t i = 0; i < ng; i++) {
-            size_t j = g[i].first;
-            memset(&key, 0, sizeof key);
-            key.p[0] = L->name[j]; key.p[1] = L->cat[j]; key.p[2] = L->pname[j];
-            key.p[3] = L->plabel[j]; key.p[4] = L->tname[j]; key.p[5] = L->dims[j];
-            key.p[6] = L->types[j]; key.p[7] = L->strides[j]; key.p[8] = L->conc[j];
-            key.nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
-            key.rec = L->rec[j];
+            fill_key(&key, c, L, g[i].first);
             memcpy(bk + i * sizeof key, &key, sizeof key);
         }
         kl_bases(g, ng, bk, sizeof key);
@@ -506,20 +533,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         if (pyt_kdetails(c, kl, G->m.n, &t->arena, &ks, &kt) < 0) pending_kd = 1;
         if (ks) tl_table_set_str_ref(t, cks, r, ks);
         if (kt) tl_table_set_str_ref(t, ctr, r, kt);
-        if (ovf) {
-            if (G->ov_names) tl_table_set_str(t, (size_t)cov, r, G->ov_names);
-            for (size_t q = 0; q < G->m.n; q++) ol[q] = &ovf[G->m.v[q]];
-            const char *os, *ot;
-            pyt_overlap_summary(ol, G->m.n, &t->arena, &os, &ot);
-            tl_table_set_str_ref(t, cos, r, os);
-            if (ot) tl_table_set_str_ref(t, cot, r, ot);
-            for (size_t q = 0; q < G->m.n; q++) tmp[q] = ovf[G->m.v[q]].pct;
-            pyt_stats st;
-            pyt_stats_of(tmp, G->m.n, &st);
-            if (!isnan(st.mean) && isnan(st.std)) st.std = 0.0; /* filled where a mean exists */
-            double v[5] = {st.mean, st.median, st.std, st.min, st.max};
-            for (int k = 0; k < 5; k++) tl_table_set_f64(t, cop[k], r, pyt_round2(v[k]));
-        }
+        if (ovf) set_overlap_cells(t, r, G, ovf, ol, tmp, cov, cos, cot, cop);
     }
     free(ol);
     (void)pending_kd;

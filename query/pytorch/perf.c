@@ -210,7 +210,7 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
         j->nfam = nfam;
         j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
         j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
-        if (pyt_threads() && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
+        if (!c->o->serial && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
         else perf_worker(j);
     }
     free(famof);
@@ -303,6 +303,91 @@ static int cmp_pp(const void *a, const void *b)
     return x->uid_first < y->uid_first ? -1 : x->uid_first > y->uid_first;
 }
 
+/* The sheet a plugin perf model writes to: its own name, else
+ * <category>_plugin. */
+static void plugin_sheet_name(const tl_plugin_perf_model *pm, char *out, size_t n)
+{
+    snprintf(out, n, "%s", pm->sheet ? pm->sheet : "");
+    if (!out[0]) snprintf(out, n, "%s_plugin", pm->category);
+}
+
+/* mean, median, std, min, max (and sum when ncols is 6) of x[0..n) into
+ * row r's columns cols. */
+static void set_stats(tl_table *t, size_t r, const size_t *cols, int ncols, double *x, size_t n)
+{
+    pyt_stats s;
+    pyt_stats_of(x, n, &s);
+    double v[6] = {s.mean, s.median, s.std, s.min, s.max, s.sum};
+    for (int k = 0; k < ncols; k++) tl_table_set_f64(t, cols[k], r, v[k]);
+}
+
+/* The kernel details of a group: each instance's kernels (its subtree)
+ * sorted by ts. kl, kr: room for the group's instances. */
+static void group_kdetails(pyt_ctx *c, const int32_t *rows, const ppgroup *G, pyt_klist *kl, int32_t **kr,
+                           tl_arena *arena, const char **ks, const char **kt)
+{
+    size_t n = G->m.n;
+    for (size_t q = 0; q < n; q++) {
+        int32_t *rr = NULL;
+        size_t rn = 0, rcap = 0;
+        pyt_subtree_gpu(c, rows[G->m.v[q]], &rr, &rn, &rcap);
+        pyt_sort_rows_by_ts(c, rr, rn);
+        kr[q] = rr;
+        kl[q].rows = rr;
+        kl[q].n = rn;
+    }
+    pyt_kdetails(c, kl, n, arena, ks, kt);
+    for (size_t q = 0; q < n; q++) { free(kr[q]); kr[q] = NULL; }
+}
+
+typedef TL_VEC(const char *) strlist;
+
+/* Groups the instances (metrics ms, event rows) by name and parameter texts
+ * into g (first-seen order); keys gets every parameter name, first-seen
+ * order. Returns the group count. */
+static size_t group_instances(pyt_ctx *c, const pyt_plugin_metrics *ms, const int32_t *rows, size_t nms,
+                              strlist *keys, ppgroup *g)
+{
+    size_t ng = 0;
+    tl_smap gm;
+    tl_smap_init(&gm, nms);
+    tl_buf kb = {0};
+    for (size_t i = 0; i < nms; i++) {
+        const tl_plugin_params *p = ms[i].params;
+        for (size_t k = 0; k < p->n; k++) {
+            int have = 0;
+            for (size_t q = 0; q < keys->n; q++) if (!strcmp(keys->v[q], p->key[k])) have = 1;
+            if (!have) tl_vec_push(keys, p->key[k]);
+        }
+    }
+    for (size_t i = 0; i < nms; i++) {
+        kb.n = 0;
+        tl_buf_puts(&kb, pyt_name(c, rows[i]));
+        for (size_t q = 0; q < keys->n; q++) {
+            tl_buf_putc(&kb, '\x1f');
+            const tl_plugin_params *p = ms[i].params;
+            const char *v = "nan";
+            for (size_t k = 0; k < p->n; k++) if (!strcmp(p->key[k], keys->v[q])) v = p->val[k];
+            tl_buf_puts(&kb, v);
+        }
+        tl_buf_putc(&kb, 0);
+        int isnew;
+        char *key = tl_arena_strdup(&c->arena, kb.p);
+        size_t *slot = tl_smap_put(&gm, key, strlen(key), &isnew);
+        if (isnew) {
+            *slot = ng;
+            g[ng].name = pyt_name(c, rows[i]);
+            g[ng].par = ms[i].params;
+            g[ng].uid_first = c->t->uid[rows[i]];
+            ng++;
+        }
+        tl_vec_push(&g[*slot].m, i);
+    }
+    tl_buf_free(&kb);
+    tl_smap_free(&gm);
+    return ng;
+}
+
 int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
 {
     (void)err;
@@ -312,14 +397,12 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     for (size_t mi = 0; mi < nm; mi++) {
         const tl_plugin_perf_model *pm = tl_plugin_perf_model_at(ps, mi);
         char sheet[128];
-        snprintf(sheet, sizeof sheet, "%s", pm->sheet ? pm->sheet : "");
-        if (!sheet[0]) snprintf(sheet, sizeof sheet, "%s_plugin", pm->category);
+        plugin_sheet_name(pm, sheet, sizeof sheet);
         int dup = 0;
         for (size_t k = 0; k < mi && !dup; k++) {
             const tl_plugin_perf_model *q = tl_plugin_perf_model_at(ps, k);
             char s2[128];
-            snprintf(s2, sizeof s2, "%s", q->sheet ? q->sheet : "");
-            if (!s2[0]) snprintf(s2, sizeof s2, "%s_plugin", q->category);
+            plugin_sheet_name(q, s2, sizeof s2);
             if (!strcmp(s2, sheet)) dup = 1;
         }
         if (dup) continue;
@@ -330,8 +413,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             const tl_plugin_perf_model *q = tl_plugin_perf_model_for(ps, pyt_name(c, (int32_t)i));
             if (!q) continue;
             char s2[128];
-            snprintf(s2, sizeof s2, "%s", q->sheet ? q->sheet : "");
-            if (!s2[0]) snprintf(s2, sizeof s2, "%s_plugin", q->category);
+            plugin_sheet_name(q, s2, sizeof s2);
             if (strcmp(s2, sheet)) continue;
             pyt_plugin_metrics m;
             if (pyt_plugin_eval(c, q, (int32_t)i, &m)) continue;
@@ -340,45 +422,9 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         if (!ms.n) { tl_vec_free(&ms); tl_vec_free(&rows); continue; }
         /* group by name + parameter texts */
-        tl_smap gm;
-        tl_smap_init(&gm, ms.n);
         ppgroup *g = tl_xcalloc(ms.n, sizeof *g);
-        size_t ng = 0;
-        tl_buf kb = {0};
-        TL_VEC(const char *) keys = {0};
-        for (size_t i = 0; i < ms.n; i++) {
-            const tl_plugin_params *p = ms.v[i].params;
-            for (size_t k = 0; k < p->n; k++) {
-                int have = 0;
-                for (size_t q = 0; q < keys.n; q++) if (!strcmp(keys.v[q], p->key[k])) have = 1;
-                if (!have) tl_vec_push(&keys, p->key[k]);
-            }
-        }
-        for (size_t i = 0; i < ms.n; i++) {
-            kb.n = 0;
-            tl_buf_puts(&kb, pyt_name(c, rows.v[i]));
-            for (size_t q = 0; q < keys.n; q++) {
-                tl_buf_putc(&kb, '\x1f');
-                const tl_plugin_params *p = ms.v[i].params;
-                const char *v = "nan";
-                for (size_t k = 0; k < p->n; k++) if (!strcmp(p->key[k], keys.v[q])) v = p->val[k];
-                tl_buf_puts(&kb, v);
-            }
-            tl_buf_putc(&kb, 0);
-            int isnew;
-            char *key = tl_arena_strdup(&c->arena, kb.p);
-            size_t *slot = tl_smap_put(&gm, key, strlen(key), &isnew);
-            if (isnew) {
-                *slot = ng;
-                g[ng].name = pyt_name(c, rows.v[i]);
-                g[ng].par = ms.v[i].params;
-                g[ng].uid_first = c->t->uid[rows.v[i]];
-                ng++;
-            }
-            tl_vec_push(&g[*slot].m, i);
-        }
-        tl_buf_free(&kb);
-        tl_smap_free(&gm);
+        strlist keys = {0};
+        size_t ng = group_instances(c, ms.v, rows.v, ms.n, &keys, g);
         double *tmp = tl_xmalloc(ms.n * sizeof *tmp);
         size_t *ord = tl_xmalloc(ng * sizeof *ord);
         for (size_t i = 0; i < ng; i++) {
@@ -432,34 +478,18 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             tl_table_set_f64(t, cgf, r, m0->gflops);
             tl_table_set_f64(t, cdm, r, m0->data_mb);
             tl_table_set_f64(t, cfb, r, m0->fpb);
-            pyt_stats s;
             for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].tbs;
-            pyt_stats_of(tmp, n, &s);
-            double v5[5] = {s.mean, s.median, s.std, s.min, s.max};
-            for (int k = 0; k < 5; k++) tl_table_set_f64(t, ctb[k], r, v5[k]);
+            set_stats(t, r, ctb, 5, tmp, n);
             for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].tflops;
-            pyt_stats_of(tmp, n, &s);
-            double w5[5] = {s.mean, s.median, s.std, s.min, s.max};
-            for (int k = 0; k < 5; k++) tl_table_set_f64(t, ctf[k], r, w5[k]);
+            set_stats(t, r, ctf, 5, tmp, n);
             const char *pn, *pl, *tn;
             pyt_meta_names(c, row0, &pn, &pl, &tn);
             tl_table_set_str(t, cpn, r, pn);
             tl_table_set_str(t, cpl, r, pl);
             tl_table_set_str(t, ctn, r, tn);
             tl_table_set_str(t, ccs, r, m0->cspec);
-            for (size_t q = 0; q < n; q++) {
-                /* each instance's kernels (its subtree) sorted by ts */
-                int32_t *rr = NULL;
-                size_t rn = 0, rcap = 0;
-                pyt_subtree_gpu(c, rows.v[G->m.v[q]], &rr, &rn, &rcap);
-                pyt_sort_rows_by_ts(c, rr, rn);
-                kr[q] = rr;
-                kl[q].rows = rr;
-                kl[q].n = rn;
-            }
             const char *ks, *kt;
-            pyt_kdetails(c, kl, n, &t->arena, &ks, &kt);
-            for (size_t q = 0; q < n; q++) { free(kr[q]); kr[q] = NULL; }
+            group_kdetails(c, rows.v, G, kl, kr, &t->arena, &ks, &kt);
             if (ks) tl_table_set_str_ref(t, cks, r, ks);
             if (kt) tl_table_set_str_ref(t, ctr, r, kt);
             const char *d = pyt_arg_list(c, c->t->in_dims[row0]);
@@ -468,9 +498,7 @@ int pyt_sheets_plugin_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
             if ((d = pyt_arg_list(c, c->t->in_strides[row0]))) tl_table_set_str(t, cst, r, d);
             if ((d = pyt_arg_list(c, c->t->concrete[row0]))) tl_table_set_str(t, cci, r, d);
             for (size_t q = 0; q < n; q++) tmp[q] = ms.v[G->m.v[q]].ktime;
-            pyt_stats_of(tmp, n, &s);
-            double k6[6] = {s.mean, s.median, s.std, s.min, s.max, s.sum};
-            for (int k = 0; k < 6; k++) tl_table_set_f64(t, ckt[k], r, k6[k]);
+            set_stats(t, r, ckt, 6, tmp, n);
             tl_table_set_i64(t, ccount, r, (int64_t)n);
             tl_table_set_i64(t, cuid, r, G->uid_first);
         }

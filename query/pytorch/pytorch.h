@@ -38,9 +38,10 @@ void tl_catreg_set(tl_catreg *r, const char *op, const char *category);
 /* Loads "op<TAB>category" lines ('#' comments and blank lines skipped).
  * Returns 0, TL_EIO when the file cannot be read, TL_EFORMAT on a bad line. */
 int tl_catreg_load_tsv(tl_catreg *r, const char *path, tl_err *err);
-/* The built-in registry: perf-model categories + <datadir>/op_categories.tsv.
- * datadir NULL: $TRACELENS_DATADIR, else the compiled-in default the caller
- * passes. A missing data file is not fatal (*warn gets a message). */
+/* The built-in registry: perf-model categories + <datadir>/op_categories.tsv
+ * (the CLI passes $TRACELENS_DATADIR, else its compiled-in default), else
+ * the data folder beside the executable. A missing data file is not fatal
+ * (*warn gets a message). */
 tl_catreg *tl_catreg_builtin(const char *datadir, char *warn, size_t warnsz);
 /* Exact-name lookup, or NULL. */
 const char *tl_catreg_get(const tl_catreg *r, const char *op);
@@ -69,6 +70,8 @@ typedef struct tl_pyt_opts {
     const tl_catreg *categories;      /* NULL: built-in registry */
     const struct tl_plugin_set *plugins; /* extra categories/tables; may be NULL */
     int quiet;                        /* no warnings on stderr */
+    int timing;                       /* stage times on stderr (TRACELENS_TIMING) */
+    int serial;                       /* no worker threads (TRACELENS_REPORT_THREADS=0) */
     int fix_quirks;                   /* correct the reference's QUIRK items instead of
                                          reproducing them (docs/CONFORMANCE.md) */
     int unified_uid_pairs;            /* fill tl_pyt_sheets.uid_pairs (--comparison_json_path);

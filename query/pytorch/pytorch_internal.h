@@ -138,9 +138,6 @@ const struct tl_pm_op *pyt_pm_op(pyt_ctx *c, int32_t row);
  * tl_trace_args. The caller hands the job to the context (c->args_job),
  * which frees it; nothing may use the trace's reader before the first
  * pyt_args or pyt_args_join. */
-/* 0 when TRACELENS_REPORT_THREADS=0: the report's two worker threads (the
- * args pass, the perf-model sheets) then run their work inline. */
-int pyt_threads(void);
 typedef struct pyt_args_job pyt_args_job;
 pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o);
 void pyt_args_free(pyt_args_job *j);

@@ -33,8 +33,8 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         tl_catreg_free(own);
         cat = own = fx;
     }
-    /* TRACELENS_TIMING=1: per-stage times on stderr (profiling aid) */
-    int timing = getenv("TRACELENS_TIMING") != NULL;
+    /* per-stage times on stderr (profiling aid) */
+    int timing = o->timing;
     double tp = timing ? tl_now() : 0;
     char tbuf[512];
     size_t tn = 0;

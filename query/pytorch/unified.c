@@ -471,6 +471,193 @@ static int cmp_ugrp_kl(const void *a, const void *b)
 
 /* pairs: NULL, or the report's output receiving the (GPU UID, summary row)
  * pairs of --comparison_json_path. */
+/* The columns of unified_perf_summary(_kl_overlap), by what they hold. */
+typedef struct ucols {
+    size_t cn, ccat, cpn, cpl, ctn, cd, cty, cst, cci, cex, ccount, ctot, cmean, cstd;
+    long cov, crec, cgf, cdm, cfb, ccs, crb, cep, cstk;
+    size_t ctb1[2], ctf1[2], ck1[3], cdur[3], ctb2[3], ctf2[3], ck2[3], crt, crp[5];
+    size_t cks, ctr, cos, cot, cop[5], cpp, chp;
+} ucols;
+
+static const char *const MS[] = {"mean", "std"};
+static const char *const REST[] = {"median", "min", "max"};
+static const char *const ALL5[] = {"mean", "median", "std", "min", "max"};
+static const char *const KMS[] = {"mean", "std", "sum"};
+
+/* Adds the sheet's columns (metrics ones when any row has metrics, the
+ * roofline ones when any has a roofline) and says where they are. */
+static void add_columns(tl_table *tab, const pyt_ctx *c, int ovf, int any_metrics, int any_roof, ucols *K)
+{
+    memset(K, 0, sizeof *K);
+    K->cn = tl_table_add_col(tab, "name", TL_STR);
+    K->cov = ovf ? (long)tl_table_add_col(tab, "overlapping_kernel_names", TL_STR) : -1;
+    K->ccat = tl_table_add_col(tab, "op category", TL_STR);
+    K->cpn = tl_table_add_col(tab, "process_name", TL_STR);
+    K->cpl = tl_table_add_col(tab, "process_label", TL_STR);
+    K->ctn = tl_table_add_col(tab, "thread_name", TL_STR);
+    K->cd = tl_table_add_col(tab, "Input Dims", TL_STR);
+    K->cty = tl_table_add_col(tab, "Input type", TL_STR);
+    K->cst = tl_table_add_col(tab, "Input Strides", TL_STR);
+    K->cci = tl_table_add_col(tab, "Concrete Inputs", TL_STR);
+    K->crec = c->recompute ? (long)tl_table_add_col(tab, "is_recompute", TL_BOOL) : -1;
+    K->cex = tl_table_add_col(tab, "ex_UID", TL_I64);
+    K->ccount = tl_table_add_col(tab, "operation_count", TL_I64);
+    K->ctot = tl_table_add_col(tab, "total_duration_us", TL_F64);
+    K->cmean = tl_table_add_col(tab, "mean_duration_us", TL_F64);
+    K->cstd = tl_table_add_col(tab, "std_duration_us", TL_F64);
+    K->cgf = K->cdm = K->cfb = K->ccs = K->crb = -1;
+    if (any_metrics) {
+        K->cgf = (long)tl_table_add_col(tab, "GFLOPS", TL_F64);
+        K->cdm = (long)tl_table_add_col(tab, "Data Moved (MB)", TL_F64);
+        K->cfb = (long)tl_table_add_col(tab, "FLOPS/Byte", TL_F64);
+        K->ccs = (long)tl_table_add_col(tab, "Compute Spec", TL_STR);
+        if (any_roof) K->crb = (long)tl_table_add_col(tab, "Roofline Bound", TL_STR);
+        stat_cols(tab, "TB/s", MS, 2, K->ctb1);
+        stat_cols(tab, "TFLOPS/s", MS, 2, K->ctf1);
+    }
+    stat_cols(tab, "Kernel Time (µs)", KMS, 3, K->ck1);
+    stat_cols(tab, "duration_us", REST, 3, K->cdur);
+    if (any_metrics) {
+        stat_cols(tab, "TB/s", REST, 3, K->ctb2);
+        stat_cols(tab, "TFLOPS/s", REST, 3, K->ctf2);
+        if (any_roof) {
+            K->crt = tl_table_add_col(tab, "Roofline Time (µs)_first", TL_F64);
+            stat_cols(tab, "Pct Roofline", ALL5, 5, K->crp);
+        }
+    }
+    stat_cols(tab, "Kernel Time (µs)", REST, 3, K->ck2);
+    K->cks = tl_table_add_col(tab, "kernel_details_summary", TL_STR);
+    K->ctr = tl_table_add_col(tab, "trunc_kernel_details", TL_STR);
+    if (ovf) {
+        K->cos = tl_table_add_col(tab, "overlapping_kernels_details_summary", TL_STR);
+        K->cot = tl_table_add_col(tab, "trunc_overlapping_kernels_details", TL_STR);
+        stat_cols(tab, "overlap_pct", ALL5, 5, K->cop);
+    }
+    K->cpp = tl_table_add_col(tab, "perf_params", TL_STR);
+    K->chp = tl_table_add_col(tab, "has_perf_model", TL_BOOL);
+    K->cep = K->cstk = -1;
+    if (c->o->include_call_stack) {
+        K->cep = (long)tl_table_add_col(tab, "entry_point", TL_STR);
+        K->cstk = (long)tl_table_add_col(tab, "call_stack_full", TL_STR);
+    }
+}
+
+/* For tl_pyt_sheets.uid_pairs: in pre-summary row order, each
+ * kernel-list entry's UID and the output row of its group. */
+static void fill_uid_pairs(const ugrp *g, const size_t *ord, size_t ng, const urow *rows, size_t nr,
+                           const tl_trace *t, tl_pyt_sheets *pairs)
+{
+    size_t *out_row = tl_xmalloc((nr ? nr : 1) * sizeof *out_row), np = 0;
+    for (size_t oi = 0; oi < ng; oi++)
+        for (size_t q = 0; q < g[ord[oi]].m.n; q++) out_row[g[ord[oi]].m.v[q]] = oi;
+    for (size_t i = 0; i < nr; i++) np += rows[i].ng;
+    pairs->uid_pair_uid = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_uid);
+    pairs->uid_pair_row = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_row);
+    pairs->npairs = np;
+    np = 0;
+    for (size_t i = 0; i < nr; i++)
+        for (size_t k = 0; k < rows[i].ng; k++, np++) {
+            pairs->uid_pair_uid[np] = t->uid[rows[i].g[k]];
+            pairs->uid_pair_row[np] = out_row[i];
+        }
+    free(out_row);
+}
+
+/* Each group's total and smallest UID over its base group (the key
+ * without the overlap names: base[i] for group i), which the kl_overlap
+ * sheet orders by. */
+static void base_totals(ugrp *g, size_t ng, const size_t *base, size_t nbase)
+{
+    double *bt = tl_xcalloc(nbase ? nbase : 1, sizeof *bt);
+    int64_t *bu = tl_xmalloc((nbase ? nbase : 1) * sizeof *bu);
+    for (size_t b = 0; b < nbase; b++) bu[b] = INT64_MAX;
+    for (size_t i = 0; i < ng; i++) {
+        bt[base[i]] += g[i].ksum;
+        if (g[i].ex_uid < bu[base[i]]) bu[base[i]] = g[i].ex_uid;
+    }
+    for (size_t i = 0; i < ng; i++) { g[i].base_total = bt[base[i]]; g[i].base_min_uid = bu[base[i]]; }
+    free(bt);
+    free(bu);
+}
+
+/* The group's first non-missing GFLOPS, data moved, FLOPS/Byte, compute
+ * spec and (any_roof) roofline time and bound. */
+static void set_first_metrics(tl_table *tab, size_t r, const urow *rows, const ugrp *G, const ucols *K, int any_roof)
+{
+    size_t n = G->m.n;
+    double gf = NAN, dm = NAN, fb = NAN, rt = NAN;
+    const char *cs = NULL, *rb = NULL;
+    for (size_t q = 0; q < n; q++) {
+        const urow *x = &rows[G->m.v[q]];
+        if (!x->has_metrics) continue;
+        if (isnan(gf)) gf = x->gflops;
+        if (isnan(dm)) dm = x->data_mb;
+        if (isnan(fb)) fb = x->fpb;
+        if (!cs) cs = x->cspec;
+        if (x->roof_valid) {
+            if (isnan(rt)) rt = x->rtime;
+            if (!rb) rb = x->rbound;
+        }
+    }
+    tl_table_set_f64(tab, (size_t)K->cgf, r, gf);
+    tl_table_set_f64(tab, (size_t)K->cdm, r, dm);
+    tl_table_set_f64(tab, (size_t)K->cfb, r, fb);
+    if (cs) tl_table_set_str(tab, (size_t)K->ccs, r, cs);
+    if (any_roof) {
+        if (rb) tl_table_set_str(tab, (size_t)K->crb, r, rb);
+        tl_table_set_f64(tab, K->crt, r, rt);
+    }
+}
+
+/* The overlap cells of a kl_overlap row: the names, the summary and the
+ * statistics of the overlap percentage of the group's members. */
+static void set_overlap_cells(tl_table *tab, size_t r, const ugrp *G, const pyt_ovf *ovf, const pyt_ovf **ol,
+                              double *tmp, const ucols *K)
+{
+    size_t n = G->m.n;
+    if (G->ov_names) tl_table_set_str(tab, (size_t)K->cov, r, G->ov_names);
+    for (size_t q = 0; q < n; q++) ol[q] = &ovf[G->m.v[q]];
+    const char *os, *ot;
+    pyt_overlap_summary(ol, n, &tab->arena, &os, &ot);
+    tl_table_set_str_ref(tab, K->cos, r, os);
+    if (ot) tl_table_set_str_ref(tab, K->cot, r, ot);
+    pyt_stats so;
+    for (size_t q = 0; q < n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+    pyt_stats_of(tmp, n, &so);
+    if (!isnan(so.mean) && isnan(so.std)) so.std = 0.0;
+    for (int i = 0; i < 5; i++) tl_table_set_f64(tab, K->cop[i], r, pyt_round2(stat_pick(&so, ALL5[i])));
+}
+
+/* The kernel details of a group's kernel lists (kl: room for them). */
+static void group_kdetails(pyt_ctx *c, const urow *rows, const ugrp *G, pyt_klist *kl, tl_arena *arena,
+                           const char **ks, const char **kt)
+{
+    for (size_t q = 0; q < G->m.n; q++) {
+        kl[q].rows = rows[G->m.v[q]].g;
+        kl[q].n = rows[G->m.v[q]].ng;
+    }
+    pyt_kdetails(c, kl, G->m.n, arena, ks, kt);
+}
+
+/* A group's statistics of duration, kernel time, TB/s and TFLOPS/s (NaN
+ * for rows without metrics) and percent of roofline (NaN without one);
+ * tmp: room for the group's values. */
+static void group_stats(const urow *rows, const ugrp *G, double *tmp, pyt_stats *sd, pyt_stats *sk,
+                        pyt_stats *stb, pyt_stats *stf, pyt_stats *srp)
+{
+    size_t n = G->m.n;
+    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].dur;
+    pyt_stats_of(tmp, n, sd);
+    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].ktime;
+    pyt_stats_of(tmp, n, sk);
+    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tbs : NAN;
+    pyt_stats_of(tmp, n, stb);
+    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tflops : NAN;
+    pyt_stats_of(tmp, n, stf);
+    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].roof_valid ? rows[G->m.v[q]].rpct : NAN;
+    pyt_stats_of(tmp, n, srp);
+}
+
 static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, tl_pyt_sheets *pairs)
 {
     pyt_ctx *c = u->c;
@@ -544,99 +731,17 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     }
     g_sort = g;
     if (ovf) {
-        double *bt = tl_xcalloc(nbase ? nbase : 1, sizeof *bt);
-        int64_t *bu = tl_xmalloc((nbase ? nbase : 1) * sizeof *bu);
-        for (size_t b = 0; b < nbase; b++) bu[b] = INT64_MAX;
-        for (size_t i = 0; i < ng; i++) {
-            bt[base[i]] += g[i].ksum;
-            if (g[i].ex_uid < bu[base[i]]) bu[base[i]] = g[i].ex_uid;
-        }
-        for (size_t i = 0; i < ng; i++) { g[i].base_total = bt[base[i]]; g[i].base_min_uid = bu[base[i]]; }
-        free(bt);
-        free(bu);
+        base_totals(g, ng, base, nbase);
         qsort(ord, ng, sizeof *ord, cmp_ugrp_kl);
     } else {
         qsort(ord, ng, sizeof *ord, cmp_ugrp);
     }
     free(base);
-    if (pairs) {
-        /* in pre-summary row order, each kernel-list entry -> its output row */
-        size_t *out_row = tl_xmalloc((nr ? nr : 1) * sizeof *out_row), np = 0;
-        for (size_t oi = 0; oi < ng; oi++)
-            for (size_t q = 0; q < g[ord[oi]].m.n; q++) out_row[g[ord[oi]].m.v[q]] = oi;
-        for (size_t i = 0; i < nr; i++) np += rows[i].ng;
-        pairs->uid_pair_uid = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_uid);
-        pairs->uid_pair_row = tl_xmalloc((np ? np : 1) * sizeof *pairs->uid_pair_row);
-        pairs->npairs = np;
-        np = 0;
-        for (size_t i = 0; i < nr; i++)
-            for (size_t k = 0; k < rows[i].ng; k++, np++) {
-                pairs->uid_pair_uid[np] = t->uid[rows[i].g[k]];
-                pairs->uid_pair_row[np] = out_row[i];
-            }
-        free(out_row);
-    }
+    if (pairs) fill_uid_pairs(g, ord, ng, rows, nr, t, pairs);
 
     tl_table *tab = tl_table_new(ovf ? "unified_perf_summary_kl_overlap" : "unified_perf_summary");
-    size_t cn = tl_table_add_col(tab, "name", TL_STR);
-    long cov = ovf ? (long)tl_table_add_col(tab, "overlapping_kernel_names", TL_STR) : -1;
-    size_t ccat = tl_table_add_col(tab, "op category", TL_STR);
-    size_t cpn = tl_table_add_col(tab, "process_name", TL_STR);
-    size_t cpl = tl_table_add_col(tab, "process_label", TL_STR);
-    size_t ctn = tl_table_add_col(tab, "thread_name", TL_STR);
-    size_t cd = tl_table_add_col(tab, "Input Dims", TL_STR);
-    size_t cty = tl_table_add_col(tab, "Input type", TL_STR);
-    size_t cst = tl_table_add_col(tab, "Input Strides", TL_STR);
-    size_t cci = tl_table_add_col(tab, "Concrete Inputs", TL_STR);
-    long crec = c->recompute ? (long)tl_table_add_col(tab, "is_recompute", TL_BOOL) : -1;
-    size_t cex = tl_table_add_col(tab, "ex_UID", TL_I64);
-    size_t ccount = tl_table_add_col(tab, "operation_count", TL_I64);
-    size_t ctot = tl_table_add_col(tab, "total_duration_us", TL_F64);
-    size_t cmean = tl_table_add_col(tab, "mean_duration_us", TL_F64);
-    size_t cstd = tl_table_add_col(tab, "std_duration_us", TL_F64);
-    long cgf = -1, cdm = -1, cfb = -1, ccs = -1, crb = -1;
-    if (any_metrics) {
-        cgf = (long)tl_table_add_col(tab, "GFLOPS", TL_F64);
-        cdm = (long)tl_table_add_col(tab, "Data Moved (MB)", TL_F64);
-        cfb = (long)tl_table_add_col(tab, "FLOPS/Byte", TL_F64);
-        ccs = (long)tl_table_add_col(tab, "Compute Spec", TL_STR);
-        if (any_roof) crb = (long)tl_table_add_col(tab, "Roofline Bound", TL_STR);
-    }
-    static const char *const MS[] = {"mean", "std"};
-    static const char *const REST[] = {"median", "min", "max"};
-    static const char *const ALL5[] = {"mean", "median", "std", "min", "max"};
-    size_t ctb1[2], ctf1[2], ck1[3], cdur[3], ctb2[3], ctf2[3], ck2[3], crt = 0, crp[5];
-    if (any_metrics) {
-        stat_cols(tab, "TB/s", MS, 2, ctb1);
-        stat_cols(tab, "TFLOPS/s", MS, 2, ctf1);
-    }
-    static const char *const KMS[] = {"mean", "std", "sum"};
-    stat_cols(tab, "Kernel Time (µs)", KMS, 3, ck1);
-    stat_cols(tab, "duration_us", REST, 3, cdur);
-    if (any_metrics) {
-        stat_cols(tab, "TB/s", REST, 3, ctb2);
-        stat_cols(tab, "TFLOPS/s", REST, 3, ctf2);
-        if (any_roof) {
-            crt = tl_table_add_col(tab, "Roofline Time (µs)_first", TL_F64);
-            stat_cols(tab, "Pct Roofline", ALL5, 5, crp);
-        }
-    }
-    stat_cols(tab, "Kernel Time (µs)", REST, 3, ck2);
-    size_t cks = tl_table_add_col(tab, "kernel_details_summary", TL_STR);
-    size_t ctr = tl_table_add_col(tab, "trunc_kernel_details", TL_STR);
-    size_t cos = 0, cot = 0, cop[5] = {0};
-    if (ovf) {
-        cos = tl_table_add_col(tab, "overlapping_kernels_details_summary", TL_STR);
-        cot = tl_table_add_col(tab, "trunc_overlapping_kernels_details", TL_STR);
-        stat_cols(tab, "overlap_pct", ALL5, 5, cop);
-    }
-    size_t cpp = tl_table_add_col(tab, "perf_params", TL_STR);
-    size_t chp = tl_table_add_col(tab, "has_perf_model", TL_BOOL);
-    long cep = -1, cstk = -1;
-    if (c->o->include_call_stack) {
-        cep = (long)tl_table_add_col(tab, "entry_point", TL_STR);
-        cstk = (long)tl_table_add_col(tab, "call_stack_full", TL_STR);
-    }
+    ucols K;
+    add_columns(tab, c, ovf != NULL, any_metrics, any_roof, &K);
     const pyt_ovf **ol = ovf ? tl_xmalloc((nr ? nr : 1) * sizeof *ol) : NULL;
 
     pyt_klist *kl = tl_xmalloc((nr ? nr : 1) * sizeof *kl);
@@ -644,100 +749,54 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         ugrp *G = &g[ord[oi]];
         size_t f = G->m.v[0], r = tl_table_add_row(tab), n = G->m.n;
         const urow *R0 = &rows[f];
-        tl_table_set_str(tab, cn, r, R0->name);
-        tl_table_set_str(tab, ccat, r, R0->cat);
-        tl_table_set_str(tab, cpn, r, pn[f]);
-        tl_table_set_str(tab, cpl, r, pl[f]);
-        tl_table_set_str(tab, ctn, r, tn[f]);
-        if (dims[f]) tl_table_set_str(tab, cd, r, dims[f]);
-        if (types[f]) tl_table_set_str(tab, cty, r, types[f]);
-        if (strides[f]) tl_table_set_str(tab, cst, r, strides[f]);
-        if (conc[f]) tl_table_set_str(tab, cci, r, conc[f]);
-        if (crec >= 0) tl_table_set_bool(tab, (size_t)crec, r, R0->rec);
-        tl_table_set_i64(tab, cex, r, G->ex_uid);
-        tl_table_set_i64(tab, ccount, r, (int64_t)n);
+        tl_table_set_str(tab, K.cn, r, R0->name);
+        tl_table_set_str(tab, K.ccat, r, R0->cat);
+        tl_table_set_str(tab, K.cpn, r, pn[f]);
+        tl_table_set_str(tab, K.cpl, r, pl[f]);
+        tl_table_set_str(tab, K.ctn, r, tn[f]);
+        if (dims[f]) tl_table_set_str(tab, K.cd, r, dims[f]);
+        if (types[f]) tl_table_set_str(tab, K.cty, r, types[f]);
+        if (strides[f]) tl_table_set_str(tab, K.cst, r, strides[f]);
+        if (conc[f]) tl_table_set_str(tab, K.cci, r, conc[f]);
+        if (K.crec >= 0) tl_table_set_bool(tab, (size_t)K.crec, r, R0->rec);
+        tl_table_set_i64(tab, K.cex, r, G->ex_uid);
+        tl_table_set_i64(tab, K.ccount, r, (int64_t)n);
         pyt_stats sd, sk, stb, stf, srp;
-        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].dur;
-        pyt_stats_of(tmp, n, &sd);
-        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].ktime;
-        pyt_stats_of(tmp, n, &sk);
-        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tbs : NAN;
-        pyt_stats_of(tmp, n, &stb);
-        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tflops : NAN;
-        pyt_stats_of(tmp, n, &stf);
-        for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].roof_valid ? rows[G->m.v[q]].rpct : NAN;
-        pyt_stats_of(tmp, n, &srp);
-        tl_table_set_f64(tab, ctot, r, sd.sum);
-        tl_table_set_f64(tab, cmean, r, sd.mean);
-        tl_table_set_f64(tab, cstd, r, sd.std);
-        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, cdur[i], r, stat_pick(&sd, REST[i]));
-        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ck1[i], r, stat_pick(&sk, KMS[i]));
-        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ck2[i], r, stat_pick(&sk, REST[i]));
+        group_stats(rows, G, tmp, &sd, &sk, &stb, &stf, &srp);
+        tl_table_set_f64(tab, K.ctot, r, sd.sum);
+        tl_table_set_f64(tab, K.cmean, r, sd.mean);
+        tl_table_set_f64(tab, K.cstd, r, sd.std);
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.cdur[i], r, stat_pick(&sd, REST[i]));
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ck1[i], r, stat_pick(&sk, KMS[i]));
+        for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ck2[i], r, stat_pick(&sk, REST[i]));
         if (any_metrics) {
-            /* first non-missing per column */
-            double gf = NAN, dm = NAN, fb = NAN, rt = NAN;
-            const char *cs = NULL, *rb = NULL;
-            for (size_t q = 0; q < n; q++) {
-                const urow *x = &rows[G->m.v[q]];
-                if (!x->has_metrics) continue;
-                if (isnan(gf)) gf = x->gflops;
-                if (isnan(dm)) dm = x->data_mb;
-                if (isnan(fb)) fb = x->fpb;
-                if (!cs) cs = x->cspec;
-                if (x->roof_valid) {
-                    if (isnan(rt)) rt = x->rtime;
-                    if (!rb) rb = x->rbound;
-                }
-            }
-            tl_table_set_f64(tab, (size_t)cgf, r, gf);
-            tl_table_set_f64(tab, (size_t)cdm, r, dm);
-            tl_table_set_f64(tab, (size_t)cfb, r, fb);
-            if (cs) tl_table_set_str(tab, (size_t)ccs, r, cs);
-            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, ctb1[i], r, stat_pick(&stb, MS[i]));
-            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, ctf1[i], r, stat_pick(&stf, MS[i]));
-            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ctb2[i], r, stat_pick(&stb, REST[i]));
-            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, ctf2[i], r, stat_pick(&stf, REST[i]));
-            if (any_roof) {
-                if (rb) tl_table_set_str(tab, (size_t)crb, r, rb);
-                tl_table_set_f64(tab, crt, r, rt);
-                for (int i = 0; i < 5; i++) tl_table_set_f64(tab, crp[i], r, stat_pick(&srp, ALL5[i]));
-            }
-        }
-        for (size_t q = 0; q < n; q++) {
-            kl[q].rows = rows[G->m.v[q]].g;
-            kl[q].n = rows[G->m.v[q]].ng;
+            set_first_metrics(tab, r, rows, G, &K, any_roof);
+            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, K.ctb1[i], r, stat_pick(&stb, MS[i]));
+            for (int i = 0; i < 2; i++) tl_table_set_f64(tab, K.ctf1[i], r, stat_pick(&stf, MS[i]));
+            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ctb2[i], r, stat_pick(&stb, REST[i]));
+            for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ctf2[i], r, stat_pick(&stf, REST[i]));
+            if (any_roof)
+                for (int i = 0; i < 5; i++) tl_table_set_f64(tab, K.crp[i], r, stat_pick(&srp, ALL5[i]));
         }
         const char *ks, *kt;
-        pyt_kdetails(c, kl, n, &tab->arena, &ks, &kt);
-        if (ks) tl_table_set_str_ref(tab, cks, r, ks);
-        if (kt) tl_table_set_str_ref(tab, ctr, r, kt);
+        group_kdetails(c, rows, G, kl, &tab->arena, &ks, &kt);
+        if (ks) tl_table_set_str_ref(tab, K.cks, r, ks);
+        if (kt) tl_table_set_str_ref(tab, K.ctr, r, kt);
         const char *pp = NULL;
         for (size_t q = 0; q < n && !pp; q++)
             pp = rows[G->m.v[q]].params_text ? rows[G->m.v[q]].params_text : params_text(&u->a, rows[G->m.v[q]].params);
-        if (pp) tl_table_set_str(tab, cpp, r, pp);
-        tl_table_set_bool(tab, chp, r, R0->has_pm);
-        if (ovf) {
-            if (G->ov_names) tl_table_set_str(tab, (size_t)cov, r, G->ov_names);
-            for (size_t q = 0; q < n; q++) ol[q] = &ovf[G->m.v[q]];
-            const char *os, *ot;
-            pyt_overlap_summary(ol, n, &tab->arena, &os, &ot);
-            tl_table_set_str_ref(tab, cos, r, os);
-            if (ot) tl_table_set_str_ref(tab, cot, r, ot);
-            pyt_stats so;
-            for (size_t q = 0; q < n; q++) tmp[q] = ovf[G->m.v[q]].pct;
-            pyt_stats_of(tmp, n, &so);
-            if (!isnan(so.mean) && isnan(so.std)) so.std = 0.0;
-            for (int i = 0; i < 5; i++) tl_table_set_f64(tab, cop[i], r, pyt_round2(stat_pick(&so, ALL5[i])));
-        }
-        if (cep >= 0) {
+        if (pp) tl_table_set_str(tab, K.cpp, r, pp);
+        tl_table_set_bool(tab, K.chp, r, R0->has_pm);
+        if (ovf) set_overlap_cells(tab, r, G, ovf, ol, tmp, &K);
+        if (K.cep >= 0) {
             /* the first instance's: an op's stack is the same at every call
              * site that shares its arguments in practice */
-            tl_table_set_str(tab, (size_t)cep, r, pyt_entry_point(c, R0->src));
-            tl_table_set_str(tab, (size_t)cstk, r, pyt_call_stack(c, R0->g, R0->ng, &u->a));
+            tl_table_set_str(tab, (size_t)K.cep, r, pyt_entry_point(c, R0->src));
+            tl_table_set_str(tab, (size_t)K.cstk, r, pyt_call_stack(c, R0->g, R0->ng, &u->a));
         }
     }
     free(ol);
-    pyt_add_percentages(tab, ck1[2]);
+    pyt_add_percentages(tab, K.ck1[2]);
     free(kl);
     free(tmp);
     free(ord);
@@ -762,6 +821,81 @@ static int64_t max_uid(const tl_trace *t)
     for (size_t i = 0; i < t->nflows; i++) if (t->f_uid[i] > mx) mx = t->f_uid[i];
     for (size_t i = 0; i < t->nmeta; i++) if (t->m_uid[i] > mx) mx = t->m_uid[i];
     return tot - 1 > mx ? tot - 1 : mx;
+}
+
+/* Synthetic ops (§9.5.2) after rows[0..nr): the GPU events no collected
+ * event covers, orphans per runtime parent first, then kernels with a
+ * cpu_op ancestor, each in UID order. Returns the new row count. */
+static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *covered, const int32_t *lidx)
+{
+    pyt_ctx *c = u->c;
+    size_t n = c->n, nz = n ? n : 1;
+    int64_t next_uid = max_uid(c->t) + 1;
+    TL_VEC(int32_t) orphan_parents = {0};
+    TL_VEC(int32_t) with_cpu = {0};
+    int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
+    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
+    uint8_t *op_seen = tl_xcalloc(nz, 1);
+    for (size_t i = 0; i < n; i++) {
+        if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
+        int32_t a = c->parent[i], cpu = -1;
+        for (int32_t x = a; x >= 0; x = c->parent[x])
+            if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
+        cpu_of[i] = cpu;
+        if (cpu >= 0) tl_vec_push(&with_cpu, (int32_t)i);
+        else if (a >= 0 && !op_seen[a]) { op_seen[a] = 1; tl_vec_push(&orphan_parents, a); }
+    }
+    /* orphans grouped by runtime parent (first-seen order), stable */
+    size_t nop = orphan_parents.n;
+    int32_t *pidx = tl_xmalloc(nz * sizeof *pidx);
+    for (size_t j = 0; j < nop; j++) pidx[orphan_parents.v[j]] = (int32_t)j;
+    size_t *goff = tl_xcalloc(nop + 1, sizeof *goff);
+    size_t norph = 0;
+    for (size_t i = 0; i < n; i++)
+        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i)) {
+            goff[pidx[c->parent[i]] + 1]++;
+            norph++;
+        }
+    for (size_t j = 0; j < nop; j++) goff[j + 1] += goff[j];
+    int32_t *orph = tl_xmalloc((norph ? norph : 1) * sizeof *orph);
+    for (size_t i = 0; i < n; i++)
+        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i))
+            orph[goff[pidx[c->parent[i]]]++] = (int32_t)i;
+    free(goff);
+    free(pidx);
+    tl_buf nb = {0};
+    for (size_t j = 0; j < norph + with_cpu.n; j++) {
+        int32_t gk = j < norph ? orph[j] : with_cpu.v[j - norph];
+        int32_t p = j < norph ? c->parent[gk] : cpu_of[gk];
+        urow *r = &rows[nr++];
+        memset(r, 0, sizeof *r);
+        r->src = p;
+        r->uid = next_uid++;
+        nb.n = 0;
+        tl_buf_puts(&nb, pyt_name(c, p));
+        tl_buf_puts(&nb, "->");
+        tl_buf_puts(&nb, pyt_name(c, gk));
+        tl_buf_puts(&nb, " (Synthetic Op)");
+        tl_buf_putc(&nb, 0);
+        r->name = pyt_intern(c, nb.p);
+        /* QUIRK (§9.5.2): the fallback reads the parent's stale kernel list;
+         * --fix_quirks uses the synthetic op's own kernel */
+        int32_t fk = c->o->fix_quirks ? gk : stored_first_kernel(u, p, lidx);
+        r->cat = pyt_category_name(c, r->name, fk >= 0 ? pyt_name(c, fk) : NULL);
+        r->g = tl_arena_alloc(&u->a, sizeof *r->g);
+        r->g[0] = gk;
+        r->ng = 1;
+        r->dur = pyt_dur(c, p);
+        r->rec = c->recompute ? c->recompute[p] : -1;
+        r->ktime = pyt_busy(c, r->g, 1);
+    }
+    free(orph);
+    tl_buf_free(&nb);
+    tl_vec_free(&orphan_parents);
+    tl_vec_free(&with_cpu);
+    free(cpu_of);
+    free(op_seen);
+    return nr;
 }
 
 int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
@@ -836,73 +970,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         free(g);
         if (build_row(&u, &rows[nr], e, lidx) == 0) nr++;
     }
-    /* synthetic ops (§9.5.2): orphans per runtime parent first, then
-     * kernels with a cpu_op ancestor, each in UID order */
-    int64_t next_uid = max_uid(c->t) + 1;
-    TL_VEC(int32_t) orphan_parents = {0};
-    TL_VEC(int32_t) with_cpu = {0};
-    int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
-    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
-    uint8_t *op_seen = tl_xcalloc(nz, 1);
-    for (size_t i = 0; i < n; i++) {
-        if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
-        int32_t a = c->parent[i], cpu = -1;
-        for (int32_t x = a; x >= 0; x = c->parent[x])
-            if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
-        cpu_of[i] = cpu;
-        if (cpu >= 0) tl_vec_push(&with_cpu, (int32_t)i);
-        else if (a >= 0 && !op_seen[a]) { op_seen[a] = 1; tl_vec_push(&orphan_parents, a); }
-    }
-    /* orphans grouped by runtime parent (first-seen order), stable */
-    size_t nop = orphan_parents.n;
-    int32_t *pidx = tl_xmalloc(nz * sizeof *pidx);
-    for (size_t j = 0; j < nop; j++) pidx[orphan_parents.v[j]] = (int32_t)j;
-    size_t *goff = tl_xcalloc(nop + 1, sizeof *goff);
-    size_t norph = 0;
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i)) {
-            goff[pidx[c->parent[i]] + 1]++;
-            norph++;
-        }
-    for (size_t j = 0; j < nop; j++) goff[j + 1] += goff[j];
-    int32_t *orph = tl_xmalloc((norph ? norph : 1) * sizeof *orph);
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i))
-            orph[goff[pidx[c->parent[i]]]++] = (int32_t)i;
-    free(goff);
-    free(pidx);
-    tl_buf nb = {0};
-    for (size_t j = 0; j < norph + with_cpu.n; j++) {
-        int32_t gk = j < norph ? orph[j] : with_cpu.v[j - norph];
-        int32_t p = j < norph ? c->parent[gk] : cpu_of[gk];
-        urow *r = &rows[nr++];
-        memset(r, 0, sizeof *r);
-        r->src = p;
-        r->uid = next_uid++;
-        nb.n = 0;
-        tl_buf_puts(&nb, pyt_name(c, p));
-        tl_buf_puts(&nb, "->");
-        tl_buf_puts(&nb, pyt_name(c, gk));
-        tl_buf_puts(&nb, " (Synthetic Op)");
-        tl_buf_putc(&nb, 0);
-        r->name = pyt_intern(c, nb.p);
-        /* QUIRK (§9.5.2): the fallback reads the parent's stale kernel list;
-         * --fix_quirks uses the synthetic op's own kernel */
-        int32_t fk = c->o->fix_quirks ? gk : stored_first_kernel(&u, p, lidx);
-        r->cat = pyt_category_name(c, r->name, fk >= 0 ? pyt_name(c, fk) : NULL);
-        r->g = tl_arena_alloc(&u.a, sizeof *r->g);
-        r->g[0] = gk;
-        r->ng = 1;
-        r->dur = pyt_dur(c, p);
-        r->rec = c->recompute ? c->recompute[p] : -1;
-        r->ktime = pyt_busy(c, r->g, 1);
-    }
-    free(orph);
-    tl_buf_free(&nb);
-    tl_vec_free(&orphan_parents);
-    tl_vec_free(&with_cpu);
-    free(cpu_of);
-    free(op_seen);
+    nr = add_synthetic_rows(&u, rows, nr, covered, lidx);
     free(covered);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));

@@ -21,6 +21,9 @@ static int parse(const uint8_t *data, size_t size, int parts, tl_err *err, size_
     int rc = tl_source_open_mem(data, size, "fuzz", &src, err);
     if (rc) return rc;
     tl_source_set_parts(src, parts);
+    /* the parallel parse must give what the serial one gives, whatever its
+     * cut guesses: cut even tiny inputs */
+    tl_source_set_split(src, 16, 0);
     tl_build *b = tl_build_new();
     rc = tl_read_kineto(src, "fuzz", b, err);
     if (rc == 0) rc = tl_build_tree(b, err);
@@ -32,9 +35,6 @@ static int parse(const uint8_t *data, size_t size, int parts, tl_err *err, size_
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    /* The parallel parse (kineto_split.c) must give what the serial one
-     * gives, whatever its cut guesses: cut even tiny inputs. */
-    setenv("TRACELENS_SPLIT_MIN", "16", 1);
     tl_err err = {0}, err4 = {0};
     size_t n1, n4;
     int rc1 = parse(data, size, 1, &err, &n1);

@@ -153,7 +153,7 @@ int main(void)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     system(cmd);
     /* A 256 KiB map forces several MDB_MAP_FULL growths below. */
-    setenv("TRACELENS_MAPSIZE", "262144", 1);
+    tl_store_set_initial_mapsize(262144);
     tl_store *s;
     tl_err err = {0};
     CHECK_EQ_I(tl_store_open(dir, &s, &err), 0);
