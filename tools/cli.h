@@ -64,6 +64,9 @@ const char *tl_cli_value(const tl_cli_args *p, size_t k);
 /* Does word (an option as written, maybe abbreviated) take the next word
  * as its value? For dispatchers that look for the positional argument. */
 int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word);
+/* The option word (without '=') names, exactly or by a unique prefix: its
+ * index into opts, or -1. */
+int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word);
 
 /* ---- the command table (tools/tracelens.c) ---- */
 

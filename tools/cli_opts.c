@@ -129,11 +129,17 @@ const char *tl_cli_value(const tl_cli_args *p, size_t k)
     return p->argv[p->first + (int)k];
 }
 
-int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word)
+int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word)
 {
-    if (strchr(word, '=') || !is_option_word(word)) return 0;
+    if (strchr(word, '=') || !is_option_word(word)) return -1;
     tl_cli_args p;
     tl_cli_args_init(&p, 0, NULL, opts, nopts);
     int k = match(&p, word, strlen(word));
+    return k >= 0 ? k : -1;
+}
+
+int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word)
+{
+    int k = tl_cli_match(opts, nopts, word);
     return k >= 0 && opts[k].arg == TL_CLI_VALUE;
 }

@@ -40,6 +40,10 @@ static const tl_cli_opt VALUE_OPTS[] = {
 };
 #define NVALUE_OPTS (sizeof VALUE_OPTS / sizeof *VALUE_OPTS)
 
+/* The output flags of `tracelens report`, renamed to the reference's for
+ * the rocprofv3 and JAX reports. */
+static const tl_cli_opt SHORT_OUTPUTS[] = {{"--xlsx", TL_CLI_VALUE}, {"--csv-dir", TL_CLI_VALUE}};
+
 static int takes_value(const char *a) { return tl_cli_takes_next(VALUE_OPTS, NVALUE_OPTS, a); }
 
 static char *catalog_format(const char *cat)
@@ -117,9 +121,8 @@ int tl_cmd_report(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (a[0] == '-' && a[1]) {
-            if (!strcmp(a, "--xlsx")) sub[n++] = (char *)"--output_xlsx_path";
-            else if (!strcmp(a, "--csv-dir")) sub[n++] = (char *)"--output_csvs_dir";
-            else sub[n++] = (char *)a;
+            int k = tl_cli_match(SHORT_OUTPUTS, 2, a);
+            sub[n++] = k == 0 ? (char *)"--output_xlsx_path" : k == 1 ? (char *)"--output_csvs_dir" : (char *)a;
             if (takes_value(a) && i + 1 < argc) sub[n++] = argv[++i];
             continue;
         }

@@ -469,8 +469,6 @@ static int cmp_ugrp_kl(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-/* pairs: NULL, or the report's output receiving the (GPU UID, summary row)
- * pairs of --comparison_json_path. */
 /* The columns of unified_perf_summary(_kl_overlap), by what they hold. */
 typedef struct ucols {
     size_t cn, ccat, cpn, cpl, ctn, cd, cty, cst, cci, cex, ccount, ctot, cmean, cstd;
@@ -658,6 +656,9 @@ static void group_stats(const urow *rows, const ugrp *G, double *tmp, pyt_stats 
     pyt_stats_of(tmp, n, srp);
 }
 
+/* unified_perf_summary (ovf NULL) or unified_perf_summary_kl_overlap of
+ * rows. pairs: NULL, or the report's output receiving the (GPU UID,
+ * summary row) pairs of --comparison_json_path. */
 static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, tl_pyt_sheets *pairs)
 {
     pyt_ctx *c = u->c;
