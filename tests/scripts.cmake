@@ -38,3 +38,8 @@ tl_script_test(golden.collective ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_co
 if(TARGET tracegen)
   tl_script_test(ingest.split_parse ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_parse.py ${CMAKE_BINARY_DIR} ${TL_DATA})
 endif()
+
+# The layout's rules (docs/ARCHITECTURE.md): includes point down the layers,
+# no include or call loop between files, no function over 150 lines.
+tl_script_test(layout.layers ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-layers.py ${CMAKE_BINARY_DIR})
+tl_script_test(layout.function_length ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-function-length.py)
