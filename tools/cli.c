@@ -93,3 +93,8 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
     }
     return TL_EXIT_OK;
 }
+
+int tl_cli_exit_for(int code, int fallback)
+{
+    return code == TL_ESTORE || code == TL_EVERSION ? TL_EXIT_STORE : fallback;
+}

@@ -126,6 +126,10 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
 
 /* Writes sheets: every table into csv_dir (if not NULL) as <name>.csv, and
  * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
+/* The exit code of a command whose library call failed with `code`:
+ * TL_EXIT_STORE when the store is damaged or of another version
+ * (TL_ESTORE, TL_EVERSION; `tracelens check` says more), else fallback. */
+int tl_cli_exit_for(int code, int fallback);
 int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path);
 
 /* Graph-replay merge (tools/cmd_split.c): ingests the capture traces of

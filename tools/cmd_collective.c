@@ -749,7 +749,7 @@ int tl_cmd_collective(int argc, char **argv)
     double t0 = tl_now();
     if (tl_coll_report(s, ids, nranks, &o, &sh, &sum, &err)) {
         fprintf(stderr, "%s: %s\n", err.code == TL_EFORMAT ? "ValueError" : prog, err.msg);
-        rc = err.code == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
+        rc = err.code == TL_EUSAGE ? TL_EXIT_USAGE : tl_cli_exit_for(err.code, TL_EXIT_FAIL);
         free(ids);
         tl_store_close(s);
         goto out;

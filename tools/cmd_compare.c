@@ -198,7 +198,7 @@ static int load_trace_report(tl_store **store, const char *db, input *in)
     if (tl_trace_load(r, id, &t, &err)) {
         fprintf(stderr, "tracelens compare: %s: %s\n", in->arg, err.msg);
         tl_reader_close(r);
-        return TL_EXIT_FAIL;
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
     tl_pyt_opts o;
     tl_pyt_opts_default(&o);

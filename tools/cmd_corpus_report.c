@@ -178,7 +178,7 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     double t0 = tl_now();
     if (tl_corpus_report(s, ids, ranks, n, &o, &sh, &st, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return TL_EXIT_FAIL;
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
     double dt = tl_now() - t0;
     int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);

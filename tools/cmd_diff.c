@@ -229,7 +229,7 @@ int tl_cmd_diff(int argc, char **argv)
         if (code) break;
         if (tl_trace_load(r[k], id, &t[k], &err)) {
             fprintf(stderr, "tracelens diff: %s: %s\n", pos[k], err.msg);
-            code = TL_EXIT_FAIL;
+            code = tl_cli_exit_for(err.code, TL_EXIT_FAIL);
         }
     }
     if (!code) {

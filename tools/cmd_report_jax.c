@@ -221,7 +221,7 @@ int tl_cmd_report_jax(int argc, char **argv)
     if (code) goto out;
     if (tl_trace_load(r, id, &t, &err)) {
         fprintf(stderr, "%s: %s\n", self, err.msg);
-        code = TL_EXIT_FAIL;
+        code = tl_cli_exit_for(err.code, TL_EXIT_FAIL);
         goto out;
     }
     if (!t->format || strcmp(t->format, "xplane")) {

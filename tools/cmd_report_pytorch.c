@@ -564,7 +564,7 @@ static int load_kineto(tl_reader *r, uint64_t id, tl_trace_cols cols, const char
     tl_err err = {0};
     if (tl_trace_load_cols(r, id, cols, t, &err)) {
         fprintf(stderr, "tracelens: %s: %s\n", what, err.msg);
-        return TL_EXIT_FAIL;
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
     if (strcmp((*t)->format, "kineto") != 0) {
         fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", what, (*t)->format);
@@ -612,7 +612,7 @@ static int load(pyt_cli *c, pyt_run *u)
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
     if (tl_trace_load_cols(u->r, id, cols, &u->t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return TL_EXIT_FAIL;
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
     tl_mem_mark("loaded");
     if (strcmp(u->t->format, "kineto") != 0) {

@@ -249,7 +249,7 @@ int tl_cmd_report_rocprof(int argc, char **argv)
     }
     if (tl_trace_load(r, id, &t, &err)) {
         fprintf(stderr, "Error loading rocprof data: %s\n", err.msg);
-        rc = TL_EXIT_FAIL;
+        rc = tl_cli_exit_for(err.code, TL_EXIT_FAIL);
         goto out;
     }
     if (tl_rocprof_report(t, &o, &res, &err)) {

@@ -56,8 +56,11 @@ int aq_tctx_chunks(aq_tctx *x, const char *col, const aq_chunks **out, tl_err *e
         if (!strcmp(x->cache[i].name, col)) { *out = &x->cache[i].ch; return TL_OK; }
     if (x->ncache == (int)(sizeof x->cache / sizeof *x->cache))
         return tl_errf(err, TL_EUSAGE, "too many columns in one query");
+    int rc = aq_tctx_dict(x, err);
+    if (rc) return rc;
     chunk_acc acc = {0};
-    int rc = tl_reader_column_chunks(x->r, x->t->id, TL_T_EVENTS, col, chunk_cb, &acc, err);
+    tl_trace_bounds b = {x->t->events > 0 ? (uint64_t)x->t->events : 0, x->dict.n};
+    rc = tl_trace_column_chunks(x->r, x->t->id, col, &b, chunk_cb, &acc, err);
     if (rc) { tl_vec_free(&acc.v); return rc; }
     aq_chunks *c = &x->cache[x->ncache].ch;
     x->cache[x->ncache].name = col;
@@ -75,9 +78,6 @@ int aq_tctx_chunks(aq_tctx *x, const char *col, const aq_chunks **out, tl_err *e
     c->type = acc.v.n ? acc.v.v[0].type : TL_CT_U8;
     tl_vec_free(&acc.v);
     x->ncache++;
-    /* The catalog's event count and the columns must agree; trust the
-     * shorter so a damaged record can never make us read past a column. */
-    if (row < x->nrows) x->nrows = row;
     *out = c;
     return TL_OK;
 }

@@ -6,17 +6,291 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int load(tl_trace *t, const char *table, const char *col, const void **dst, int optional,
-                tl_err *err)
+/* ---- the column table ----------------------------------------------------
+ * Every column a load reads is defined here, once: its store name
+ * (ingest/schema.h), type, where tl_trace keeps it, whether a store may
+ * lack it, the value that means "none" in it, and what its values must
+ * satisfy. The checks are what the reports index with: a value that fails
+ * one would make them read outside an array. */
+
+/* What a column's values must satisfy. */
+typedef enum col_check {
+    CK_ANY,   /* any value */
+    CK_STR,   /* a string id below the dictionary size */
+    CK_ROW,   /* an events row, or -1 */
+    CK_KIND,  /* a tl_kind */
+    CK_ASC,   /* strictly ascending (uids: rows are in file order) */
+    CK_IDSTR, /* a string id where the row's idflags has a bit of `idmask` */
+} col_check;
+
+typedef struct coldef {
+    const char *name;
+    tl_ctype type;
+    size_t off;      /* of the column's pointer in tl_trace */
+    int optional;    /* stores may lack it (the pointer stays NULL) */
+    int64_t none;    /* the value that means "no value" */
+    col_check check;
+    uint8_t idmask;   /* CK_IDSTR: the idflags bit saying the value is a string id */
+} coldef;
+
+#define COL(nm, f, ty, opt, none, ck, bit) {nm, TL_CT_##ty, offsetof(tl_trace, f), opt, none, ck, bit}
+#define EV(c, f, ty, opt, none, ck, bit) [TL_TCI_##c] = COL(TL_C_##c, f, ty, opt, none, ck, bit)
+/* string ids: 0 is the absent value (ingest/builder.c) */
+static const coldef EVENT_COLS[TL_TCI_N] = {
+    EV(UID, uid, U32, 0, 0, CK_ASC, 0),          EV(TS, ts, I64, 0, TL_NONE, CK_ANY, 0),
+    EV(DUR, dur, I64, 0, TL_NONE, CK_ANY, 0),     EV(NAME, name, U32, 0, 0, CK_STR, 0),
+    EV(CAT, cat, U32, 0, 0, CK_STR, 0),           EV(KIND, kind, U8, 0, TL_K_OTHER, CK_KIND, 0),
+    EV(PID, pid, I64, 0, TL_NONE, CK_IDSTR, 1),   EV(TID, tid, I64, 0, TL_NONE, CK_IDSTR, 2),
+    EV(IDFLAGS, idflags, U8, 0, 0, CK_ANY, 0),    EV(CORR, corr, I64, 0, TL_NONE, CK_ANY, 0),
+    EV(EXTID, ext_id, I64, 0, TL_NONE, CK_ANY, 0), EV(STREAM, stream, I64, 0, TL_NONE, CK_ANY, 0),
+    EV(DEVICE, device, I64, 0, TL_NONE, CK_ANY, 0), EV(SEQ, seq, I64, 0, TL_NONE, CK_ANY, 0),
+    EV(FWDTID, fwd_tid, I64, 0, TL_NONE, CK_ANY, 0), EV(INDIMS, in_dims, U32, 0, 0, CK_STR, 0),
+    EV(INTYPE, in_type, U32, 0, 0, CK_STR, 0),    EV(INSTRIDES, in_strides, U32, 0, 0, CK_STR, 0),
+    EV(CONCRETE, concrete, U32, 0, 0, CK_STR, 0), EV(GRID, grid, U32, 0, 0, CK_STR, 0),
+    EV(BLOCK, block, U32, 0, 0, CK_STR, 0),       EV(PARENT, parent, I32, 1, -1, CK_ROW, 0),
+    EV(PARENT_PY, parent_py, I32, 1, -1, CK_ROW, 0), EV(LAUNCHER, launcher, I32, 1, -1, CK_ROW, 0),
+    EV(LINKED, linked, U8, 1, 0, CK_ANY, 0),
+};
+#undef EV
+static const coldef FLOW_COLS[] = {
+    COL(TL_C_UID, f_uid, U32, 0, 0, CK_ANY, 0),       COL(TL_C_CAT, f_cat, U32, 0, 0, CK_STR, 0),
+    COL(TL_C_NAME, f_name, U32, 0, 0, CK_STR, 0),     COL(TL_C_F_PH, f_ph, U8, 0, 0, CK_ANY, 0),
+    COL(TL_C_IDFLAGS, f_idflags, U8, 0, 0, CK_ANY, 0), COL(TL_C_F_ID, f_id, I64, 0, TL_NONE, CK_ANY, 0),
+    COL(TL_C_PID, f_pid, I64, 0, TL_NONE, CK_IDSTR, 1), COL(TL_C_TID, f_tid, I64, 0, TL_NONE, CK_IDSTR, 2),
+    COL(TL_C_TS, f_ts, I64, 0, TL_NONE, CK_ANY, 0),
+};
+static const coldef META_COLS[] = {
+    COL(TL_C_UID, m_uid, U32, 0, 0, CK_ANY, 0),        COL(TL_C_NAME, m_name, U32, 0, 0, CK_STR, 0),
+    COL(TL_C_PID, m_pid, I64, 0, TL_NONE, CK_IDSTR, 1), COL(TL_C_TID, m_tid, I64, 0, TL_NONE, CK_IDSTR, 2),
+    COL(TL_C_IDFLAGS, m_idflags, U8, 0, 0, CK_ANY, 0),
+};
+#undef COL
+#define NCOLS(a) (sizeof a / sizeof *a)
+
+/* ---- checks ---------------------------------------------------------------- */
+
+/* What one column's values are checked against. */
+typedef struct check_in {
+    uint64_t rows;          /* events rows (CK_ROW) */
+    uint64_t dict_n;        /* dictionary size (CK_STR, CK_IDSTR) */
+    const uint8_t *idflags; /* the table's idflags, same rows (CK_IDSTR) */
+    int64_t prev;           /* CK_ASC: the value before this chunk (-1: none) */
+} check_in;
+
+static int value_bad(const coldef *d, const void *data, size_t i, const check_in *c)
 {
-    tl_colview v;
-    int rc = tl_reader_column(t->reader, t->id, table, col, &v, err);
-    if (rc) {
-        if (optional && rc == TL_ENOTFOUND) { *dst = NULL; return 0; }
-        return rc;
+    switch (d->check) {
+    case CK_STR: return ((const uint32_t *)data)[i] >= c->dict_n;
+    case CK_ROW: return (uint64_t)((uint32_t)((const int32_t *)data)[i] + 1u) > c->rows;
+    case CK_KIND: return ((const uint8_t *)data)[i] >= TL_K_COUNT;
+    case CK_ASC: return (int64_t)((const uint32_t *)data)[i] <= (i ? ((const uint32_t *)data)[i - 1] : c->prev);
+    case CK_IDSTR: return (c->idflags[i] & d->idmask) && (uint64_t)((const int64_t *)data)[i] >= c->dict_n;
+    default: return 0;
     }
-    *dst = v.data;
-    return 0;
+}
+
+static size_t first_bad(const coldef *d, const void *data, size_t n, const check_in *c)
+{
+    size_t i = 0;
+    while (i < n && !value_bad(d, data, i, c)) i++;
+    return i;
+}
+
+/* The checks below run in blocks of a fixed length, which GCC vectorizes
+ * at -O2 (its cheap cost model takes loops of known trip count only): the
+ * load's cost is one pass over memory just decoded. */
+#define CHECK_BLOCK 64
+
+static int u32_at_least(const uint32_t *v, size_t n, uint64_t lim)
+{
+    if (lim > UINT32_MAX) return 0;
+    uint32_t l = (uint32_t)lim, bad = 0;
+    size_t i = 0;
+    for (; i + CHECK_BLOCK <= n; i += CHECK_BLOCK) {
+        uint32_t b = 0;
+        for (size_t k = 0; k < CHECK_BLOCK; k++) b |= v[i + k] >= l;
+        bad |= b;
+    }
+    for (; i < n; i++) bad |= v[i] >= l;
+    return bad != 0;
+}
+
+static int u8_at_least(const uint8_t *v, size_t n, uint8_t lim)
+{
+    uint8_t bad = 0;
+    size_t i = 0;
+    for (; i + CHECK_BLOCK <= n; i += CHECK_BLOCK) {
+        uint8_t b = 0;
+        for (size_t k = 0; k < CHECK_BLOCK; k++) b |= v[i + k] >= lim;
+        bad |= b;
+    }
+    for (; i < n; i++) bad |= v[i] >= lim;
+    return bad != 0;
+}
+
+/* any value neither -1 nor below rows */
+static int rows_bad(const int32_t *v, size_t n, uint64_t rows)
+{
+    uint32_t r = rows > UINT32_MAX ? UINT32_MAX : (uint32_t)rows, bad = 0;
+    size_t i = 0;
+    for (; i + CHECK_BLOCK <= n; i += CHECK_BLOCK) {
+        uint32_t b = 0;
+        for (size_t k = 0; k < CHECK_BLOCK; k++) b |= (uint32_t)v[i + k] + 1u > r;
+        bad |= b;
+    }
+    for (; i < n; i++) bad |= (uint32_t)v[i] + 1u > r;
+    return bad != 0;
+}
+
+static int not_ascending(const uint32_t *v, size_t n, int64_t prev)
+{
+    uint32_t bad = (int64_t)v[0] <= prev;
+    size_t i = 1;
+    for (; i + CHECK_BLOCK <= n; i += CHECK_BLOCK) {
+        uint32_t b = 0;
+        for (size_t k = 0; k < CHECK_BLOCK; k++) b |= v[i + k] <= v[i + k - 1];
+        bad |= b;
+    }
+    for (; i < n; i++) bad |= v[i] <= v[i - 1];
+    return bad != 0;
+}
+
+/* any value at or above lim in a row whose flags have a bit of mask (pid
+ * and tid string ids): blocks with no such row, the common case, cost one
+ * pass over the flags */
+static int ids_bad(const int64_t *v, const uint8_t *flags, uint8_t mask, size_t n, uint64_t lim)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i += CHECK_BLOCK) {
+        size_t m = n - i < CHECK_BLOCK ? n - i : CHECK_BLOCK;
+        uint8_t any = 0;
+        if (m == CHECK_BLOCK)
+            for (size_t k = 0; k < CHECK_BLOCK; k++) any |= flags[i + k];
+        else
+            for (size_t k = 0; k < m; k++) any |= flags[i + k];
+        if (!(any & mask)) continue;
+        for (size_t k = 0; k < m; k++) bad |= (flags[i + k] & mask) && (uint64_t)v[i + k] >= lim;
+    }
+    return bad;
+}
+
+/* Whether any of n values fails the column's check. */
+static int any_bad(const coldef *d, const void *data, size_t n, const check_in *c)
+{
+    if (!n) return 0;
+    switch (d->check) {
+    case CK_STR: return u32_at_least(data, n, c->dict_n);
+    case CK_ROW: return rows_bad(data, n, c->rows);
+    case CK_KIND: return u8_at_least(data, n, TL_K_COUNT);
+    case CK_ASC: return not_ascending(data, n, c->prev);
+    case CK_IDSTR: return ids_bad(data, c->idflags, d->idmask, n, c->dict_n);
+    default: return 0;
+    }
+}
+
+/* What a value of the column must be, for messages. */
+static void expect_text(const coldef *d, const check_in *c, char *buf, size_t n)
+{
+    switch (d->check) {
+    case CK_STR: case CK_IDSTR:
+        snprintf(buf, n, "a string id below the dictionary size %llu", (unsigned long long)c->dict_n);
+        break;
+    case CK_ROW: snprintf(buf, n, "-1 or a row below %llu", (unsigned long long)c->rows); break;
+    case CK_KIND: snprintf(buf, n, "a kind below %d", TL_K_COUNT); break;
+    case CK_ASC: snprintf(buf, n, "above the previous row's (uids ascend)"); break;
+    default: snprintf(buf, n, "valid"); break;
+    }
+}
+
+/* TL_ESTORE for a column of trace id that fails a check: the message names
+ * the trace, table and column (what: the finding). */
+static int col_damaged(tl_err *err, uint64_t id, const char *table, const char *col, const char *what)
+{
+    char hex[17];
+    tl_id_format(id, hex);
+    return tl_errf(err, TL_ESTORE,
+                   "trace %s, table %s, column %s: %s; the store is damaged or was written by another "
+                   "program: run `tracelens check`", hex, table, col, what);
+}
+
+/* Checks n values of a column (rows base.. of its table); TL_ESTORE
+ * naming the first bad row. */
+static int check_values(uint64_t id, const char *table, const coldef *d, const void *data, size_t n,
+                        uint64_t base, const check_in *c, tl_err *err)
+{
+    if (d->check == CK_ANY || !any_bad(d, data, n, c)) return TL_OK;
+    size_t i = first_bad(d, data, n, c);
+    int64_t v = d->type == TL_CT_U8 ? ((const uint8_t *)data)[i]
+              : d->type == TL_CT_I32 ? ((const int32_t *)data)[i]
+              : d->type == TL_CT_U32 ? ((const uint32_t *)data)[i] : ((const int64_t *)data)[i];
+    char want[96], what[192];
+    expect_text(d, c, want, sizeof want);
+    snprintf(what, sizeof what, "row %llu holds %lld, not %s", (unsigned long long)(base + i), (long long)v, want);
+    return col_damaged(err, id, table, d->name, what);
+}
+
+/* ---- loading ----------------------------------------------------------------- */
+
+static const void **col_ptr(tl_trace *t, const coldef *d) { return (const void **)((char *)t + d->off); }
+
+/* Reads one column of `rows` rows into t: into a block of its own when
+ * own is not NULL (*own gets it), else as the reader's view. An optional
+ * column a store lacks leaves the pointer NULL. */
+static int load_col(tl_trace *t, const char *table, const coldef *d, uint64_t rows, void **own, tl_err *err)
+{
+    const void **dst = col_ptr(t, d);
+    int rc;
+    if (own) {
+        size_t w = tl_ctype_size(d->type);
+        void *buf = tl_xmalloc((rows ? rows : 1) * w);
+        rc = tl_reader_column_into(t->reader, t->id, table, d->name, buf, w, rows, err);
+        if (rc) free(buf);
+        else *dst = *own = buf;
+    } else {
+        tl_colview v;
+        rc = tl_reader_column(t->reader, t->id, table, d->name, &v, err);
+        if (!rc && v.type != d->type) {
+            char what[96];
+            snprintf(what, sizeof what, "holds %s values, not %s", tl_ctype_name(v.type), tl_ctype_name(d->type));
+            return col_damaged(err, t->id, table, d->name, what);
+        }
+        if (!rc && v.n != rows) {
+            char what[96];
+            snprintf(what, sizeof what, "has %llu rows, not the catalog's %llu", (unsigned long long)v.n,
+                     (unsigned long long)rows);
+            return col_damaged(err, t->id, table, d->name, what);
+        }
+        if (!rc) *dst = v.data;
+    }
+    return rc == TL_ENOTFOUND && d->optional ? TL_OK : rc;
+}
+
+/* Checks the loaded columns of one table (those in `which`, a bit per
+ * entry of cols) against the trace; idflags: the table's. */
+static int check_table(tl_trace *t, const char *table, const coldef *cols, size_t ncols, uint64_t which,
+                       uint64_t rows, const uint8_t *idflags, tl_err *err)
+{
+    check_in c = {.rows = t->n, .dict_n = t->dict.n, .idflags = idflags, .prev = -1};
+    for (size_t i = 0; i < ncols; i++) {
+        const void *data = *col_ptr(t, &cols[i]);
+        if (!(which >> i & 1) || !data || (cols[i].check == CK_IDSTR && !idflags)) continue;
+        int rc = check_values(t->id, table, &cols[i], data, rows, 0, &c, err);
+        if (rc) return rc;
+    }
+    return TL_OK;
+}
+
+/* Loads and checks the columns of one table (a bit per entry of cols in
+ * which; own: an array of blocks for TL_TC_OWNED, else NULL). */
+static int load_table(tl_trace *t, const char *table, const coldef *cols, size_t ncols, uint64_t which,
+                      uint64_t rows, void **own, const uint8_t *const *idflags, tl_err *err)
+{
+    for (size_t i = 0; i < ncols; i++) {
+        if (!(which >> i & 1)) continue;
+        int rc = load_col(t, table, &cols[i], rows, own ? &own[i] : NULL, err);
+        if (rc) return rc;
+    }
+    return check_table(t, table, cols, ncols, which, rows, *idflags, err);
 }
 
 static const char *json_str_field(tl_arena *a, const char *json, const char *key)
@@ -28,81 +302,59 @@ static const char *json_str_field(tl_arena *a, const char *json, const char *key
     return s;
 }
 
-int tl_trace_load_head(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
+static uint64_t catalog_count(const char *catalog, const char *key)
+{
+    int64_t v = 0;
+    tl_args_get_i64(catalog, strlen(catalog), key, &v);
+    return v > 0 ? (uint64_t)v : 0;
+}
+
+/* The catalog (and format), the dictionary, the counts and the metadata table. */
+static int load_head(tl_trace *t, tl_err *err)
+{
+    int rc = tl_reader_catalog(t->reader, t->id, &t->catalog, err);
+    if (rc) return rc;
+    t->format = json_str_field(&t->arena, t->catalog, "format");
+    if (!t->format) t->format = "kineto";
+    if ((rc = tl_reader_dict(t->reader, t->id, &t->dict, err))) return rc;
+    t->n = catalog_count(t->catalog, "events");
+    t->nmeta = catalog_count(t->catalog, "meta_events");
+    if (!t->nmeta) return TL_OK;
+    rc = load_table(t, TL_T_META, META_COLS, NCOLS(META_COLS), ((uint64_t)1 << NCOLS(META_COLS)) - 1, t->nmeta,
+                    NULL, &t->m_idflags, err);
+    if (rc) return rc;
+    if ((rc = tl_reader_column(t->reader, t->id, TL_T_META, TL_C_ARGS, &t->m_args, err))) return rc;
+    if (t->m_args.n != t->nmeta) return col_damaged(err, t->id, TL_T_META, TL_C_ARGS, "row count differs from the catalog's");
+    return TL_OK;
+}
+
+int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
 {
     *out = NULL;
     tl_trace *t = tl_xcalloc(1, sizeof *t);
     t->id = id;
     t->reader = r;
     tl_arena_init(&t->arena, 1 << 16);
-    int rc = tl_reader_catalog(r, id, &t->catalog, err);
-    if (rc) goto fail;
-    t->format = json_str_field(&t->arena, t->catalog, "format");
-    if (!t->format) t->format = "kineto";
-    rc = tl_reader_dict(r, id, &t->dict, err);
-    if (rc) goto fail;
-    int64_t nev = 0, nm = 0;
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "events", &nev);
-    tl_args_get_i64(t->catalog, strlen(t->catalog), "meta_events", &nm);
-    t->n = nev > 0 ? (size_t)nev : 0;
-    t->nmeta = nm > 0 ? (size_t)nm : 0;
-    if (t->nmeta) {
-#define M(col, field) if ((rc = load(t, TL_T_META, col, (const void **)&t->field, 0, err))) goto fail
-        M(TL_C_UID, m_uid); M(TL_C_NAME, m_name); M(TL_C_PID, m_pid); M(TL_C_TID, m_tid);
-        M(TL_C_IDFLAGS, m_idflags);
-#undef M
-        rc = tl_reader_column(r, id, TL_T_META, TL_C_ARGS, &t->m_args, err);
-        if (rc) goto fail;
+    int rc = load_head(t, err);
+    /* pid and tid are string ids where idflags says so */
+    if (cols & (TL_TC(PID) | TL_TC(TID))) cols |= TL_TC(IDFLAGS);
+    if (!rc && t->n)
+        rc = load_table(t, TL_T_EVENTS, EVENT_COLS, TL_TCI_N, cols & TL_TC_EVENTS, t->n,
+                        (cols & TL_TC_OWNED) ? t->owned : NULL, &t->idflags, err);
+    t->nflows = (cols & TL_TC_FLOWS) ? catalog_count(t->catalog ? t->catalog : "", "flows") : 0;
+    if (!rc && t->nflows)
+        rc = load_table(t, TL_T_FLOWS, FLOW_COLS, NCOLS(FLOW_COLS), ((uint64_t)1 << NCOLS(FLOW_COLS)) - 1,
+                        t->nflows, NULL, &t->f_idflags, err);
+    if (rc) {
+        tl_trace_free(t);
+        return rc;
     }
-    *out = t;
-    return TL_OK;
-fail:
-    tl_trace_free(t);
-    return rc;
-}
-
-int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
-{
-    tl_trace *t;
-    int rc = tl_trace_load_head(r, id, &t, err);
-    if (rc) return rc;
-    int all = cols == TL_TRACE_ALL;
-    if (t->n) {
-#define L(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 0, err))) goto fail
-#define LO(col, field) if ((rc = load(t, TL_T_EVENTS, col, (const void **)&t->field, 1, err))) goto fail
-        L(TL_C_UID, uid); L(TL_C_TS, ts); L(TL_C_DUR, dur); L(TL_C_NAME, name); L(TL_C_CAT, cat);
-        L(TL_C_KIND, kind); L(TL_C_PID, pid); L(TL_C_TID, tid); L(TL_C_IDFLAGS, idflags);
-        L(TL_C_CORR, corr); L(TL_C_EXTID, ext_id); L(TL_C_STREAM, stream);
-        L(TL_C_SEQ, seq); L(TL_C_INDIMS, in_dims); L(TL_C_INTYPE, in_type);
-        L(TL_C_INSTRIDES, in_strides); L(TL_C_CONCRETE, concrete);
-        LO(TL_C_PARENT, parent); LO(TL_C_PARENT_PY, parent_py); LO(TL_C_LAUNCHER, launcher);
-        if (all) {
-            L(TL_C_DEVICE, device); L(TL_C_FWDTID, fwd_tid); L(TL_C_GRID, grid); L(TL_C_BLOCK, block);
-            LO(TL_C_LINKED, linked);
-        }
-#undef L
-#undef LO
-        /* args (the largest column) is decoded on first use: most
-         * reports never read it. */
-    }
-    int64_t nf = 0;
-    if (all) tl_args_get_i64(t->catalog, strlen(t->catalog), "flows", &nf);
-    t->nflows = nf > 0 ? (size_t)nf : 0;
-    if (t->nflows) {
-#define F(col, field) if ((rc = load(t, TL_T_FLOWS, col, (const void **)&t->field, 0, err))) goto fail
-        F(TL_C_UID, f_uid); F(TL_C_CAT, f_cat); F(TL_C_NAME, f_name); F(TL_C_F_PH, f_ph);
-        F(TL_C_IDFLAGS, f_idflags); F(TL_C_F_ID, f_id); F(TL_C_PID, f_pid); F(TL_C_TID, f_tid);
-        F(TL_C_TS, f_ts);
-#undef F
-    }
-    /* the columns are decoded (or used in place, faulting back in when
-     * read): the compressed pages need not stay resident */
+    /* args (the largest column) is decoded on first use: most reports
+     * never read it. The columns are decoded (or used in place, faulting
+     * back in when read): the compressed pages need not stay resident. */
     tl_reader_drop_resident(r);
     *out = t;
     return TL_OK;
-fail:
-    tl_trace_free(t);
-    return rc;
 }
 
 int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
@@ -110,13 +362,73 @@ int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err)
     return tl_trace_load_cols(r, id, TL_TRACE_ALL, out, err);
 }
 
+void tl_trace_drop_columns(tl_trace *t)
+{
+    for (int i = 0; i < TL_TCI_N; i++) {
+        if (!t->owned[i]) continue;
+        *col_ptr(t, &EVENT_COLS[i]) = NULL;
+        free(t->owned[i]);
+        t->owned[i] = NULL;
+    }
+}
+
 void tl_trace_free(tl_trace *t)
 {
     if (!t) return;
+    tl_trace_drop_columns(t);
     tl_arena_free(&t->arena);
     free(t);
 }
 
+/* ---- chunk-wise walks ---------------------------------------------------------- */
+
+typedef struct chunk_walk {
+    const coldef *d;   /* NULL: a column the table does not define */
+    uint64_t id, rows; /* rows walked so far */
+    check_in c;
+    int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v);
+    void *ctx;
+    int stopped;       /* cb stopped the walk */
+    int rc;            /* a failed check */
+    tl_err *err;
+} chunk_walk;
+
+static int checked_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    chunk_walk *w = ctx;
+    if (w->d && v->type != w->d->type) {
+        char what[96];
+        snprintf(what, sizeof what, "chunk %u holds %s values, not %s", chunk, tl_ctype_name(v->type),
+                 tl_ctype_name(w->d->type));
+        w->rc = col_damaged(w->err, w->id, TL_T_EVENTS, w->d->name, what);
+        return 1;
+    }
+    if (w->d && (w->rc = check_values(w->id, TL_T_EVENTS, w->d, v->data, (size_t)v->n, w->rows, &w->c, w->err)))
+        return 1;
+    if (w->d && w->d->check == CK_ASC && v->n) w->c.prev = ((const uint32_t *)v->data)[v->n - 1];
+    w->rows += v->n;
+    return w->stopped = w->cb(w->ctx, chunk, v);
+}
+
+int tl_trace_column_chunks(tl_reader *r, uint64_t id, const char *col, const tl_trace_bounds *b,
+                           int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx, tl_err *err)
+{
+    chunk_walk w = {.id = id, .c = {.rows = b->rows, .dict_n = b->dict_n, .prev = -1}, .cb = cb, .ctx = ctx,
+                    .err = err};
+    for (int i = 0; i < TL_TCI_N; i++)
+        if (!strcmp(EVENT_COLS[i].name, col)) w.d = &EVENT_COLS[i];
+    /* pid and tid need idflags, which a walk of one column does not have */
+    if (w.d && w.d->check == CK_IDSTR) w.d = NULL;
+    int rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, col, checked_chunk, &w, err);
+    if (rc || w.rc) return rc ? rc : w.rc;
+    if (!w.stopped && w.rows != b->rows) {
+        char what[96];
+        snprintf(what, sizeof what, "has %llu rows, not the catalog's %llu", (unsigned long long)w.rows,
+                 (unsigned long long)b->rows);
+        return col_damaged(err, id, TL_T_EVENTS, col, what);
+    }
+    return TL_OK;
+}
 const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
 {
     if (!t->args_loaded && t->n) {
@@ -261,6 +573,27 @@ static int sel_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
     return 0;
 }
 
+/* The args_sel rows are events rows, ascending (each selected once). */
+static int check_sel_rows(tl_reader *r, uint64_t id, const tl_colview *rows, tl_err *err)
+{
+    static const coldef ROW = {TL_C_ROW, TL_CT_U32, 0, 0, 0, CK_ASC, 0};
+    if (rows->type != TL_CT_U32) return col_damaged(err, id, TL_T_ARGS_SEL, TL_C_ROW, "holds values of another type");
+    const char *catalog;
+    int rc = tl_reader_catalog(r, id, &catalog, err);
+    if (rc) return rc;
+    uint64_t nev = catalog_count(catalog, "events");
+    check_in c = {.rows = nev, .prev = -1};
+    if ((rc = check_values(id, TL_T_ARGS_SEL, &ROW, rows->data, (size_t)rows->n, 0, &c, err))) return rc;
+    uint32_t last = rows->n ? ((const uint32_t *)rows->data)[rows->n - 1] : 0;
+    if (rows->n && last >= nev) {
+        char what[96];
+        snprintf(what, sizeof what, "row %llu holds %u, not an events row (below %llu)",
+                 (unsigned long long)rows->n - 1, last, (unsigned long long)nev);
+        return col_damaged(err, id, TL_T_ARGS_SEL, TL_C_ROW, what);
+    }
+    return TL_OK;
+}
+
 int tl_args_sel_walk(tl_reader *r, uint64_t id,
                      int (*fn)(void *ctx, uint32_t row, const char *args, size_t len), void *ctx,
                      tl_err *err)
@@ -269,6 +602,7 @@ int tl_args_sel_walk(tl_reader *r, uint64_t id,
     int rc = tl_reader_column(r, id, TL_T_ARGS_SEL, TL_C_ROW, &rows, err);
     if (rc == TL_ENOTFOUND) return TL_OK; /* no event was selected */
     if (rc) return rc;
+    if ((rc = check_sel_rows(r, id, &rows, err))) return rc;
     sel_walk w = {(const uint32_t *)rows.data, rows.n, 0, fn, ctx, 0};
     rc = tl_reader_column_scan(r, id, TL_T_ARGS_SEL, TL_C_ARGS, sel_chunk, &w, err);
     if (!rc && w.bad) rc = tl_errf(err, TL_ESTORE, "args_sel: more args than rows");

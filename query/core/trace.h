@@ -10,6 +10,15 @@
 #include "store/store.h"
 #include "ingest/schema.h"
 
+/* The events columns a load can read (bit numbers of tl_trace_cols below). */
+typedef enum tl_trace_col {
+    TL_TCI_UID, TL_TCI_TS, TL_TCI_DUR, TL_TCI_NAME, TL_TCI_CAT, TL_TCI_KIND, TL_TCI_PID, TL_TCI_TID,
+    TL_TCI_IDFLAGS, TL_TCI_CORR, TL_TCI_EXTID, TL_TCI_STREAM, TL_TCI_DEVICE, TL_TCI_SEQ, TL_TCI_FWDTID,
+    TL_TCI_INDIMS, TL_TCI_INTYPE, TL_TCI_INSTRIDES, TL_TCI_CONCRETE, TL_TCI_GRID, TL_TCI_BLOCK,
+    TL_TCI_PARENT, TL_TCI_PARENT_PY, TL_TCI_LAUNCHER, TL_TCI_LINKED,
+    TL_TCI_N
+} tl_trace_col;
+
 typedef struct tl_trace {
     uint64_t id;
     const char *catalog;      /* catalog JSON text */
@@ -42,27 +51,61 @@ typedef struct tl_trace {
     const uint8_t *m_idflags;
     tl_colview m_args;
 
+    void *owned[TL_TCI_N];    /* TL_TC_OWNED: the events columns' blocks */
     tl_reader *reader;        /* keeps the snapshot alive */
     tl_arena arena;
 } tl_trace;
 
-/* Loads the trace `id` through reader r (which must outlive the trace). */
-int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
-/* Which columns tl_trace_load_cols decodes. Decoded columns are about half
- * of a report's memory, so a caller that knows what it reads leaves the
- * rest out. */
-typedef enum {
-    TL_TRACE_ALL,     /* every column (tl_trace_load) */
-    TL_TRACE_PYTORCH, /* what the PyTorch report reads: the flows table and
-                         device, fwd_tid, grid, block and linked stay NULL,
-                         nflows 0 (its tree was built at ingest) */
-} tl_trace_cols;
+/* The columns a load reads: one bit per events column, TL_TC(UID) ...,
+ * plus TL_TC_FLOWS (the flows table) and TL_TC_OWNED (the events columns
+ * are decoded into blocks the trace owns, which tl_trace_drop_columns
+ * frees before the trace itself, for callers that release a trace's
+ * memory in stages; otherwise they live in the reader's memory, or in the
+ * map itself, until the reader closes). Decoded columns are about half of
+ * a report's memory, so a caller that knows what it reads leaves the rest
+ * out; the pointers of columns left out stay NULL. Each column's table,
+ * name, type, missing value and check are defined once, in trace.c. */
+typedef uint64_t tl_trace_cols;
+#define TL_TC(c) ((tl_trace_cols)1 << TL_TCI_##c)
+#define TL_TC_EVENTS (((tl_trace_cols)1 << TL_TCI_N) - 1)
+#define TL_TC_FLOWS ((tl_trace_cols)1 << 62)
+#define TL_TC_OWNED ((tl_trace_cols)1 << 63)
+/* every column and the flows table (tl_trace_load) */
+#define TL_TRACE_ALL (TL_TC_EVENTS | TL_TC_FLOWS)
+/* what the PyTorch report reads: not the flows table, device, fwd_tid,
+ * grid, block, linked (its tree was built at ingest) */
+#define TL_TRACE_PYTORCH \
+    (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) | TL_TC(LINKED)))
+
+/* Loads the trace `id` through reader r (which must outlive the trace):
+ * the catalog, dictionary and metadata table, the events columns in cols
+ * (parent, parent_py, launcher and linked may be absent from a store: their
+ * pointers stay NULL then) and, with TL_TC_FLOWS, the flows table. Every
+ * stored index is range-checked here, once: string ids below the
+ * dictionary size, kinds known, uids ascending, tree edges -1 or a row,
+ * row counts equal to the catalog's. A failed check is TL_ESTORE naming
+ * the trace, table and column. */
 int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err);
-/* Only the catalog (and format), the dictionary, the event count and the
- * metadata table: for callers that load the event columns they need in
- * their own way (the corpus workbook). The event and flow columns stay
- * NULL, nflows 0. */
-int tl_trace_load_head(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
+/* tl_trace_load_cols(r, id, TL_TRACE_ALL, ...). */
+int tl_trace_load(tl_reader *r, uint64_t id, tl_trace **out, tl_err *err);
+/* Frees the events columns of a TL_TC_OWNED load and sets their pointers
+ * to NULL; the catalog, dictionary and metadata stay. */
+void tl_trace_drop_columns(tl_trace *t);
+
+/* What a chunk-wise column walk checks its values against: the events
+ * table's row count (the catalog's "events") and the dictionary size. */
+typedef struct tl_trace_bounds {
+    uint64_t rows;
+    uint64_t dict_n;
+} tl_trace_bounds;
+/* One events column chunk by chunk (tl_reader_column_chunks: views valid
+ * until the reader closes), for scans that keep no whole column: each
+ * chunk gets the checks tl_trace_load_cols makes of the column (its type;
+ * values that need another column, pid and tid string ids, are not
+ * checked), and the chunks' rows must add up to b->rows. A column the
+ * loader does not define is walked unchecked, except for its row count. */
+int tl_trace_column_chunks(tl_reader *r, uint64_t id, const char *col, const tl_trace_bounds *b,
+                           int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx, tl_err *err);
 void tl_trace_free(tl_trace *t);
 
 static inline const char *tl_trace_str(const tl_trace *t, uint32_t sid) { return tl_dict_get(&t->dict, sid, NULL); }

@@ -456,8 +456,9 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
     if (nev <= 0) goto out; /* an empty trace has no collectives */
     tl_dict dict;
     if ((rc = tl_reader_dict(r, id, &dict, err))) goto out;
+    tl_trace_bounds bounds = {(uint64_t)nev, dict.n};
     for (int c = 0; c < C_N; c++) {
-        rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, COLS[c], gather_cb, &v[c], err);
+        rc = tl_trace_column_chunks(r, id, COLS[c], &bounds, gather_cb, &v[c], err);
         if (rc == TL_ENOTFOUND && c == C_LINKED) { rc = 0; continue; }
         if (rc) {
             tl_err_prefix(err, "trace %s (rank %d)", hex, rank);

@@ -288,72 +288,38 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * correlation and linked: the collective scan copies them out for the scan
  * alone) and without the flows table (read by unified_perf_summary only):
  * ~200 instead of ~310 MB for a 1 GB rank. The pointers left out stay
- * NULL; the sheet functions used here never read them. */
-static const struct {
-    const char *col;
-    size_t off, width;
-    int optional;
-} RANK_COLS[] = {
-#define E(c, f, opt) {c, offsetof(tl_trace, f), sizeof *((tl_trace *)0)->f, opt}
-    E(TL_C_UID, uid, 0), E(TL_C_TS, ts, 0), E(TL_C_DUR, dur, 0), E(TL_C_NAME, name, 0), E(TL_C_CAT, cat, 0),
-    E(TL_C_KIND, kind, 0), E(TL_C_PID, pid, 0), E(TL_C_TID, tid, 0), E(TL_C_IDFLAGS, idflags, 0),
-    E(TL_C_EXTID, ext_id, 0), E(TL_C_STREAM, stream, 0), E(TL_C_SEQ, seq, 0), E(TL_C_INDIMS, in_dims, 0),
-    E(TL_C_INTYPE, in_type, 0), E(TL_C_INSTRIDES, in_strides, 0), E(TL_C_CONCRETE, concrete, 0),
-    E(TL_C_PARENT, parent, 1),
-#undef E
-};
-#define NRANK_COLS (sizeof RANK_COLS / sizeof *RANK_COLS)
+ * NULL; the sheet functions used here never read them. Each column is
+ * decoded into a block of its own (TL_TC_OWNED), freed by
+ * rank_trace_drop_columns: the reader's arena would keep every column
+ * until the reader closes, and the perf-model stage outlives the columns'
+ * last use. Plain malloc: corpus-report runs one arena without trimming
+ * between ranks (cmd_corpus_report.c), so the next rank's columns and
+ * arrays reuse these blocks instead of faulting fresh pages in (they were
+ * mmap'd and unmapped per rank: 8 x 1 GB workbook median 2.36 -> 2.0 s,
+ * peak RSS ~20 MiB lower). */
+#define RANK_COLS                                                                                          \
+    (TL_TC(UID) | TL_TC(TS) | TL_TC(DUR) | TL_TC(NAME) | TL_TC(CAT) | TL_TC(KIND) | TL_TC(PID) | TL_TC(TID) | \
+     TL_TC(IDFLAGS) | TL_TC(EXTID) | TL_TC(STREAM) | TL_TC(SEQ) | TL_TC(INDIMS) | TL_TC(INTYPE) |             \
+     TL_TC(INSTRIDES) | TL_TC(CONCRETE) | TL_TC(PARENT) | TL_TC_OWNED)
 
 typedef struct rank_trace {
     tl_trace *t;
-    void *own[NRANK_COLS]; /* the events columns, allocated here */
 } rank_trace;
 
 static void rank_trace_drop_columns(rank_trace *rt)
 {
-    for (size_t i = 0; i < NRANK_COLS; i++) {
-        if (rt->t) *(const void **)((char *)rt->t + RANK_COLS[i].off) = NULL;
-        free(rt->own[i]);
-        rt->own[i] = NULL;
-    }
+    if (rt->t) tl_trace_drop_columns(rt->t);
 }
 
 static void rank_trace_free(rank_trace *rt)
 {
-    rank_trace_drop_columns(rt);
     tl_trace_free(rt->t);
     rt->t = NULL;
 }
 
-/* tl_trace_load, with the columns above each decoded straight into a block
- * of its own, freed by rank_trace_drop_columns: the reader's arena
- * (tl_reader_column) would keep every column until the reader closes, and
- * the perf-model stage outlives the columns' last use. Plain malloc:
- * corpus-report runs one arena without trimming between ranks
- * (cmd_corpus_report.c), so the next rank's columns and arrays reuse these
- * blocks instead of faulting fresh pages in (they were mmap'd and unmapped
- * per rank: 8 x 1 GB workbook median 2.36 -> 2.0 s, peak RSS ~20 MiB lower). */
 static int load_rank_trace(tl_reader *r, uint64_t id, rank_trace *rt, tl_err *err)
 {
-    memset(rt, 0, sizeof *rt);
-    int rc = tl_trace_load_head(r, id, &rt->t, err);
-    if (rc) return rc;
-    tl_trace *t = rt->t;
-    for (size_t i = 0; t->n && i < NRANK_COLS; i++) {
-        size_t bytes = t->n * RANK_COLS[i].width;
-        void *dst = tl_xmalloc(bytes);
-        rc = tl_reader_column_into(r, id, TL_T_EVENTS, RANK_COLS[i].col, dst, RANK_COLS[i].width, t->n, err);
-        if (rc) free(dst);
-        if (rc == TL_ENOTFOUND && RANK_COLS[i].optional) { rc = 0; continue; }
-        if (rc) goto fail;
-        rt->own[i] = dst;
-        *(const void **)((char *)t + RANK_COLS[i].off) = dst;
-    }
-    tl_reader_drop_resident(r); /* as tl_trace_load: the columns are decoded */
-    return TL_OK;
-fail:
-    rank_trace_free(rt);
-    return rc;
+    return tl_trace_load_cols(r, id, RANK_COLS, &rt->t, err);
 }
 
 static const char *coll_args(void *ctx, uint32_t row, size_t *len)
