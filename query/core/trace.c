@@ -18,6 +18,7 @@ typedef enum col_check {
     CK_ANY,   /* any value */
     CK_STR,   /* a string id below the dictionary size */
     CK_ROW,   /* an events row, or -1 */
+    CK_TREE,  /* CK_ROW, and following the rows never comes back (parents) */
     CK_KIND,  /* a tl_kind */
     CK_ASC,   /* strictly ascending (uids: rows are in file order) */
     CK_IDSTR, /* a string id where the row's idflags has a bit of `idmask` */
@@ -47,8 +48,8 @@ static const coldef EVENT_COLS[TL_TCI_N] = {
     EV(FWDTID, fwd_tid, I64, 0, TL_NONE, CK_ANY, 0), EV(INDIMS, in_dims, U32, 0, 0, CK_STR, 0),
     EV(INTYPE, in_type, U32, 0, 0, CK_STR, 0),    EV(INSTRIDES, in_strides, U32, 0, 0, CK_STR, 0),
     EV(CONCRETE, concrete, U32, 0, 0, CK_STR, 0), EV(GRID, grid, U32, 0, 0, CK_STR, 0),
-    EV(BLOCK, block, U32, 0, 0, CK_STR, 0),       EV(PARENT, parent, I32, 1, -1, CK_ROW, 0),
-    EV(PARENT_PY, parent_py, I32, 1, -1, CK_ROW, 0), EV(LAUNCHER, launcher, I32, 1, -1, CK_ROW, 0),
+    EV(BLOCK, block, U32, 0, 0, CK_STR, 0),       EV(PARENT, parent, I32, 1, -1, CK_TREE, 0),
+    EV(PARENT_PY, parent_py, I32, 1, -1, CK_TREE, 0), EV(LAUNCHER, launcher, I32, 1, -1, CK_ROW, 0),
     EV(LINKED, linked, U8, 1, 0, CK_ANY, 0),
 };
 #undef EV
@@ -81,7 +82,7 @@ static int value_bad(const coldef *d, const void *data, size_t i, const check_in
 {
     switch (d->check) {
     case CK_STR: return ((const uint32_t *)data)[i] >= c->dict_n;
-    case CK_ROW: return (uint64_t)((uint32_t)((const int32_t *)data)[i] + 1u) > c->rows;
+    case CK_ROW: case CK_TREE: return (uint64_t)((uint32_t)((const int32_t *)data)[i] + 1u) > c->rows;
     case CK_KIND: return ((const uint8_t *)data)[i] >= TL_K_COUNT;
     case CK_ASC: return (int64_t)((const uint32_t *)data)[i] <= (i ? ((const uint32_t *)data)[i - 1] : c->prev);
     case CK_IDSTR: return (c->idflags[i] & d->idmask) && (uint64_t)((const int64_t *)data)[i] >= c->dict_n;
@@ -180,7 +181,7 @@ static int any_bad(const coldef *d, const void *data, size_t n, const check_in *
     if (!n) return 0;
     switch (d->check) {
     case CK_STR: return u32_at_least(data, n, c->dict_n);
-    case CK_ROW: return rows_bad(data, n, c->rows);
+    case CK_ROW: case CK_TREE: return rows_bad(data, n, c->rows);
     case CK_KIND: return u8_at_least(data, n, TL_K_COUNT);
     case CK_ASC: return not_ascending(data, n, c->prev);
     case CK_IDSTR: return ids_bad(data, c->idflags, d->idmask, n, c->dict_n);
@@ -195,7 +196,7 @@ static void expect_text(const coldef *d, const check_in *c, char *buf, size_t n)
     case CK_STR: case CK_IDSTR:
         snprintf(buf, n, "a string id below the dictionary size %llu", (unsigned long long)c->dict_n);
         break;
-    case CK_ROW: snprintf(buf, n, "-1 or a row below %llu", (unsigned long long)c->rows); break;
+    case CK_ROW: case CK_TREE: snprintf(buf, n, "-1 or a row below %llu", (unsigned long long)c->rows); break;
     case CK_KIND: snprintf(buf, n, "a kind below %d", TL_K_COUNT); break;
     case CK_ASC: snprintf(buf, n, "above the previous row's (uids ascend)"); break;
     default: snprintf(buf, n, "valid"); break;
@@ -265,6 +266,26 @@ static int load_col(tl_trace *t, const char *table, const coldef *d, uint64_t ro
     return rc == TL_ENOTFOUND && d->optional ? TL_OK : rc;
 }
 
+/* The first row of a parent column (values in range) from which following
+ * parents comes back to a row already on the path, or -1 when they form a
+ * forest. Each row is walked once: 0 unseen, 1 on the current path, 2 done. */
+static int64_t parent_loop(const int32_t *parent, size_t n)
+{
+    uint8_t *state = tl_xcalloc(n ? n : 1, 1);
+    int64_t loop = -1;
+    for (size_t i = 0; i < n && loop < 0; i++) {
+        int64_t r = (int64_t)i;
+        while (r >= 0 && state[r] == 0) {
+            state[r] = 1;
+            r = parent[r];
+        }
+        if (r >= 0 && state[r] == 1) loop = r;
+        for (int64_t q = (int64_t)i; q >= 0 && state[q] == 1; q = parent[q]) state[q] = 2;
+    }
+    free(state);
+    return loop;
+}
+
 /* Checks the loaded columns of one table (those in `which`, a bit per
  * entry of cols) against the trace; idflags: the table's. */
 static int check_table(tl_trace *t, const char *table, const coldef *cols, size_t ncols, uint64_t which,
@@ -276,6 +297,12 @@ static int check_table(tl_trace *t, const char *table, const coldef *cols, size_
         if (!(which >> i & 1) || !data || (cols[i].check == CK_IDSTR && !idflags)) continue;
         int rc = check_values(t->id, table, &cols[i], data, rows, 0, &c, err);
         if (rc) return rc;
+        int64_t loop = cols[i].check == CK_TREE ? parent_loop(data, rows) : -1;
+        if (loop >= 0) {
+            char what[96];
+            snprintf(what, sizeof what, "row %lld is its own ancestor (the parents form a loop)", (long long)loop);
+            return col_damaged(err, t->id, table, cols[i].name, what);
+        }
     }
     return TL_OK;
 }
