@@ -71,10 +71,9 @@ int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word);
 /* Options every command takes besides its own, applied by tl_cli_next
  * itself when a word names none of the command's options (spelled in
  * full): --csv-safe (text CSV cells that look like formulas get a leading
- * ', report/report.h) and --max-input-bytes N (the ingest's input limit,
- * tl_cli_ingest_env). */
+ * ', set in report/ at once) and --max-input-bytes N (the ingest's input
+ * limit, kept here for tl_cli_ingest_env). */
 typedef struct tl_cli_common {
-    int csv_safe;
     uint64_t max_input_bytes; /* 0: not given; UINT64_MAX: off */
 } tl_cli_common;
 extern tl_cli_common tl_cli_flags;
