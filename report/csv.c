@@ -3,6 +3,7 @@
  * diffed against the reference ones byte for byte where the numbers agree. */
 #include "report/report.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -10,6 +11,40 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+/* --csv-safe: set once by the CLI before any table is written. */
+static int csv_safe;
+
+void tl_report_csv_set_safe(int on) { csv_safe = on; }
+
+/* Would a spreadsheet read text s as a formula? It starts with = + - @,
+ * tab or CR (OWASP's list) and is not a plain number such as "-1.5". */
+static int formula_like(const char *s)
+{
+    if (!s[0] || !strchr("=+-@\t\r", s[0])) return 0;
+    if ((s[0] == '+' || s[0] == '-') && (isdigit((unsigned char)s[1]) || s[1] == '.')) {
+        char *end;
+        strtod(s, &end);
+        if (end != s && *end == 0) return 0;
+    }
+    return 1;
+}
+
+/* A text cell (or header name): with csv_safe, a formula-like one gets a
+ * leading ' so that a spreadsheet shows it as text. */
+static void text_field(tl_buf *b, const char *s)
+{
+    size_t n = strlen(s);
+    if (!csv_safe || !formula_like(s)) {
+        tl_report_csv_field(b, s, n);
+        return;
+    }
+    tl_buf guarded = {0};
+    tl_buf_putc(&guarded, '\'');
+    tl_buf_append(&guarded, s, n);
+    tl_report_csv_field(b, guarded.p, guarded.n);
+    tl_buf_free(&guarded);
+}
 
 void tl_report_csv_field(tl_buf *b, const char *s, size_t n)
 {
@@ -35,7 +70,7 @@ static void csv_text(const tl_table *t, tl_buf *b)
 {
     for (size_t c = 0; c < t->ncols; c++) {
         if (c) tl_buf_putc_fast(b, ',');
-        tl_report_csv_field(b, t->cols[c].name, strlen(t->cols[c].name));
+        text_field(b, t->cols[c].name);
     }
     tl_buf_putc_fast(b, '\n');
     char tmp[64];
@@ -43,7 +78,8 @@ static void csv_text(const tl_table *t, tl_buf *b)
         for (size_t c = 0; c < t->ncols; c++) {
             if (c) tl_buf_putc_fast(b, ',');
             const char *s = tl_table_cell_text(t, c, r, tmp, sizeof tmp);
-            tl_report_csv_field(b, s, strlen(s));
+            if (t->cols[c].type == TL_STR) text_field(b, s);
+            else tl_report_csv_field(b, s, strlen(s));
         }
         tl_buf_putc_fast(b, '\n');
     }

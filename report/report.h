@@ -38,6 +38,12 @@ int tl_report_csv_write(const tl_table *t, const char *path, tl_err *err);
 /* Creates DIR with parents and writes DIR/<table name>.csv for each table;
  * '/' in a name becomes '_'. */
 int tl_report_csv_write_dir(tl_table *const *tables, size_t n, const char *dir, tl_err *err);
+/* Text cells starting with = + - @ are written as they are, as the
+ * reference's pandas does; with safe on (--csv-safe), text cells and
+ * header names that start with = + - @, tab or CR and are not a plain
+ * number get a leading ' (OWASP's advice against formula injection);
+ * number columns never change. Process-wide, off by default. */
+void tl_report_csv_set_safe(int on);
 /* Appends one field with the quoting rule above. */
 void tl_report_csv_field(tl_buf *b, const char *s, size_t n);
 

@@ -38,6 +38,7 @@ tl_script_test(golden.collective ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_co
 if(TARGET tracegen)
   tl_script_test(ingest.split_parse ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_parse.py ${CMAKE_BINARY_DIR} ${TL_DATA})
 endif()
+tl_script_test(cli.input ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_input_cli.py ${CMAKE_BINARY_DIR})
 
 # The layout's rules (docs/ARCHITECTURE.md): includes point down the layers,
 # no include or call loop between files, no function over 150 lines.

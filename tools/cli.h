@@ -68,6 +68,23 @@ int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word);
  * index into opts, or -1. */
 int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word);
 
+/* Options every command takes besides its own, applied by tl_cli_next
+ * itself when a word names none of the command's options (spelled in
+ * full): --csv-safe (text CSV cells that look like formulas get a leading
+ * ', set in report/ at once) and --max-input-bytes N (the ingest's input
+ * limit, kept here for tl_cli_ingest_env). */
+typedef struct tl_cli_common {
+    uint64_t max_input_bytes; /* 0: not given; UINT64_MAX: off */
+} tl_cli_common;
+extern tl_cli_common tl_cli_flags;
+/* A size: digits with an optional k, M, G or T suffix (powers of 1024,
+ * "512M", "2GiB"), or "off"/"none" (UINT64_MAX). 0 ok, -1 not a size. */
+int tl_cli_parse_size(const char *s, uint64_t *out);
+/* Applies the common options of argv (skipping the values of opts) for a
+ * dispatcher that ingests before the command's own parser runs; prints a
+ * bad value as "tracelens CMD: ..." and returns TL_EXIT_USAGE, else 0. */
+int tl_cli_apply_common(int argc, char **argv, const tl_cli_opt *opts, size_t nopts, const char *cmd);
+
 /* ---- the command table (tools/tracelens.c) ---- */
 
 typedef struct tl_cli_cmd {
@@ -99,6 +116,10 @@ typedef struct tl_cli_env {
     int no_hugepages;           /* TRACELENS_NO_HUGEPAGES: no huge-page re-exec */
     const char *glibc_tunables; /* GLIBC_TUNABLES: set by the huge-page re-exec or the user */
     const char *path;           /* PATH: where the node-replay tools would be */
+    uint64_t max_input_bytes;   /* TRACELENS_MAX_INPUT_BYTES: the ingest's input
+                                 * limit (a size, tl_cli_parse_size) */
+    uint64_t max_ratio;         /* TRACELENS_MAX_RATIO: how many times its size a
+                                 * gzip file may inflate (a number or off) */
 } tl_cli_env;
 
 extern tl_cli_env tl_env;
@@ -107,7 +128,8 @@ extern tl_cli_env tl_env;
  * (memory marks, the store's map size, the args pass) to the library;
  * main calls it first. */
 void tl_cli_env_read(void);
-/* Ingest options from the environment (parse threads, split size, timing). */
+/* Ingest options from the environment and the common options (parse
+ * threads, split size, timing, input limits). */
 void tl_cli_ingest_env(tl_ingest_opts *o);
 
 /* ---- store, traces, sheets (tools/cli.c) ---- */
@@ -146,6 +168,23 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
 /* The terminal summary of a collective analysis: counts, the slowest
  * collectives, rank imbalance (tools/cmd_collective.c). */
 void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
+
+/* ---- folder walk (tools/cli_walk.c) ---- */
+
+/* What a walk calls: file for each regular file (links followed; name is
+ * the last component of path), unreadable for a folder or entry that
+ * cannot be read (a path too long for the system), with its errno; NULL
+ * prints a warning naming the path. */
+typedef struct tl_cli_walk_fns {
+    void (*file)(void *ctx, const char *path, const char *name);
+    void (*unreadable)(void *ctx, const char *dir, int errnum);
+    void *ctx;
+} tl_cli_walk_fns;
+
+/* Every non-hidden file below dir, depth first, names in byte order within
+ * each folder. A folder (also one reached through a link) is entered once
+ * per (device, inode), so link loops end; paths have no length limit. */
+void tl_cli_walk(const char *dir, const tl_cli_walk_fns *fns);
 
 /* ---- huge pages (tools/cli_hugepages.c) ---- */
 

@@ -16,6 +16,19 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* A limit variable (tl_cli_parse_size: a number, maybe with a k/M/G/T
+ * suffix, or off); 0 when unset. A bad value is reported and ignored. */
+static uint64_t env_limit(const char *name)
+{
+    const char *v = env(name);
+    uint64_t n = 0;
+    if (v && tl_cli_parse_size(v, &n)) {
+        fprintf(stderr, "tracelens: warning: %s=%s is not a number or off (ignored)\n", name, v);
+        n = 0;
+    }
+    return n;
+}
+
 void tl_cli_env_read(void)
 {
     const char *v;
@@ -37,6 +50,8 @@ void tl_cli_env_read(void)
     tl_env.no_hugepages = getenv("TRACELENS_NO_HUGEPAGES") != NULL;
     tl_env.glibc_tunables = getenv("GLIBC_TUNABLES");
     tl_env.path = getenv("PATH");
+    tl_env.max_input_bytes = env_limit("TRACELENS_MAX_INPUT_BYTES");
+    tl_env.max_ratio = env_limit("TRACELENS_MAX_RATIO");
 
     tl_mem_marks(getenv("TRACELENS_MEM") != NULL);
     if ((v = env("TRACELENS_MAPSIZE"))) tl_store_set_initial_mapsize((size_t)strtoull(v, NULL, 10));
@@ -48,4 +63,10 @@ void tl_cli_ingest_env(tl_ingest_opts *o)
     o->parse_parts = tl_env.parse_threads;
     o->split_min = tl_env.split_min;
     o->timing = tl_env.timing;
+    uint64_t bytes = tl_cli_flags.max_input_bytes ? tl_cli_flags.max_input_bytes : tl_env.max_input_bytes;
+    o->max_input_bytes = bytes;
+    /* A byte limit the user chose bounds what a gzip file may inflate to:
+     * the ratio guard, the protection of the unlimited default, steps
+     * aside unless TRACELENS_MAX_RATIO is set as well. */
+    o->max_inflate_ratio = tl_env.max_ratio ? tl_env.max_ratio : bytes ? UINT64_MAX : 0;
 }

@@ -1,10 +1,49 @@
 /* cli_opts.c — the option parser every command uses (see cli.h): argparse's
  * rules as the reference tools have them, so that a flag may be abbreviated
- * to a unique prefix of its name in every command. */
+ * to a unique prefix of its name in every command; it also takes the
+ * options every command has (--csv-safe, --max-input-bytes) itself. */
 #include "tools/cli.h"
+#include "report/report.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+tl_cli_common tl_cli_flags;
+
+/* The options every command takes besides its own, spelled out in full
+ * only: a command's abbreviations stay what they are. */
+enum { C_CSV_SAFE, C_MAX_INPUT };
+static const tl_cli_opt COMMON[] = {
+    [C_CSV_SAFE] = {"--csv-safe", TL_CLI_FLAG},
+    [C_MAX_INPUT] = {"--max-input-bytes", TL_CLI_VALUE},
+};
+#define NCOMMON (sizeof COMMON / sizeof *COMMON)
+
+int tl_cli_parse_size(const char *s, uint64_t *out)
+{
+    if (!strcmp(s, "off") || !strcmp(s, "none")) { *out = UINT64_MAX; return 0; }
+    if (!isdigit((unsigned char)s[0])) return -1;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno) return -1;
+    static const char UNITS[] = "kmgt";
+    const char *u = *end ? strchr(UNITS, tolower((unsigned char)*end)) : NULL;
+    if (u) {
+        for (const char *q = UNITS; q <= u; q++) {
+            if (v > UINT64_MAX / 1024) return -1;
+            v *= 1024;
+        }
+        end++;
+        if (*end == 'i' || *end == 'I') end++;
+        if (*end == 'b' || *end == 'B') end++;
+    }
+    if (*end || v == UINT64_MAX) return -1;
+    *out = v;
+    return 0;
+}
 
 void tl_cli_args_init(tl_cli_args *p, int argc, char **argv, const tl_cli_opt *opts, size_t nopts)
 {
@@ -75,6 +114,23 @@ static int bad(tl_cli_args *p, const char *what)
     return TL_CLI_BAD;
 }
 
+static int take_value(tl_cli_args *p, const tl_cli_opt *opt, int k, const char *eq);
+
+/* a[0..n) names none of the command's options: one of COMMON is applied
+ * here and the parser moves on to the next word; else TL_CLI_UNKNOWN. */
+static int common_option(tl_cli_args *p, const char *a, size_t n, const char *eq)
+{
+    int c = -1;
+    for (size_t k = 0; k < NCOMMON; k++)
+        if (spelled(COMMON[k].names, a, n, 1)) c = (int)k;
+    if (c < 0) return TL_CLI_UNKNOWN;
+    if (take_value(p, &COMMON[c], c, eq) == TL_CLI_BAD) return TL_CLI_BAD;
+    if (c == C_CSV_SAFE) tl_report_csv_set_safe(1);
+    else if (tl_cli_parse_size(p->val, &tl_cli_flags.max_input_bytes))
+        return bad(p, "wants a size in bytes (1000000, 512M, 2G) or off");
+    return tl_cli_next(p);
+}
+
 int tl_cli_next(tl_cli_args *p)
 {
     p->val = NULL;
@@ -93,9 +149,15 @@ int tl_cli_next(tl_cli_args *p)
         if (k >= 0) eq = a + 2;
     }
     if (k == -2) return TL_CLI_BAD;
-    if (k < 0) return TL_CLI_UNKNOWN;
-    long_name(p->opts[k].names, p->name, sizeof p->name);
-    switch (p->opts[k].arg) {
+    if (k < 0) return common_option(p, a, n, eq);
+    return take_value(p, &p->opts[k], k, eq);
+}
+
+/* The option just read (opts[k] of p, or COMMON's) with its value; k or TL_CLI_BAD. */
+static int take_value(tl_cli_args *p, const tl_cli_opt *opt, int k, const char *eq)
+{
+    long_name(opt->names, p->name, sizeof p->name);
+    switch (opt->arg) {
     case TL_CLI_FLAG:
         if (eq) return bad(p, "ignored explicit argument");
         break;
@@ -141,5 +203,20 @@ int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word)
 int tl_cli_takes_next(const tl_cli_opt *opts, size_t nopts, const char *word)
 {
     int k = tl_cli_match(opts, nopts, word);
-    return k >= 0 && opts[k].arg == TL_CLI_VALUE;
+    if (k >= 0) return opts[k].arg == TL_CLI_VALUE;
+    for (size_t c = 0; c < NCOMMON; c++)
+        if (!strcmp(COMMON[c].names, word)) return COMMON[c].arg == TL_CLI_VALUE;
+    return 0;
+}
+
+int tl_cli_apply_common(int argc, char **argv, const tl_cli_opt *opts, size_t nopts, const char *cmd)
+{
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, opts, nopts);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;)
+        if (k == TL_CLI_BAD && !strcmp(p.name, COMMON[C_MAX_INPUT].names)) {
+            fprintf(stderr, "tracelens %s: %s\n", cmd, p.msg);
+            return TL_EXIT_USAGE;
+        }
+    return TL_EXIT_OK;
 }

@@ -10,7 +10,6 @@
 #include "query/multirank/multirank.h"
 #include "report/report.h"
 
-#include <dirent.h>
 #include <malloc.h>
 #include <errno.h>
 #include <libgen.h>
@@ -262,28 +261,17 @@ static void glob_component(tl_buf *re, const char *s, size_t n)
 
 typedef TL_VEC(char *) strvec;
 
-static void walk(const char *dir, int depth, const regex_t *re, strvec *out)
+/* The glob's matches: regular files whose path matches the regex. */
+typedef struct glob_walk {
+    const regex_t *re;
+    strvec *out;
+} glob_walk;
+
+static void glob_file(void *ctx, const char *path, const char *name)
 {
-    if (depth > 64) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.') continue; /* glob's wildcards skip hidden names */
-        size_t n = strlen(dir) + strlen(de->d_name) + 2;
-        char *p = tl_xmalloc(n);
-        size_t dl = strlen(dir);
-        snprintf(p, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", de->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            walk(p, depth + 1, re, out);
-            free(p);
-            continue;
-        }
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode) && regexec(re, p, 0, NULL, 0) == 0) tl_vec_push(out, p);
-        else free(p);
-    }
-    closedir(d);
+    (void)name;
+    glob_walk *g = ctx;
+    if (regexec(g->re, path, 0, NULL, 0) == 0) tl_vec_push(g->out, tl_xstrdup(path));
 }
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -332,7 +320,7 @@ static int glob_files(const char *g, strvec *out)
     tl_buf_free(&re);
     if (rc) { free(base); return -1; }
     size_t before = out->n;
-    walk(base, 0, &rx, out);
+    tl_cli_walk(base, &(tl_cli_walk_fns){glob_file, NULL, &(glob_walk){&rx, out}});
     regfree(&rx);
     /* paths as the pattern spelled them: drop the "./" we walked from */
     if (base_end == g)

@@ -12,7 +12,6 @@
 #include "query/multirank/multirank.h"
 #include "report/report.h"
 
-#include <dirent.h>
 #include <malloc.h>
 #include <errno.h>
 #include <libgen.h>
@@ -93,29 +92,16 @@ static int has_suffix(const char *s, const char *suf)
 }
 
 /* Python's recursive glob of BASE/<any folders>/<name>.EXT: every
- * non-hidden file below dir whose name ends in dotext. */
-static void walk(const char *dir, const char *dotext, int depth, strvec *out)
+ * non-hidden file below the base whose name ends in dotext. */
+typedef struct ext_walk {
+    const char *dotext;
+    strvec *out;
+} ext_walk;
+
+static void ext_file(void *ctx, const char *path, const char *name)
 {
-    if (depth > 64) return;
-    DIR *d = opendir(dir);
-    if (!d) return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.') continue;
-        size_t dl = strlen(dir), n = dl + strlen(de->d_name) + 2;
-        char *p = tl_xmalloc(n);
-        snprintf(p, n, "%s%s%s", dir, dl && dir[dl - 1] == '/' ? "" : "/", de->d_name);
-        struct stat st;
-        if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
-            walk(p, dotext, depth + 1, out);
-            free(p);
-        } else if (has_suffix(de->d_name, dotext) && stat(p, &st) == 0 && S_ISREG(st.st_mode)) {
-            tl_vec_push(out, p);
-        } else {
-            free(p);
-        }
-    }
-    closedir(d);
+    ext_walk *e = ctx;
+    if (has_suffix(name, e->dotext)) tl_vec_push(e->out, tl_xstrdup(path));
 }
 
 static int str_cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
@@ -426,7 +412,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
     strvec files = {0};
     char dotext[16];
     snprintf(dotext, sizeof dotext, ".%s", a.ext);
-    walk(a.base, dotext, 0, &files);
+    tl_cli_walk(a.base, &(tl_cli_walk_fns){ext_file, NULL, &(ext_walk){dotext, &files}});
     qsort(files.v, files.n, sizeof *files.v, str_cmp);
     size_t kept = 0;
     for (size_t i = 0; i < files.n; i++) {

@@ -76,6 +76,9 @@ int tl_cmd_report(int argc, char **argv)
         fprintf(stderr, "tracelens: report needs a trace id or file\n%s", REPORT_USAGE);
         return TL_EXIT_USAGE;
     }
+    /* --max-input-bytes applies to the ingest below */
+    int bad = tl_cli_apply_common(argc, argv, VALUE_OPTS, NVALUE_OPTS, "report");
+    if (bad) return bad;
     tl_cli_report_hugepages_reexec(input, db); /* before any work: see cmd_report_pytorch.c */
     /* resolve once to learn the format; the report itself reopens the store */
     tl_store *s = tl_cli_store(db);

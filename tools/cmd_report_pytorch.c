@@ -541,7 +541,7 @@ static int setup(pyt_cli *c, pyt_run *u)
                     "file (op<TAB>category) or a plugin .so (docs/EXTENSIONS.md)\n", p);
             return TL_EXIT_USAGE;
         }
-        if (n > 3 && (!strcmp(p + n - 3, ".so") || strstr(p, ".so."))) {
+        if (tl_plugin_is_plugin_path(p)) {
             if (!u->plugins) u->plugins = tl_plugin_set_new();
             if (tl_plugin_load(u->plugins, p, &err)) {
                 fprintf(stderr, "tracelens: %s\n", err.msg);

@@ -2,9 +2,9 @@
  * through SQLite virtual tables (query/sqlvtab.h). It only parses flags,
  * runs the statements and renders the last result with the same writers
  * as `tracelens query`. Ctrl-C interrupts SQLite (tl_sql_interrupt) and
- * exits 130; the store is only ever read. */
+ * exits 130; the store is only ever read, and the SQL may only read
+ * (query/adhoc/sqlvtab.c refuses every statement that would write). */
 #include "tools/cli.h"
-#include "query/adhoc/adhoc.h"
 #include "query/adhoc/adhoc.h"
 
 #include <signal.h>
@@ -39,6 +39,11 @@ static const char *HELP =
     "config, rank, ... select traces before anything is read; =, <, >, LIKE and\n"
     "REGEXP (POSIX extended) on row columns are pushed down too, and\n"
     "uid = ... with trace_id = ... is a direct lookup (joins on launcher/parent).\n"
+    "\n"
+    "The SQL only reads (it may come from a dashboard or a shared file): ATTACH,\n"
+    "DETACH, VACUUM, PRAGMAs other than the reporting ones (table_info, ...),\n"
+    "CREATE, DROP, INSERT, UPDATE, DELETE (temporary tables too) and\n"
+    "load_extension are refused: \"sql: only reading is allowed (ATTACH refused)\".\n"
     "\n"
     "Options:\n"
     "  --format F   table (default), csv, jsonl, xlsx (needs -o)\n"

@@ -4,7 +4,6 @@
 #include "ingest/ingest.h"
 #include "query/core/trace.h" /* tl_args_get_*: catalog records are JSON */
 
-#include <dirent.h>
 #include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,12 @@ static const char *INGEST_USAGE =
     "                         A single large plain .json file is itself parsed on\n"
     "                         all cores (TRACELENS_PARSE_THREADS=N sets how many)\n"
     "  -q, --quiet            no progress bar or throughput line\n"
+    "  --max-input-bytes N    refuse a file larger than N bytes decompressed (512M,\n"
+    "                         2G, off; also TRACELENS_MAX_INPUT_BYTES; see tracelens\n"
+    "                         --help for TRACELENS_MAX_RATIO, the gzip ratio guard)\n"
+    "\n"
+    "A folder is searched through links to files and folders; a folder reached\n"
+    "twice (a link loop) is read once. Names are taken in byte order.\n"
     "\n"
     "Bad input (truncated or corrupt files, not JSON, no traceEvents, wrong types)\n"
     "is reported with the file, byte offset and what was expected; the store is\n"
@@ -113,39 +118,19 @@ static int wanted_file(ingest_ctx *c, const char *name)
            has_suffix(name, ".pb");
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static void walk(ingest_ctx *c, const char *dir)
+/* A file found by walking a folder: execution_details.json files of
+ * graph-capture folders are descriptions, not traces. */
+static void walk_file(void *ctx, const char *path, const char *name)
 {
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "tracelens: %s: cannot open folder\n", dir);
-        c->failures++;
-        return;
-    }
-    TL_VEC(char *) names = {0};
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] == '.') continue;
-        tl_vec_push(&names, tl_xstrdup(e->d_name));
-    }
-    closedir(d);
-    qsort(names.v, names.n, sizeof *names.v, cmp_str);
-    for (size_t i = 0; i < names.n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names.v[i]);
-        struct stat st;
-        if (stat(path, &st) == 0) {
-            if (S_ISDIR(st.st_mode)) walk(c, path);
-            /* execution_details.json files of graph-capture folders are
-             * descriptions, not traces */
-            else if (S_ISREG(st.st_mode) && wanted_file(c, names.v[i]) &&
-                     strcmp(names.v[i], "execution_details.json") != 0)
-                add_file(c, path);
-        }
-        free(names.v[i]);
-    }
-    tl_vec_free(&names);
+    ingest_ctx *c = ctx;
+    if (wanted_file(c, name) && strcmp(name, "execution_details.json") != 0) add_file(c, path);
+}
+
+static void walk_unreadable(void *ctx, const char *path, int errnum)
+{
+    ingest_ctx *c = ctx;
+    fprintf(stderr, "tracelens: %s: cannot read: %s\n", path, strerror(errnum));
+    c->failures++;
 }
 
 static void ingest_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, const tl_err *err)
@@ -277,7 +262,7 @@ int tl_cmd_ingest(int argc, char **argv)
             c.failures++;
         } else if (S_ISDIR(st.st_mode)) {
             c.walking = 1;
-            walk(&c, paths.v[i]);
+            tl_cli_walk(paths.v[i], &(tl_cli_walk_fns){walk_file, walk_unreadable, &c});
             c.walking = 0;
         } else {
             add_file(&c, paths.v[i]);

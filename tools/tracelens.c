@@ -48,6 +48,17 @@ static const char *USAGE_STORE =
 
 static const char *USAGE_EXIT =
     "\n"
+    "Every command also takes:\n"
+    "  --max-input-bytes N   refuse a trace larger than N bytes once decompressed\n"
+    "                        (512M, 2G; off: no limit; default: none). With a limit\n"
+    "                        set, gzip files are not held to the inflation ratio\n"
+    "  --csv-safe            CSV text cells starting with = + - @ (formulas to a\n"
+    "                        spreadsheet) get a leading '; by default they are\n"
+    "                        written as they are, as the reference does\n"
+    "Environment: TRACELENS_MAX_INPUT_BYTES (as --max-input-bytes, which wins);\n"
+    "TRACELENS_MAX_RATIO=N|off: how many times its size a gzip file may inflate\n"
+    "(default 1000, checked past 1 GiB).\n"
+    "\n"
     "Exit codes: 0 success; 1 an input or output failed (others may have succeeded);\n"
     "2 bad command line; 3 the store could not be opened; 4 trace not found.\n";
 

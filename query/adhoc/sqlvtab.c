@@ -12,6 +12,7 @@
 #include "query/adhoc/adhoc_internal.h"
 
 #include <ctype.h>
+#include <strings.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,7 @@
     X(sqlite3_column_type) \
     X(sqlite3_create_function) \
     X(sqlite3_create_module_v2) \
+    X(sqlite3_db_config) \
     X(sqlite3_declare_vtab) \
     X(sqlite3_errmsg) \
     X(sqlite3_error_offset) \
@@ -37,6 +39,7 @@
     X(sqlite3_free) \
     X(sqlite3_get_auxdata) \
     X(sqlite3_interrupt) \
+    X(sqlite3_limit) \
     X(sqlite3_malloc) \
     X(sqlite3_mprintf) \
     X(sqlite3_open_v2) \
@@ -49,7 +52,10 @@
     X(sqlite3_result_null) \
     X(sqlite3_result_text) \
     X(sqlite3_set_auxdata) \
+    X(sqlite3_set_authorizer) \
+    X(sqlite3_sql) \
     X(sqlite3_step) \
+    X(sqlite3_stmt_readonly) \
     X(sqlite3_value_double) \
     X(sqlite3_value_dup) \
     X(sqlite3_value_free) \
@@ -777,6 +783,112 @@ static void fn_regexp(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     SQ.sqlite3_result_int(ctx, s && regexec(re, s, 0, NULL, 0) == 0);
 }
 
+/* ---- read only ------------------------------------------------------------
+ * SQL may come from a dashboard or a shared file, so the connection only
+ * reads: an authorizer refuses every action but reading tables, calling
+ * functions (not load_extension) and a few pragmas that only report; a
+ * prepared statement that would still write (VACUUM) is refused by
+ * sqlite3_stmt_readonly; ATTACH is also capped at 0 databases. */
+
+/* Pragmas that only report, with or without an argument. */
+static const char *const READ_PRAGMAS[] = {
+    "table_info", "table_xinfo", "table_list", "function_list", "module_list", "pragma_list",
+    "collation_list", "compile_options", "database_list", "index_list", "index_info", "index_xinfo",
+    "foreign_key_list",
+};
+
+/* What the authorizer refused during the prepare running on this thread
+ * ("ATTACH", "PRAGMA journal_mode"): the error message names it. */
+static _Thread_local char refused[80];
+
+static int refuse(const char *what, const char *detail)
+{
+    snprintf(refused, sizeof refused, "%s%s%s", what, detail ? " " : "", detail ? detail : "");
+    return SQLITE_DENY;
+}
+
+static int read_pragma(const char *name)
+{
+    for (size_t i = 0; i < sizeof READ_PRAGMAS / sizeof *READ_PRAGMAS; i++)
+        if (name && !strcasecmp(name, READ_PRAGMAS[i])) return 1;
+    return 0;
+}
+
+/* The statement a refused action belongs to, for the message. */
+static const char *action_name(int action)
+{
+    switch (action) {
+    case SQLITE_ATTACH: return "ATTACH";
+    case SQLITE_DETACH: return "DETACH";
+    case SQLITE_INSERT: return "INSERT";
+    case SQLITE_UPDATE: return "UPDATE";
+    case SQLITE_DELETE: return "DELETE";
+    case SQLITE_CREATE_TABLE: return "CREATE TABLE";
+    case SQLITE_CREATE_TEMP_TABLE: return "CREATE TEMP TABLE";
+    case SQLITE_CREATE_VIEW: return "CREATE VIEW";
+    case SQLITE_CREATE_TEMP_VIEW: return "CREATE TEMP VIEW";
+    case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX: return "CREATE INDEX";
+    case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TRIGGER";
+    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
+    case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
+    case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
+    case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER: return "DROP TRIGGER";
+    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
+    case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+    case SQLITE_ANALYZE: return "ANALYZE";
+    case SQLITE_REINDEX: return "REINDEX";
+    case SQLITE_TRANSACTION: return "transaction";
+    case SQLITE_SAVEPOINT: return "SAVEPOINT";
+    default: return "statement";
+    }
+}
+
+static int authorize(void *ud, int action, const char *a1, const char *a2, const char *db, const char *trigger)
+{
+    (void)ud, (void)db, (void)trigger;
+    switch (action) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION:
+        return a2 && !strcasecmp(a2, "load_extension") ? refuse("load_extension", NULL) : SQLITE_OK;
+    case SQLITE_PRAGMA:
+        return read_pragma(a1) ? SQLITE_OK : refuse("PRAGMA", a1);
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+        /* Schema-table writes are the bookkeeping of a statement checked
+         * on its own action (CREATE, DROP), and SQLite codes one while a
+         * virtual table declares its columns; the statement itself is
+         * refused by that action or by sqlite3_stmt_readonly. */
+        if (a1 && (!strcmp(a1, "sqlite_master") || !strcmp(a1, "sqlite_temp_master"))) return SQLITE_OK;
+        return refuse(action_name(action), NULL);
+    default:
+        return refuse(action_name(action), NULL);
+    }
+}
+
+/* The first word of a statement, upper-cased ("VACUUM"). */
+static void first_word(const char *sql, char *out, size_t n)
+{
+    size_t k = 0;
+    while (*sql && isspace((unsigned char)*sql)) sql++;
+    for (; k + 1 < n && isalpha((unsigned char)sql[k]); k++) out[k] = (char)toupper((unsigned char)sql[k]);
+    out[k] = 0;
+}
+
+/* Makes db read-only: the authorizer, no attached databases, no loadable
+ * extensions, defensive mode (no writes to the schema). */
+static void read_only(sqlite3 *db)
+{
+    SQ.sqlite3_set_authorizer(db, authorize, NULL);
+    SQ.sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
+    SQ.sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+    SQ.sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+}
+
 /* ---- connection ---------------------------------------------------------- */
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp, tl_err *err)
 {
@@ -797,7 +909,7 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp,
         c->all_rows += (double)c->cat.v.v[i].events;
     }
     sqlite3 *db;
-    if (SQ.sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (SQ.sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         ctx_unref(c);
         return tl_errf(err, TL_ENOMEM, "cannot open SQLite");
     }
@@ -815,6 +927,7 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp,
         }
     }
     ctx_unref(c);
+    read_only(db);
     SQ.sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, fn_regexp, NULL, NULL);
     *dbp = db;
     return TL_OK;
@@ -837,6 +950,32 @@ typedef struct cell {
     char *s;
 } cell;
 
+/* Prepares the statement at tail (sql: the whole text, for the caret),
+ * refusing one that would write. *st NULL: nothing to run. */
+static int prepare_read(sqlite3 *db, const char *sql, const char *tail, sqlite3_stmt **st, const char **next,
+                        tl_err *err)
+{
+    refused[0] = 0;
+    *st = NULL;
+    if (SQ.sqlite3_prepare_v2(db, tail, -1, st, next) != SQLITE_OK) {
+        if (refused[0]) return tl_errf(err, TL_EUSAGE, "sql: only reading is allowed (%s refused)", refused);
+        int off = SQ.sqlite3_error_offset(db);
+        const char *msg = SQ.sqlite3_errmsg(db);
+        if (off < 0) return tl_errf(err, TL_EUSAGE, "sql: %s", msg);
+        int pos = (int)(tail - sql) + off, len = 1;
+        while (sql[pos + len] && (isalnum((unsigned char)sql[pos + len]) || sql[pos + len] == '_')) len++;
+        return aq_errtok(err, "sql", sql, pos, len, "%s", msg);
+    }
+    if (*st && !SQ.sqlite3_stmt_readonly(*st)) {
+        char word[32];
+        first_word(SQ.sqlite3_sql(*st), word, sizeof word);
+        SQ.sqlite3_finalize(*st);
+        *st = NULL;
+        return tl_errf(err, TL_EUSAGE, "sql: only reading is allowed (%s refused)", word[0] ? word : "statement");
+    }
+    return TL_OK;
+}
+
 int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
 {
     *out = NULL;
@@ -847,20 +986,10 @@ int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err)
         if (!*tail) break;
         sqlite3_stmt *st = NULL;
         const char *next = NULL;
-        int rc = SQ.sqlite3_prepare_v2(db, tail, -1, &st, &next);
-        if (rc != SQLITE_OK) {
-            int off = SQ.sqlite3_error_offset(db);
-            const char *msg = SQ.sqlite3_errmsg(db);
-            int r;
-            if (off >= 0) {
-                int pos = (int)(tail - sql) + off, len = 1;
-                while (sql[pos + len] && (isalnum((unsigned char)sql[pos + len]) || sql[pos + len] == '_')) len++;
-                r = aq_errtok(err, "sql", sql, pos, len, "%s", msg);
-            } else {
-                r = tl_errf(err, TL_EUSAGE, "sql: %s", msg);
-            }
+        int rc = prepare_read(db, sql, tail, &st, &next, err);
+        if (rc) {
             tl_table_free(result);
-            return r;
+            return rc;
         }
         if (!st) { tail = next; continue; } /* a comment or empty statement */
         int ncol = SQ.sqlite3_column_count(st);

@@ -163,8 +163,16 @@ void tl_plugin_set_free(tl_plugin_set *s)
     free(s);
 }
 
+int tl_plugin_is_plugin_path(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 3 && !strcmp(path + n - 3, ".so");
+}
+
 int tl_plugin_load(tl_plugin_set *s, const char *path, tl_err *err)
 {
+    if (!tl_plugin_is_plugin_path(path))
+        return tl_errf(err, TL_EUSAGE, "%s: not a plugin (a plugin's name ends in .so)", path);
     /* dlopen searches the library path for a bare name; a plugin is a file */
     char buf[4096];
     if (!strchr(path, '/')) { snprintf(buf, sizeof buf, "./%s", path); path = buf; }

@@ -107,7 +107,11 @@ typedef struct tl_plugin_set tl_plugin_set;
 
 tl_plugin_set *tl_plugin_set_new(void);
 void tl_plugin_set_free(tl_plugin_set *s);
-/* dlopens path and calls its registration function. */
+/* Is path a plugin by docs/EXTENSIONS.md's rule (its name ends in ".so")?
+ * Any other --extension_file is data. */
+int tl_plugin_is_plugin_path(const char *path);
+/* dlopens path (a plugin by tl_plugin_is_plugin_path, else refused) and
+ * calls its registration function. */
 int tl_plugin_load(tl_plugin_set *s, const char *path, struct tl_err *err);
 /* Applies registered categories (and plugin perf models' categories) to r. */
 void tl_plugin_apply_categories(const tl_plugin_set *s, struct tl_catreg *r);
