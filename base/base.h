@@ -1,4 +1,4 @@
-/* util.h — the small shared toolkit every module builds on: the error
+/* base.h — the small shared toolkit every module builds on: the error
  * context (message with file and byte offset), a bump arena for per-ingest
  * and per-query memory, growable byte buffers, hashing, and the exact text
  * formats the reference tool prints (Python float repr, Python string repr).

@@ -45,8 +45,8 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * Reduce perf model then read these instead of decoding the args column. */
 #define TL_T_ARGS_SEL "args_sel"
 /* Args keys the reports read by name from args_sel rows: the collective
- * analysis (query/collective_read.c), coll_analysis (query/pytorch_coll.c)
- * and the Reduce perf model (query/pytorch_perf.c). Each text is written
+ * analysis (query/multirank/collective_read.c), coll_analysis (query/pytorch/coll.c)
+ * and the Reduce perf model (query/pytorch/perf.c). Each text is written
  * once, here, so that TL_ARGS_SEL_KEYS keeps what the readers look for. */
 #define TL_ARG_PG_NAME "Process Group Name"
 #define TL_ARG_PG_RANKS "Process Group Ranks"
@@ -62,8 +62,8 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
 #define TL_ARG_OUTPUT_TYPE "Output type"
 /* The args members an args_sel row keeps (the rest of its args text is
  * dropped: a kernel's args have ~24 members, ~550 bytes, of which these
- * readers use a few): the collective analysis' (query/collective_read.c)
- * and coll_analysis' (query/pytorch_coll.c) keys and the Reduce model's
+ * readers use a few): the collective analysis' (query/multirank/collective_read.c)
+ * and coll_analysis' (query/pytorch/coll.c) keys and the Reduce model's
  * "Output type". A reader of any other key must read the args column.
  * Rows of stores written before keep their whole args text. NULL-ended. */
 extern const char *const TL_ARGS_SEL_KEYS[];

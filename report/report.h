@@ -1,4 +1,4 @@
-/* report.h — the report module: renders tl_tables (query/table.h) as CSV
+/* report.h — the report module: renders tl_tables (query/core/table.h) as CSV
  * files, xlsx workbooks (our own SpreadsheetML writer, xlsx_ooxml.c, with
  * native charts as DrawingML, xlsx_chart.c) and aligned
  * terminal tables, and reads report workbooks / CSV folders (ours or the
@@ -16,7 +16,7 @@
 #include "query/core/table.h"
 
 /* A list of tables, e.g. the sheets of a workbook in sheet order. Works with
- * the tl_vec_* macros of store/util.h. */
+ * the tl_vec_* macros of base/base.h. */
 typedef struct tl_report_tables {
     tl_table **v;
     size_t n, cap;

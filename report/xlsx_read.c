@@ -16,7 +16,7 @@
 #include "base/lazylib.h"
 
 /* The libzip and expat functions this file calls, bound on first use
- * (store/lazylib.h): only reading a workbook loads the libraries. */
+ * (base/lazylib.h): only reading a workbook loads the libraries. */
 #define ZIP_FUNCS(X) \
     X(zip_discard) \
     X(zip_error_fini) \

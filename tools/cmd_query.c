@@ -1,5 +1,5 @@
 /* cmd_query.c — `tracelens query`: the fast verbs over stored traces. It
- * parses flags into a tl_adhoc_query, runs it (query/adhoc.h) and renders
+ * parses flags into a tl_adhoc_query, runs it (query/adhoc/adhoc.h) and renders
  * the answer as an aligned table, CSV, JSON lines or xlsx. Ctrl-C raises a
  * flag the engine checks between traces; readers never write, so the store
  * is untouched and the command exits 130. */

@@ -1,5 +1,5 @@
 /* cmd_sql.c — `tracelens sql "SELECT ..."`: full SQL over the stored traces
- * through SQLite virtual tables (query/sqlvtab.h). It only parses flags,
+ * through SQLite virtual tables (query/adhoc/adhoc.h). It only parses flags,
  * runs the statements and renders the last result with the same writers
  * as `tracelens query`. Ctrl-C interrupts SQLite (tl_sql_interrupt) and
  * exits 130; the store is only ever read, and the SQL may only read

@@ -1,4 +1,4 @@
-/* tracegen — synthetic but realistic PyTorch profiler (Kineto) traces of any
+/* tracegen.c — synthetic but realistic PyTorch profiler (Kineto) traces of any
  * size, single-rank or a multi-rank corpus whose NCCL collectives line up
  * and carry planted, documented timings (docs/TRACEGEN.md). Output is
  * streamed step by step: memory stays bounded by one profiler step whatever

@@ -21,7 +21,7 @@
  *    decodes only the columns the query names, narrows a row selection
  *    vector, and folds rows into group accumulators keyed by *text*
  *    (string ids are per trace, so names are compared by their text);
- *  - SQLite virtual tables over the same columns (query/sqlvtab.h).
+ *  - SQLite virtual tables over the same columns (query/adhoc/adhoc.h).
  *
  * Tables: events, ops (cpu_op rows), kernels (kernel rows), traces (the
  * catalog) and the per-trace PyTorch report sheets gpu_timeline,
@@ -81,7 +81,7 @@ int tl_adhoc_glob(const char *pat, const char *s);
 
 /* ---- SQL over the trace store: SQLite (Debian's libsqlite3)
  * eponymous virtual tables over the same stored columns and catalog the
- * verb engine reads (query/adhoc.h), so `SELECT ... FROM kernels` needs no
+ * verb engine reads (query/adhoc/adhoc.h), so `SELECT ... FROM kernels` needs no
  * CREATE statement and no copy of the data.
  *
  * Tables: traces (one row per trace: trace_id, path, format, config, rank,
@@ -104,7 +104,7 @@ int tl_adhoc_glob(const char *pat, const char *s);
 /* Opens an in-memory SQLite connection with the tables registered over s
  * (s must outlive it). cancel (may be NULL) is polled while scanning; the
  * caller may also call tl_sql_interrupt(*db) from a signal handler.
- * SQLite itself is loaded here on first use (store/lazylib.h); without it
+ * SQLite itself is loaded here on first use (base/lazylib.h); without it
  * this fails with TL_EUNSUPPORTED and a message naming the library. */
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **db, tl_err *err);
 /* Runs one or more ';'-separated statements; *out is the result of the last

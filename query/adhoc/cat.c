@@ -1,4 +1,4 @@
-/* adhoc_cat.c — the catalog side of ad-hoc queries: parsing each trace's
+/* cat.c — the catalog side of ad-hoc queries: parsing each trace's
  * catalog record once per query (so trace-level filters never touch a
  * column), the --trace selectors (id, label, config, rank, ingest time,
  * last N), trace-level column values, and the text pool that gives equal

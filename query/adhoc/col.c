@@ -1,4 +1,4 @@
-/* adhoc_col.c — per-trace column access for ad-hoc queries. A query opens
+/* col.c — per-trace column access for ad-hoc queries. A query opens
  * one short-lived reader per trace and decodes only the columns it names,
  * chunk by chunk (no concatenation: rows are located through chunk start
  * offsets, since blob columns are cut by bytes, not rows). Values are

@@ -1,4 +1,4 @@
-/* adhoc_exec.c — the verb engine: plan a query (table, selectors, where,
+/* exec.c — the verb engine: plan a query (table, selectors, where,
  * group keys, aggregates, sort, limit), then scan the selected traces one
  * at a time, column-at-a-time: decode the kind column to select the
  * table's rows, narrow them with the where expression, gather the group

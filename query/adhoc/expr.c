@@ -1,4 +1,4 @@
-/* adhoc_expr.c — the small languages of the query verb: --where boolean
+/* expr.c — the small languages of the query verb: --where boolean
  * expressions (comparisons, IN, IS NULL, LIKE, substring and regex), the
  * --by / --select column lists, --agg aggregate lists and --sort keys.
  * Every parse error names the offending token and draws a caret under it.

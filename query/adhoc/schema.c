@@ -1,4 +1,4 @@
-/* adhoc_schema.c — the tables and columns ad-hoc queries see, shared by the
+/* schema.c — the tables and columns ad-hoc queries see, shared by the
  * verb engine and the SQL virtual tables so both answer over one schema.
  * Column names are SQL-friendly (lower case, '_'); report sheets keep their
  * reference headers in `store` so either spelling resolves. */

@@ -20,7 +20,7 @@
 #include "base/lazylib.h"
 
 /* The SQLite functions this file calls, bound on first use
- * (store/lazylib.h): only `tracelens sql` loads the library. */
+ * (base/lazylib.h): only `tracelens sql` loads the library. */
 #define SQLITE_FUNCS(X) \
     X(sqlite3_close) \
     X(sqlite3_column_count) \

@@ -13,7 +13,7 @@
 /* ---- TraceDiff: the morphology-aware diff of two PyTorch traces
  * (spec diff-compare-phases.md Part A, the contract).
  *
- * The two host call-stack trees (built at ingest, query/trace.h) are merged
+ * The two host call-stack trees (built at ingest, query/core/trace.h) are merged
  * level by level into one tree: siblings are aligned by position when that
  * is safe, else by edit distance over normalised names with a same-name
  * disambiguation pass; wrappers with a single GPU child are collapsed and

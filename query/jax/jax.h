@@ -1,4 +1,4 @@
-/* jax_report.h — the JAX performance report (TraceLens'
+/* jax.h — the JAX performance report (TraceLens'
  * TraceLens_generate_perf_report_jax; spec formats.md §2.6-§2.11) computed
  * from a stored XPlane trace: per-GPU timelines and their averages, the
  * kernel launchers with their summaries and unique-args table, the XLA

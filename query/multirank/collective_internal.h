@@ -1,4 +1,4 @@
-/* collective_internal.h — what query/collective*.c share: the collective
+/* collective_internal.h — what query/multirank/collective*.c share: the collective
  * events read from each rank (collective_read.c) and the sheet builders
  * (collective_sheets.c, collective_a2a.c). Not a public API. */
 #ifndef TL_COLLECTIVE_INTERNAL_H

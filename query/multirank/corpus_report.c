@@ -266,7 +266,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
     summarise(&ro->cuda);
 }
 
-/* Defined in query/pytorch_ops.c, collective_read.c and collective.c;
+/* Defined in query/pytorch/ops.c, collective_read.c and collective.c;
  * declared here rather than in pytorch_internal.h / collective_internal.h,
  * which were owned by other work when this was written (move them there). */
 int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
@@ -275,7 +275,7 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err);
 
-/* The part of the PyTorch report (pytorch_report.c) the workbook pools:
+/* The part of the PyTorch report (pytorch/report.c) the workbook pools:
  * gpu_timeline, ops_summary and the perf-model family sheets, computed by
  * the report's own sheet functions over the same context, in the same
  * order. ops_summary_by_category, ops_unique_args and unified_perf_summary
@@ -327,7 +327,7 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
     return pyt_args(ctx, (int32_t)row, len);
 }
 
-/* The part of the PyTorch report (pytorch_report.c) the workbook pools:
+/* The part of the PyTorch report (pytorch/report.c) the workbook pools:
  * gpu_timeline, ops_summary and the perf-model family sheets, computed by
  * the report's own sheet functions over the same context, in the same
  * order. ops_summary_by_category, ops_unique_args and unified_perf_summary

@@ -142,13 +142,13 @@ int tl_coll_config_ids(tl_store *s, const char *config, size_t world_hint, int q
  *
  * Every rank's stored trace is loaded once (the columns the workbook reads)
  * and goes through the sheets of the single-trace PyTorch report it pools
- * (gpu_timeline, ops_summary, the perf-model families; query/pytorch_report.h),
+ * (gpu_timeline, ops_summary, the perf-model families; query/pytorch/pytorch.h),
  * a scan of its columns and, when there is more than one rank, the reading
  * of its collective events; the per-rank results are then pooled: op-group
  * perf sheets across ranks, kernel launchers with per-rank averages,
  * gpu_timelines with one column pair per rank, linked and short kernels per
  * rank, the cuda runtime pivot, a grouped time breakdown, and the
- * collective analysis (query/collective.h) with the per-rank imbalance
+ * collective analysis (query/multirank/multirank.h) with the per-rank imbalance
  * sheets. Ranks are processed on worker threads, one trace per worker; only
  * the pooled results stay in memory, and one rank at a time goes through
  * the perf-model stage (a rank's memory peak). */

@@ -5,7 +5,7 @@
  * slice), GPU classes (§5.1), kernel launchers (§4.4), fwd/bwd links (§4.6),
  * recompute marks (§4.7) and metadata names (§2.4), with the helpers every
  * sheet shares (row order, busy time, options). The parent edges
- * themselves come from ingest (query/trace.h); nothing re-parses the file. */
+ * themselves come from ingest (query/core/trace.h); nothing re-parses the file. */
 #include "query/pytorch/pytorch_internal.h"
 #include "query/core/interval.h"
 

@@ -547,7 +547,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
 }
 
 /* ops_summary alone, for the per-configuration workbook
- * (query/corpus_report.c), which pools no other launcher sheet: the
+ * (query/multirank/corpus_report.c), which pools no other launcher sheet: the
  * launcher table is filled only in the fields this sheet groups and sums
  * (name, category, direct/subtree times, recompute mark); the argument
  * reprs, metadata names and sorted kernel lists of ltab_build are what

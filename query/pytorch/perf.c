@@ -2,7 +2,7 @@
  * PyTorch report (spec pytorch-report.md §7, §9.6): collects every event
  * whose name has a model, with its forward kernel set (its subtree) and
  * backward kernel set (the subtrees of its linked backward events), and
- * hands them to the perf-model module (query/perfmodel.h), which evaluates
+ * hands them to the perf-model module (query/perfmodel/perfmodel.h), which evaluates
  * the models and lays out the sheets. Also builds the same per-event
  * instance for unified_perf_summary. */
 #include "query/pytorch/pytorch_internal.h"
@@ -244,7 +244,7 @@ int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     return pyt_perf_finish(c, pyt_perf_start(c), out, err);
 }
 
-/* ---- perf models registered by plugins (query/plugin.h) -------------------
+/* ---- perf models registered by plugins (query/pytorch/plugin.h) -------------------
  * A plugin model gives FLOPs, bytes and parameters per instance; the sheet
  * is laid out like a built-in perf sheet (§9.6.3): grouped by name and the
  * parameter texts, the same rate and kernel-time statistics, sorted by

@@ -1,4 +1,4 @@
-/* plugin.c — host side of the report's plugin interface (query/plugin.h):
+/* plugin.c — host side of the report's plugin interface (query/pytorch/plugin.h):
  * dlopen a shared object, call its registration function with a table of
  * callbacks, keep what it registered (categories, perf models, extra
  * tables) and run the extra tables over a trace. The plugin never links

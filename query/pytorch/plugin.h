@@ -3,7 +3,7 @@
  * file. Two kinds of extension:
  *
  *   1. data: a TSV file "op name<TAB>category" (--extension_file FILE.tsv)
- *      that adds or overrides op categories (query/pytorch_report.h);
+ *      that adds or overrides op categories (query/pytorch/pytorch.h);
  *   2. code: a shared object (--extension_file FILE.so) exporting
  *
  *          int tracelens_plugin_register(const tl_plugin_api *api, void *host);
@@ -88,7 +88,7 @@ typedef struct tl_plugin_api {
      * computed as the report computes busy time */
     double (*busy_time_us)(const tl_plugin_trace *t, const int32_t *rows, size_t n);
 
-    /* table building (query/table.h semantics) */
+    /* table building (query/core/table.h semantics) */
     size_t (*col_str)(struct tl_table *t, const char *name);
     size_t (*col_i64)(struct tl_table *t, const char *name);
     size_t (*col_f64)(struct tl_table *t, const char *name);

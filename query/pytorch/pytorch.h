@@ -1,11 +1,11 @@
-/* pytorch_report.h — the PyTorch performance report computed from a stored
+/* pytorch.h — the PyTorch performance report computed from a stored
  * Kineto trace: gpu_timeline, ops_summary_by_category, ops_summary,
  * ops_unique_args, unified_perf_summary, the perf-model sheet families,
  * kernel_summary, the short-kernel study, coll_analysis and the optional
  * sheets (spec/pytorch-report.md, the contract; docs/CONFORMANCE.md lists
  * where we knowingly reproduce the reference's quirks).
  *
- * Everything is computed over the trace's stored columns (query/trace.h):
+ * Everything is computed over the trace's stored columns (query/core/trace.h):
  * the host tree, the runtime -> GPU links and the launcher edges were built
  * at ingest, so a report is one pass of grouping and interval arithmetic.
  * The result is a list of tl_tables in the reference's sheet order; report/
@@ -25,7 +25,7 @@ struct tl_plugin_set;
 /* ---- op categorisation (§6) --------------------------------------------- */
 
 /* op name -> category registry. Built from the perf-model table's categories
- * (query/perfmodel.h), then the category data file, then extension files and
+ * (query/perfmodel/perfmodel.h), then the category data file, then extension files and
  * plugins, later entries overriding earlier ones (§6.1). */
 typedef struct tl_catreg tl_catreg;
 

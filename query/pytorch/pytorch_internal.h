@@ -221,7 +221,7 @@ struct tl_pm_instance;
  * backward = subtrees of its backward events), built once per report. */
 const struct tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row);
 
-/* plugin perf models (query/plugin.h) */
+/* plugin perf models (query/pytorch/plugin.h) */
 struct tl_plugin_perf_model;
 struct tl_plugin_params;
 typedef struct pyt_plugin_metrics {

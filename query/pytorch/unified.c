@@ -5,7 +5,7 @@
  * kernels none of those cover, so that the sheet's kernel time accounts for
  * every non-communication kernel. The collection walk, the synthetic-op
  * naming and categorisation (including the reference's kernel_details
- * quirk) follow §9.5.1-§9.5.2; perf metrics come from query/perfmodel.h. */
+ * quirk) follow §9.5.1-§9.5.2; perf metrics come from query/perfmodel/perfmodel.h. */
 #include "query/pytorch/pytorch_internal.h"
 #include "query/core/stats.h"
 #include "query/perfmodel/perfmodel.h"

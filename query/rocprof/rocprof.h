@@ -1,4 +1,4 @@
-/* rocprof_report.h — the rocprofv3 performance report (spec/formats.md §1):
+/* rocprof.h — the rocprofv3 performance report (spec/formats.md §1):
  * gpu_timeline, kernel_summary, kernel_summary_by_category, kernel_details,
  * short_kernels_summary and short_kernel_histogram, computed from a stored
  * rocprof trace (ingest/rocprof.h says what the reader stores).

@@ -1,4 +1,4 @@
-/* test_compare.c — report comparison (query/compare.h): the outer merge
+/* test_compare.c — report comparison (query/diff/diff.h): the outer merge
  * (sorted keys, null keys matching, duplicates multiplying, int columns
  * turning float), diff/pct columns, the intersect / only-baseline /
  * only-variant split with all-null columns dropped, pandas' unstable

@@ -1,5 +1,5 @@
-/* test_perfmodel.c — perf models, roofline and perf sheets (query/perfmodel.h)
- * and the Python-literal value tree (query/pyval.h).
+/* test_perfmodel.c — perf models, roofline and perf sheets (query/perfmodel/perfmodel.h)
+ * and the Python-literal value tree (query/core/pyval.h).
  *
  * 1. pyval round trips and error handling;
  * 2. registry shape (165 names, O(1) lookup, family order);

@@ -1,6 +1,6 @@
 /* test_pytorch_plugin.c — the report's plugin interface end to end: builds
  * examples/plugin/example_plugin.c into a shared object with the system C
- * compiler, loads it through query/plugin.h, and checks what it registered
+ * compiler, loads it through query/pytorch/plugin.h, and checks what it registered
  * (a category, a perf model with its sheet and unified columns, an extra
  * table) on a small synthetic trace. Skipped (77) without a C compiler. */
 #include "tests/unit/tl_test.h"

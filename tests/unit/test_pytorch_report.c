@@ -1,4 +1,4 @@
-/* test_pytorch_report.c — unit tests of the PyTorch report (query/
+/* test_pytorch/report.c — unit tests of the PyTorch report (query/
  * pytorch_*.c, category.c): the §6 categorisation rules and data file, the
  * pandas/NumPy sort and statistics emulation, a small synthetic trace
  * without ac2g flows (which the reference cannot link; we must), and the

@@ -58,7 +58,7 @@ static void test_floats(void)
     tl_table_free(t);
 }
 
-/* tl_fmt_pyfloat (store/util.c) against Python's repr: the exact-integer
+/* tl_fmt_pyfloat (base/pyrepr.c) against Python's repr: the exact-integer
  * path for [1e-6, 1e15), the printf path outside it, powers of two whose
  * nearest 16-digit decimal falls in the narrow gap below them (Python then
  * prints the next one up), subnormals and the extremes. Then random values:
@@ -111,7 +111,7 @@ static void test_pyfloat(void)
     CHECK_EQ_I(bad, 0);
 }
 
-/* tl_buf_pystr (store/util.c): Python's repr of a str. */
+/* tl_buf_pystr (base/pyrepr.c): Python's repr of a str. */
 static void test_pystr(void)
 {
     static const struct {

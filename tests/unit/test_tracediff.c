@@ -1,4 +1,4 @@
-/* test_tracediff.c — TraceDiff (query/tracediff.h) on the spec's verified
+/* test_tracediff.c — TraceDiff (query/diff/diff.h) on the spec's verified
  * synthetic examples (diff-compare-phases.md A11 E1-E9), written here as
  * tiny Kineto traces, ingested into a temporary store and diffed; plus the
  * name normalisation rules (A2), the A10 report hook, and — when the shared
