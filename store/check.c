@@ -1,5 +1,6 @@
 /* check.c — the whole-store check (tl_store_check) and compaction
- * (tl_store_compact), see store.h.
+ * (tl_store_compact into a folder, tl_store_compact_replace in place),
+ * see store.h.
  *
  * The check walks every catalog record and every column chunk in key
  * order, both sorted by trace id: each record must carry a sound checksum
@@ -9,8 +10,11 @@
  * repair deletes the damaged traces whole in one write transaction. */
 #include "store/store_internal.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- JSON syntax (the catalog records) ---------------------------------
@@ -382,4 +386,92 @@ int tl_store_compact(tl_store *s, const char *dest_dir, tl_err *err)
         return tl_errf(err, TL_ESTORE, "store %s: compacting into %s: %s", s->dir, dest_dir, mdb_strerror(rc));
     }
     return TL_OK;
+}
+
+/* ---- compaction in place ------------------------------------------------
+ * Every process with the store open holds a shared fcntl lock on byte 0 of
+ * lock.mdb (LMDB takes it at open; the first process takes it exclusive
+ * and resets the lock state). Taking it exclusive here therefore succeeds
+ * only when no other process has the store open, and makes processes that
+ * open it meanwhile wait. The compacted file starts a new transaction
+ * numbering (LMDB writes it as transaction 1), which the lock state of the
+ * old file contradicts: its magic is cleared so that a process that
+ * waited, and so finds the lock state not reset, fails with "not an LMDB
+ * file" instead of using it. The next open resets it. */
+
+/* Takes byte 0 of lock.mdb exclusive on a descriptor kept until the store
+ * is closed: 0, or TL_EEXIST when another process has the store open. */
+static int hold_lock_file(tl_store *s, tl_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lock.mdb", s->dir);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return tl_errf(err, TL_EIO, "store %s: %s: %s", s->dir, path, strerror(errno));
+    s->held_lock_fd = fd;
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1};
+    if (fcntl(fd, F_SETLK, &fl) == 0) return TL_OK;
+    return tl_errf(err, TL_EEXIST,
+                   "store %s is open in another process; compact it when nothing else uses it, or "
+                   "compact --into DIR (a copy)", s->dir);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* Writes the compacted copy into tmp_dir and renames it over data.mdb
+ * (made durable: the file, then the directory). */
+static int copy_and_replace(tl_store *s, const char *tmp_dir, const char *data, tl_err *err)
+{
+    char copy[4096];
+    snprintf(copy, sizeof copy, "%s/data.mdb", tmp_dir);
+    int rc = mdb_env_copy2(s->env, tmp_dir, MDB_CP_COMPACT);
+    if (rc) {
+        unlink(copy);
+        return tl_store_lmdb_err(err, rc, "compacting", s->dir);
+    }
+    int fd = open(copy, O_RDONLY | O_CLOEXEC);
+    rc = fd < 0 || fsync(fd) ? errno : 0;
+    if (fd >= 0) close(fd);
+    if (rc || rename(copy, data)) {
+        rc = rc ? rc : errno;
+        unlink(copy);
+        return tl_store_lmdb_err(err, rc, "replacing data.mdb", s->dir);
+    }
+    fd = open(s->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (fsync(fd)) {} /* the rename is done; a failed directory sync only delays it */
+        close(fd);
+    }
+    return TL_OK;
+}
+
+int tl_store_compact_replace(tl_store *s, uint64_t *before, uint64_t *after, tl_err *err)
+{
+    if (s->readonly)
+        return tl_errf(err, TL_ESTORE, "store %s cannot be written here; compact --into DIR makes a compacted copy",
+                       s->dir);
+    int rc = hold_lock_file(s, err);
+    if (rc) return rc;
+    MDB_txn *writer; /* holds the writer lock: nothing commits after the copy's snapshot */
+    if ((rc = mdb_txn_begin(s->env, NULL, 0, &writer))) return tl_store_lmdb_err(err, rc, "cannot begin write", s->dir);
+    char data[4096], tmp_dir[4096];
+    snprintf(data, sizeof data, "%s/data.mdb", s->dir);
+    snprintf(tmp_dir, sizeof tmp_dir, "%s/.compact-XXXXXX", s->dir);
+    *before = file_size(data);
+    if (!mkdtemp(tmp_dir)) {
+        rc = tl_errf(err, TL_EIO, "store %s: a folder for the copy: %s", s->dir, strerror(errno));
+    } else {
+        rc = copy_and_replace(s, tmp_dir, data, err);
+        rmdir(tmp_dir);
+    }
+    if (rc == TL_OK) {
+        static const unsigned char no_magic[4] = {0};
+        if (pwrite(s->held_lock_fd, no_magic, sizeof no_magic, 0) != (ssize_t)sizeof no_magic) {}
+    }
+    mdb_txn_abort(writer);
+    *after = file_size(data);
+    return rc;
 }

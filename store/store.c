@@ -1,4 +1,5 @@
-/* store.c — the LMDB environment, catalog and column chunks (see store.h).
+/* store.c — writing and reading the catalog and column chunks (see store.h;
+ * opening the environment is open.c).
  *
  * Named databases:
  *   meta     "schema_version" -> decimal text
@@ -59,133 +60,6 @@ const char *tl_ctype_name(tl_ctype t)
     return "?";
 }
 
-static int lmdb_err(tl_err *err, int rc, const char *what, const char *dir)
-{
-    return tl_errf(err, TL_ESTORE, "store %s: %s: %s", dir ? dir : "", what, mdb_strerror(rc));
-}
-
-/* Initial map size. LMDB maps the file sparsely, so this is address space,
- * not disk; it is raised (doubling) whenever a write hits MDB_MAP_FULL. */
-static size_t initial_mapsize_bytes = (size_t)1 << 30;
-
-void tl_store_set_initial_mapsize(size_t bytes)
-{
-    initial_mapsize_bytes = bytes >= 65536 ? bytes : (size_t)1 << 30;
-}
-
-/* Opens the named databases in txn, refusing an LMDB environment that
- * holds records but no "meta" database (another program's): 0, an LMDB
- * code, or TL_ESTORE with the message set. */
-static int open_dbis(tl_store *s, MDB_txn *txn, tl_err *err)
-{
-    int rc = mdb_dbi_open(txn, "meta", 0, &s->meta);
-    if (rc == MDB_NOTFOUND) {
-        MDB_stat st;
-        if ((rc = mdb_stat(txn, 0 /* the main database */, &st))) return rc;
-        if (st.ms_entries)
-            return tl_errf(err, TL_ESTORE, "%s is not a tracelens store (an LMDB environment of another program)",
-                           s->dir);
-        rc = mdb_dbi_open(txn, "meta", MDB_CREATE, &s->meta);
-    }
-    if (rc || (rc = mdb_dbi_open(txn, "catalog", MDB_CREATE, &s->catalog)) ||
-        (rc = mdb_dbi_open(txn, "columns", MDB_CREATE, &s->columns)))
-        return rc;
-    return 0;
-}
-
-/* Writes TL_SCHEMA_VERSION into meta (a new store, or an upgrade). */
-static int put_version(tl_store *s, MDB_txn *txn)
-{
-    char ver[16];
-    int n = snprintf(ver, sizeof ver, "%d", TL_SCHEMA_VERSION);
-    MDB_val k = {strlen("schema_version"), "schema_version"}, v = {(size_t)n, ver};
-    return mdb_put(txn, s->meta, &k, &v, 0);
-}
-
-/* Stamps a new store, upgrades an older one, refuses another version:
- * 0, an LMDB code, or TL_EVERSION with the message set. */
-static int check_version(tl_store *s, MDB_txn *txn, tl_err *err)
-{
-    MDB_val k = {strlen("schema_version"), "schema_version"}, v;
-    int rc = mdb_get(txn, s->meta, &k, &v);
-    if (rc == MDB_NOTFOUND) return put_version(s, txn);
-    if (rc) return rc;
-    char ver[16] = {0};
-    memcpy(ver, v.mv_data, v.mv_size < 15 ? v.mv_size : 15);
-    int have = atoi(ver);
-    /* Version 2 added chunk encoding 2 (for_codec.h), version 3 chunk and
-     * catalog checksums; both read older chunks and records as they are.
-     * A version 1 or 2 store is stamped 3 so that an older tracelens,
-     * which cannot read what is written from now on (or would not verify
-     * it), refuses it with this message. */
-    if (have == 1 || have == 2) return put_version(s, txn);
-    if (have != TL_SCHEMA_VERSION)
-        return tl_errf(err, TL_EVERSION,
-                       "store %s has schema version %d; this tracelens reads version %d "
-                       "(re-ingest into a new store with --db, or use a matching tracelens)",
-                       s->dir, have, TL_SCHEMA_VERSION);
-    return 0;
-}
-
-int tl_store_open(const char *dir, tl_store **out, tl_err *err)
-{
-    *out = NULL;
-    if (tl_mkdir_p(dir, err)) return err ? err->code : TL_EIO;
-    /* data.mdb is checked before LMDB maps it: a damaged file fails here */
-    int rc = tl_store_env_check(dir, err);
-    if (rc) return rc;
-    tl_fault_guard_install();
-    tl_store *s = tl_xcalloc(1, sizeof *s);
-    s->dir = tl_xstrdup(dir);
-    rc = mdb_env_create(&s->env);
-    if (rc) goto fail_lmdb;
-    mdb_env_set_maxdbs(s->env, 8);
-    mdb_env_set_maxreaders(s->env, 256);
-    /* Keep the larger of our default and what the file already uses. */
-    s->mapsize = initial_mapsize_bytes;
-    mdb_env_set_mapsize(s->env, s->mapsize);
-    /* MDB_NOTLS: readers may be used from worker threads. */
-    rc = mdb_env_open(s->env, dir, MDB_NOTLS, 0664);
-    if (rc) goto fail_lmdb;
-    MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    if (info.me_mapsize > s->mapsize) s->mapsize = info.me_mapsize;
-
-    MDB_txn *txn;
-    rc = mdb_txn_begin(s->env, NULL, 0, &txn);
-    if (rc == MDB_MAP_RESIZED) {
-        mdb_env_set_mapsize(s->env, 0);
-        rc = mdb_txn_begin(s->env, NULL, 0, &txn);
-    }
-    if (rc) goto fail_lmdb;
-    if ((rc = open_dbis(s, txn, err)) || (rc = check_version(s, txn, err))) {
-        mdb_txn_abort(txn);
-        if (tl_store_own_code(rc)) goto fail;
-        goto fail_lmdb;
-    }
-    rc = mdb_txn_commit(txn);
-    if (rc) goto fail_lmdb;
-    *out = s;
-    return TL_OK;
-fail_lmdb:
-    lmdb_err(err, rc, "cannot open", dir);
-    rc = TL_ESTORE;
-fail:
-    if (s->env) mdb_env_close(s->env);
-    free(s->dir);
-    free(s);
-    return rc;
-}
-
-void tl_store_close(tl_store *s)
-{
-    if (!s) return;
-    mdb_env_close(s->env);
-    free(s->dir);
-    free(s);
-}
-
-const char *tl_store_dir(const tl_store *s) { return s->dir; }
 
 static void put_be64(unsigned char *p, uint64_t v)
 {
@@ -640,6 +514,9 @@ size_t tl_wtrace_bytes(const tl_wtrace *w) { return w->bytes; }
 int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,
                             tl_err *err)
 {
+    if (s->readonly)
+        return tl_errf(err, TL_ESTORE, "store %s is read-only here (its files or file system cannot be written)",
+                       s->dir);
     for (int attempt = 0; attempt < 40; attempt++) {
         MDB_txn *txn;
         int rc = mdb_txn_begin(s->env, NULL, 0, &txn);
@@ -648,7 +525,7 @@ int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *
             mdb_env_set_mapsize(s->env, 0);
             continue;
         }
-        if (rc) return lmdb_err(err, rc, "cannot begin write", s->dir);
+        if (rc) return tl_store_lmdb_err(err, rc, "cannot begin write", s->dir);
         rc = fn(s, txn, ctx, err);
         if (rc == 0) {
             rc = mdb_txn_commit(txn);
@@ -662,11 +539,11 @@ int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *
             size_t cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
             s->mapsize = cur * 2;
             rc = mdb_env_set_mapsize(s->env, s->mapsize);
-            if (rc) return lmdb_err(err, rc, "cannot grow the map", s->dir);
+            if (rc) return tl_store_lmdb_err(err, rc, "cannot grow the map", s->dir);
             continue;
         }
         if (tl_store_own_code(rc)) return rc; /* message already set */
-        return lmdb_err(err, rc, "write failed", s->dir);
+        return tl_store_lmdb_err(err, rc, "write failed", s->dir);
     }
     return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
 }
@@ -705,7 +582,7 @@ static int pregrow(tl_store *s, const tl_wtrace *w, tl_err *err)
     size_t nsz = cur;
     while (nsz < need + need / 4) nsz *= 2;
     int rc = mdb_env_set_mapsize(s->env, nsz);
-    if (rc) return lmdb_err(err, rc, "cannot grow the map", s->dir);
+    if (rc) return tl_store_lmdb_err(err, rc, "cannot grow the map", s->dir);
     s->mapsize = nsz;
     return TL_OK;
 }
@@ -727,6 +604,7 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
      * is grown and the write redone before anything was freed. */
     size_t cur, need = map_needed(s, w, &cur);
     if (need > cur) return MDB_MAP_FULL;
+    if ((rc = tl_store_reserve(s, need, err))) return rc;
     w->free_as_written = 1;
     for (size_t i = 0; i < w->chunks.n; i++) {
         if (!w->chunks.v[i].val)  /* freed by an attempt that hit MAP_FULL */
@@ -820,7 +698,7 @@ int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
     }
     if (rc) {
         free(r);
-        return lmdb_err(err, rc, "cannot begin read", s->dir);
+        return tl_store_lmdb_err(err, rc, "cannot begin read", s->dir);
     }
     *out = r;
     return TL_OK;
@@ -895,7 +773,7 @@ static int reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *
         tl_id_format(id, hex);
         return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", hex, r->s->dir);
     }
-    if (rc) return lmdb_err(err, rc, "catalog read", r->s->dir);
+    if (rc) return tl_store_lmdb_err(err, rc, "catalog read", r->s->dir);
     if ((rc = tl_store_catalog_verify(r->s->dir, id, &v, err))) return rc;
     *json = v.mv_data;
     return TL_OK;
@@ -911,7 +789,7 @@ static int reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const 
 {
     MDB_cursor *c;
     int rc = mdb_cursor_open(r->txn, r->s->catalog, &c);
-    if (rc) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (rc) return tl_store_lmdb_err(err, rc, "catalog scan", r->s->dir);
     MDB_val k, v;
     int bad = TL_OK;
     tl_err berr = {0};
@@ -927,7 +805,7 @@ static int reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const 
         if (stop) break;
     }
     mdb_cursor_close(c);
-    if (rc && rc != MDB_NOTFOUND) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (rc && rc != MDB_NOTFOUND) return tl_store_lmdb_err(err, rc, "catalog scan", r->s->dir);
     if (bad && err) *err = berr;
     return bad;
 }
@@ -949,7 +827,7 @@ static int reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err
         return tl_errf(err, TL_ENOTFOUND, "'%s' is not a trace id (4 to 16 hex digits)", prefix);
     MDB_cursor *c;
     int rc = mdb_cursor_open(r->txn, r->s->catalog, &c);
-    if (rc) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (rc) return tl_store_lmdb_err(err, rc, "catalog scan", r->s->dir);
     MDB_val k, v;
     int count = 0;
     uint64_t found = 0;
@@ -963,7 +841,7 @@ static int reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err
         }
     }
     mdb_cursor_close(c);
-    if (rc != MDB_NOTFOUND) return lmdb_err(err, rc, "catalog scan", r->s->dir);
+    if (rc != MDB_NOTFOUND) return tl_store_lmdb_err(err, rc, "catalog scan", r->s->dir);
     if (count == 0) return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", prefix, r->s->dir);
     if (count > 1) return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous (%d traces)", prefix, count);
     *id = found;
@@ -1166,7 +1044,7 @@ static int chunks_open(tl_reader *r, uint64_t id, const char *table, const char 
     cc->started = 0;
     if (!cc->kl) return tl_errf(err, TL_EUSAGE, "column name too long");
     int rc = mdb_cursor_open(r->txn, r->s->columns, &cc->c);
-    return rc ? lmdb_err(err, rc, "column scan", r->s->dir) : TL_OK;
+    return rc ? tl_store_lmdb_err(err, rc, "column scan", r->s->dir) : TL_OK;
 }
 
 /* The next chunk's value into *v: 1, or 0 after the last. */
@@ -1408,7 +1286,7 @@ static int reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
     put_be64(idk, id);
     MDB_cursor *c;
     int rc = mdb_cursor_open(r->txn, r->s->columns, &c);
-    if (rc) return lmdb_err(err, rc, "column scan", r->s->dir);
+    if (rc) return tl_store_lmdb_err(err, rc, "column scan", r->s->dir);
     MDB_val k = {8, idk}, v;
     tl_buf b = {0};
     tl_buf_putc(&b, '{');

@@ -36,14 +36,24 @@ typedef struct tl_store tl_store;
  * tests use a tiny map to exercise growth. Call before opening stores. */
 void tl_store_set_initial_mapsize(size_t bytes);
 
-/* Opens (creating if needed) the store. Fails with TL_EVERSION, naming both
- * versions, when the store was written by another schema version, and with
+/* Opens (creating if needed) the store; a store that cannot be created
+ * (a full disk: "No space left on device") leaves nothing behind. Fails
+ * with TL_EVERSION, naming both versions, when the store was written by another schema version, and with
  * TL_ESTORE when data.mdb is damaged (truncated, meta pages unreadable) or
  * not a tracelens store: it is checked before LMDB maps it. Reads of a
  * store whose B-tree pages are damaged past LMDB's own checks end with
  * TL_ESTORE too: a SIGSEGV or SIGBUS inside a store read is caught (the
  * handler is installed here, once, and passes other faults on). */
 int tl_store_open(const char *dir, tl_store **out, tl_err *err);
+/* Opens an existing store for a command that only reads: TL_ENOTFOUND,
+ * "no store at DIR (ingest creates one)", when dir holds no data.mdb, and
+ * nothing is created. A store whose directory or files this process cannot
+ * write (permissions, a read-only mount) is opened read-only (MDB_RDONLY;
+ * also MDB_NOLOCK when lock.mdb cannot be opened for writing): reads work,
+ * writes fail. A writable store is opened as tl_store_open opens it. */
+int tl_store_open_read(const char *dir, tl_store **out, tl_err *err);
+/* Whether s was opened read-only. */
+int tl_store_readonly(const tl_store *s);
 void tl_store_close(tl_store *s);
 const char *tl_store_dir(const tl_store *s);
 
@@ -114,6 +124,14 @@ int tl_store_check(tl_store *s, int repair, tl_check_report_fn report, void *ctx
 /* Writes a compacted copy of the store (free pages dropped, pages in key
  * order) to dest_dir/data.mdb; TL_EEXIST when dest_dir holds a store. */
 int tl_store_compact(tl_store *s, const char *dest_dir, tl_err *err);
+/* Compacts the store in place: with the writer lock held and no other
+ * process using the store (TL_EEXIST otherwise, nothing changed), the
+ * compacted copy is written next to data.mdb and renamed over it. Other
+ * processes that open the store meanwhile wait, and then fail once ("not
+ * an LMDB file") rather than use the old lock state; the next open works.
+ * *before and *after get data.mdb's sizes. Afterwards s can only be
+ * closed. */
+int tl_store_compact_replace(tl_store *s, uint64_t *before, uint64_t *after, tl_err *err);
 
 /* ---- reading -----------------------------------------------------------
  * A reader is a read-only snapshot (an LMDB read transaction). Pointers it

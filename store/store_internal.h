@@ -16,6 +16,8 @@ struct tl_store {
     MDB_dbi meta, catalog, columns;
     char *dir;
     size_t mapsize;
+    int readonly; /* opened MDB_RDONLY: the files are not writable here */
+    int held_lock_fd; /* lock.mdb held by tl_store_compact_replace, or -1 */
 };
 
 struct tl_reader {
@@ -28,6 +30,14 @@ struct tl_reader {
 /* Whether rc is a TL_E* code (message set) rather than an LMDB one (errno
  * values are positive, LMDB's own codes below -30000). */
 static inline int tl_store_own_code(int rc) { return rc < 0 && rc > -1000; }
+
+/* Sets err from an LMDB or errno code rc (TL_ESTORE): "store DIR: what:
+ * reason", a full disk named as such (open.c). */
+int tl_store_lmdb_err(tl_err *err, int rc, const char *what, const char *dir);
+/* Allocates the blocks up to `bytes` into the data file (past its end,
+ * keeping its length) before a write transaction extends it, so that a
+ * full disk fails here rather than as a short write inside LMDB (open.c). */
+int tl_store_reserve(tl_store *s, size_t bytes, tl_err *err);
 
 /* Runs fn inside a write transaction, growing the map and retrying on
  * MDB_MAP_FULL; fn returns 0, an LMDB code or a negative TL_E* code. */

@@ -44,3 +44,5 @@ tl_script_test(cli.input ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_input_cli.py
 # no include or call loop between files, no function over 150 lines.
 tl_script_test(layout.layers ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-layers.py ${CMAKE_BINARY_DIR})
 tl_script_test(layout.function_length ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-function-length.py)
+tl_script_test(store.cli ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_store_cli.py ${CMAKE_BINARY_DIR} cli)
+tl_script_test(store.full_disk ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_store_cli.py ${CMAKE_BINARY_DIR} fulldisk)

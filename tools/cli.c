@@ -32,6 +32,27 @@ tl_store *tl_cli_store(const char *db)
     return s;
 }
 
+tl_store *tl_cli_store_read(const char *db)
+{
+    char buf[4096];
+    const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
+    tl_store *s;
+    tl_err err = {0};
+    if (tl_store_open_read(dir, &s, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return NULL;
+    }
+    return s;
+}
+
+tl_store *tl_cli_store_for(const char *db, const char *const *args, size_t n)
+{
+    struct stat st;
+    for (size_t i = 0; i < n; i++)
+        if (args[i] && stat(args[i], &st) == 0 && S_ISREG(st.st_mode)) return tl_cli_store(db);
+    return tl_cli_store_read(db);
+}
+
 int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
 {
     tl_err err = {0};

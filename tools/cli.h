@@ -140,18 +140,26 @@ const char *tl_cli_store_dir(const char *db, char *buf, size_t n);
 /* Opens the store (db may be NULL: default location). Prints the error and
  * returns NULL on failure. */
 tl_store *tl_cli_store(const char *db);
+/* The same for a command that only reads: a missing store is "no store at
+ * DIR (ingest creates one)" and nothing is created; a store this process
+ * cannot write is opened read-only. */
+tl_store *tl_cli_store_read(const char *db);
+/* The store for commands taking "ID or FILE" arguments: tl_cli_store when
+ * one of args[0..n) is a file (it will be ingested), else tl_cli_store_read. */
+tl_store *tl_cli_store_for(const char *db, const char *const *args, size_t n);
 
 /* arg is a trace id (or unique prefix) in the store, or a path to a trace
  * file, which is ingested first when not yet stored. On success *r is an
  * open reader and *id the trace id. Prints errors itself; returns an exit code. */
 int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id);
 
-/* Writes sheets: every table into csv_dir (if not NULL) as <name>.csv, and
- * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
 /* The exit code of a command whose library call failed with `code`:
  * TL_EXIT_STORE when the store is damaged or of another version
  * (TL_ESTORE, TL_EVERSION; `tracelens check` says more), else fallback. */
 int tl_cli_exit_for(int code, int fallback);
+
+/* Writes sheets: every table into csv_dir (if not NULL) as <name>.csv, and
+ * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
 int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path);
 
 /* Graph-replay merge (tools/cmd_split.c): ingests the capture traces of
@@ -217,5 +225,7 @@ int tl_cmd_sql(int argc, char **argv);
 int tl_cmd_corpus_report(int argc, char **argv);
 int tl_cmd_collective(int argc, char **argv);
 int tl_cmd_split(int argc, char **argv);
+int tl_cmd_check(int argc, char **argv);
+int tl_cmd_compact(int argc, char **argv);
 
 #endif

@@ -216,7 +216,7 @@ int tl_cmd_diff(int argc, char **argv)
     }
     if (npos != 2) { fprintf(stderr, "tracelens diff: needs BASELINE and VARIANT (see --help)\n"); return TL_EXIT_USAGE; }
 
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_for(db, pos, 2);
     if (!s) return TL_EXIT_STORE;
     tl_reader *r[2] = {0};
     tl_trace *t[2] = {0};

@@ -250,7 +250,7 @@ int tl_cmd_query(int argc, char **argv)
     q.traces = sels.v;
     q.ntraces = sels.n;
     q.cancel = &g_cancel;
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_read(db);
     if (!s) { tl_vec_free(&sels); return TL_EXIT_STORE; }
     struct sigaction sa, old;
     memset(&sa, 0, sizeof sa);

@@ -81,7 +81,7 @@ int tl_cmd_report(int argc, char **argv)
     if (bad) return bad;
     tl_cli_report_hugepages_reexec(input, db); /* before any work: see cmd_report_pytorch.c */
     /* resolve once to learn the format; the report itself reopens the store */
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_for(db, &input, 1);
     if (!s) return TL_EXIT_STORE;
     tl_reader *r;
     uint64_t id;
@@ -95,7 +95,7 @@ int tl_cmd_report(int argc, char **argv)
     tl_store_close(s);
     if (!format) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
-        return TL_EXIT_FAIL;
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
     char hex[17];
     tl_id_format(id, hex);

@@ -204,7 +204,7 @@ int tl_cmd_report_jax(int argc, char **argv)
         return TL_EXIT_FAIL;
     }
 
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_for(db, &trace_arg, 1);
     if (!s) {
         free(kw);
         free(xlsx_default);

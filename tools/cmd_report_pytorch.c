@@ -583,7 +583,7 @@ static int load(pyt_cli *c, pyt_run *u)
         fprintf(stderr, "tracelens: %s: XPlane (.pb) traces go to TraceLens_generate_perf_report_jax\n", c->input);
         return TL_EXIT_USAGE;
     }
-    u->s = tl_cli_store(c->db);
+    u->s = tl_cli_store_for(c->db, &c->input, 1);
     if (!u->s) return TL_EXIT_STORE;
     uint64_t id;
     int code = tl_cli_open_trace(u->s, c->input, &u->r, &id);

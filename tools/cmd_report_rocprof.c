@@ -218,7 +218,7 @@ int tl_cmd_report_rocprof(int argc, char **argv)
         return TL_EXIT_FAIL;
     }
 
-    tl_store *s = tl_cli_store(val[F_DB]);
+    tl_store *s = tl_cli_store_for(val[F_DB], &input, 1);
     if (!s) return TL_EXIT_STORE;
     int rc = TL_EXIT_OK;
     tl_err err = {0};

@@ -163,7 +163,7 @@ int tl_cmd_sql(int argc, char **argv)
         tl_buf_free(&sql);
         return TL_EXIT_USAGE;
     }
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_read(db);
     if (!s) { tl_buf_free(&sql); return TL_EXIT_STORE; }
     tl_err err = {0};
     sqlite3 *h;

@@ -369,15 +369,35 @@ int tl_cmd_ls(int argc, char **argv)
     const char *db = NULL;
     int rc = parse_store_cmd(argc, argv, LS_HELP, &db, NULL);
     if (rc) return rc < 0 ? TL_EXIT_OK : rc;
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_read(db);
     if (!s) return TL_EXIT_STORE;
     tl_reader *r;
     tl_err err = {0};
     if (tl_reader_open(s, &r, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); tl_store_close(s); return TL_EXIT_STORE; }
-    tl_reader_foreach(r, ls_cb, NULL, &err);
+    /* a damaged record is skipped and the walk goes on; it ends with the error */
+    rc = tl_reader_foreach(r, ls_cb, NULL, &err);
+    if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
     tl_reader_close(r);
     tl_store_close(s);
-    return 0;
+    return rc ? TL_EXIT_STORE : TL_EXIT_OK;
+}
+
+/* info of one trace: its catalog record and column sizes; a record or
+ * chunk that fails its check is the store's damage (exit 3). Returns the
+ * exit code so far, or TL_EXIT_STORE. */
+static int print_info(tl_reader *r, uint64_t id, int code)
+{
+    const char *cat;
+    char *sizes = NULL;
+    tl_err err = {0};
+    if (tl_reader_catalog(r, id, &cat, &err) || tl_reader_sizes(r, id, &sizes, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        free(sizes);
+        return TL_EXIT_STORE;
+    }
+    printf("{\"catalog\":%s,\n \"columns\":%s}\n", cat, sizes ? sizes : "{}");
+    free(sizes);
+    return code;
 }
 
 static int info_rm(int argc, char **argv, int rm)
@@ -390,8 +410,11 @@ static int info_rm(int argc, char **argv, int rm)
         return rc < 0 ? TL_EXIT_OK : rc;
     }
     if (!ids.n) { fprintf(stderr, "tracelens %s: which trace? (an id from `tracelens ls`)\n", rm ? "rm" : "info"); return TL_EXIT_USAGE; }
-    tl_store *s = tl_cli_store(db);
-    if (!s) return TL_EXIT_STORE;
+    tl_store *s = tl_cli_store_read(db);
+    if (!s) {
+        tl_vec_free(&ids);
+        return TL_EXIT_STORE;
+    }
     int code = 0;
     for (size_t k = 0; k < ids.n; k++) {
         tl_reader *r;
@@ -409,12 +432,7 @@ static int info_rm(int argc, char **argv, int rm)
             if (tl_store_delete(s, id, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); code = TL_EXIT_FAIL; }
             else { char hex[17]; tl_id_format(id, hex); printf("removed %s\n", hex); }
         } else {
-            const char *cat;
-            char *sizes = NULL;
-            tl_reader_catalog(r, id, &cat, &err);
-            tl_reader_sizes(r, id, &sizes, &err);
-            printf("{\"catalog\":%s,\n \"columns\":%s}\n", cat, sizes ? sizes : "{}");
-            free(sizes);
+            code = print_info(r, id, code);
             tl_reader_close(r);
         }
     }

@@ -18,6 +18,8 @@ static const tl_cli_cmd COMMANDS[] = {
     {"ls", "", "list stored traces", NULL, 0, tl_cmd_ls},
     {"info", "ID", "everything the catalog knows about a trace, and table sizes", NULL, 0, tl_cmd_info},
     {"rm", "ID...", "remove traces from the store", NULL, 0, tl_cmd_rm},
+    {"check", "[--repair]", "verify every stored trace; --repair removes damaged ones", NULL, 0, tl_cmd_check},
+    {"compact", "[--into DIR]", "give the space of removed traces back to the disk", NULL, 0, tl_cmd_compact},
     {"report", "ID|FILE", "the performance report (PyTorch, rocprofv3 or JAX by format)", NULL, 0, tl_cmd_report},
     {"diff", "A B --out DIR", "TraceDiff of two traces", NULL, 0, tl_cmd_diff},
     {"compare", "A B ...", "compare reports side by side", "TraceLens_compare_perf_reports_pytorch", 1,
@@ -60,7 +62,8 @@ static const char *USAGE_EXIT =
     "(default 1000, checked past 1 GiB).\n"
     "\n"
     "Exit codes: 0 success; 1 an input or output failed (others may have succeeded);\n"
-    "2 bad command line; 3 the store could not be opened; 4 trace not found.\n";
+    "2 bad command line; 3 no store, or it could not be opened, or it is damaged\n"
+    "(`tracelens check`); 4 trace not found.\n";
 
 /* tracelens --help: the commands and the reference names from the table,
  * the names wrapped to 83 columns. */
