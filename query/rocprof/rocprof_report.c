@@ -9,6 +9,7 @@
  * go through volatile temporaries so that a compiler targeting FMA hardware
  * cannot fuse them (numpy never does). */
 #include "query/rocprof/rocprof.h"
+#include "query/core/groupby.h"
 #include "query/core/interval.h"
 #include "query/core/stats.h"
 #include "ingest/json.h"
@@ -136,12 +137,13 @@ static void parse_xyz(const char *s, int64_t v[3])
 
 /* ---- per-name groups ---------------------------------------------------- */
 
+/* One kernel name's aggregates of the durations (ns). Sums, minima and
+ * maxima of integer durations are exact in doubles and kept as integers. */
 typedef struct group {
-    uint32_t name;       /* string id */
     const char *str;
     size_t len;
     int64_t count, sum, min, max;
-    tl_welford w;        /* pandas group_var state, for the std */
+    double std;           /* pandas group_var (Welford, ddof 1) */
     double median;
     int64_t scount, ssum; /* short kernels */
     const char *cat;
@@ -152,87 +154,81 @@ typedef struct ctx {
     const tl_rocprof_opts *o;
     size_t *krows;       /* kernel event rows in file order */
     size_t nk;
-    group *g;            /* sorted by name */
+    tl_groups by_name;   /* kernels (indices into krows) by name, in name order */
+    group *g;            /* per group of by_name */
     size_t ng;
-    uint32_t *grp_of;    /* per kernel (index into krows): group index */
     int64_t total;       /* sum of all kernel durations (ns) */
 } ctx;
 
-static int cmp_group_name(const void *a, const void *b)
+/* A kernel's name id; ids past the dictionary share one group. */
+static int64_t name_key(const ctx *c, size_t k)
 {
-    const group *x = a, *y = b;
-    size_t n = x->len < y->len ? x->len : y->len;
-    int c = memcmp(x->str, y->str, n);
-    if (c) return c;
-    return (x->len > y->len) - (x->len < y->len);
+    uint32_t nm = c->t->name[c->krows[k]], nd = (uint32_t)c->t->dict.n;
+    return nm < nd ? nm : nd;
 }
 
-static int build_groups(ctx *c)
+static int cmp_str(const char *a, size_t la, const char *b, size_t lb)
+{
+    int r = memcmp(a, b, la < lb ? la : lb);
+    if (r) return r;
+    return (la > lb) - (la < lb);
+}
+
+/* Kernels k1, k2 by name: Python compares code points = UTF-8 byte order. */
+static int cmp_kernel_names(const void *cv, size_t k1, size_t k2)
+{
+    const ctx *c = cv;
+    size_t l1, l2;
+    const char *s1 = tl_dict_get(&c->t->dict, c->t->name[c->krows[k1]], &l1);
+    const char *s2 = tl_dict_get(&c->t->dict, c->t->name[c->krows[k2]], &l2);
+    return cmp_str(s1, l1, s2, l2);
+}
+
+static int cmp_group_name(const group *x, const group *y)
+{
+    return cmp_str(x->str, x->len, y->str, y->len);
+}
+
+/* pandas' groupby("name")["dur"].agg(count, sum, mean, median, std, min,
+ * max) over the kernels, groups in name order. */
+static void build_groups(ctx *c)
 {
     const tl_trace *t = c->t;
-    size_t nd = (size_t)t->dict.n;
-    int32_t *slot = tl_xmalloc((nd + 1) * sizeof *slot);
-    memset(slot, 0xff, (nd + 1) * sizeof *slot);
-    TL_VEC(group) gs = {0};
-    for (size_t i = 0; i < c->nk; i++) {
-        uint32_t nm = t->name[c->krows[i]];
-        size_t s = nm < nd ? nm : nd;
-        if (slot[s] < 0) {
-            group g;
-            memset(&g, 0, sizeof g);
-            g.name = nm;
-            g.str = tl_dict_get(&t->dict, nm, &g.len);
-            slot[s] = (int32_t)gs.n;
-            tl_vec_push(&gs, g);
-        }
-    }
-    /* name order (Python compares code points = UTF-8 byte order) */
-    uint32_t *rank = tl_xmalloc((gs.n + 1) * sizeof *rank);
-    for (size_t i = 0; i < gs.n; i++) gs.v[i].count = (int64_t)i; /* remember first-seen index */
-    if (gs.n) qsort(gs.v, gs.n, sizeof *gs.v, cmp_group_name);
-    for (size_t i = 0; i < gs.n; i++) rank[gs.v[i].count] = (uint32_t)i;
-    c->grp_of = tl_xmalloc((c->nk + 1) * sizeof *c->grp_of);
-    for (size_t i = 0; i < c->nk; i++) {
-        uint32_t nm = t->name[c->krows[i]];
-        c->grp_of[i] = rank[slot[nm < nd ? nm : nd]];
-    }
-    free(rank);
-    free(slot);
-    for (size_t i = 0; i < gs.n; i++) {
-        group *g = &gs.v[i];
-        g->count = 0;
-        g->cat = tl_rocprof_category(g->str, g->len);
-    }
-    /* count, sum, min, max, Welford in row order (as pandas' group_var) */
+    int64_t *keys = tl_xmalloc((c->nk + 1) * sizeof *keys);
+    double *dur = tl_xmalloc((c->nk + 1) * sizeof *dur);
     c->total = 0;
-    for (size_t i = 0; i < c->nk; i++) {
-        group *g = &gs.v[c->grp_of[i]];
-        int64_t d = t->dur[c->krows[i]];
-        if (g->count == 0 || d < g->min) g->min = d;
-        if (g->count == 0 || d > g->max) g->max = d;
-        g->count++;
-        g->sum += d;
-        c->total += d;
-        tl_welford_add(&g->w, (double)d);
+    for (size_t k = 0; k < c->nk; k++) {
+        keys[k] = name_key(c, k);
+        dur[k] = (double)t->dur[c->krows[k]];
+        c->total += t->dur[c->krows[k]];
     }
-    /* medians: bucket the durations by group */
-    size_t *start = tl_xcalloc(gs.n + 1, sizeof *start);
-    for (size_t i = 0; i < gs.n; i++) start[i + 1] = start[i] + (size_t)gs.v[i].count;
-    int64_t *buf = tl_xmalloc((c->nk + 1) * sizeof *buf);
-    size_t *fill = tl_xmalloc((gs.n + 1) * sizeof *fill);
-    memcpy(fill, start, gs.n * sizeof *fill);
-    for (size_t i = 0; i < c->nk; i++) buf[fill[c->grp_of[i]]++] = t->dur[c->krows[i]];
-    for (size_t i = 0; i < gs.n; i++) {
-        int64_t *v = buf + start[i];
-        size_t n = (size_t)gs.v[i].count;
-        gs.v[i].median = tl_median_i64(v, n); /* the two middle values averaged when n is even */
+    tl_groups *bn = &c->by_name;
+    tl_groupby_i64(bn, keys, c->nk);
+    tl_groups_sort(bn, cmp_kernel_names, c);
+    size_t ng = bn->ngroups;
+    double *agg[5];
+    for (int i = 0; i < 5; i++) agg[i] = tl_xmalloc((ng + 1) * sizeof *agg[i]);
+    tl_groups_sum(bn, dur, agg[0]);
+    tl_groups_min(bn, dur, agg[1]);
+    tl_groups_max(bn, dur, agg[2]);
+    tl_groups_std(bn, dur, 1, agg[3]);
+    tl_groups_median(bn, dur, agg[4]);
+    c->g = tl_xcalloc(ng + 1, sizeof *c->g);
+    c->ng = ng;
+    for (size_t i = 0; i < ng; i++) {
+        group *g = &c->g[i];
+        g->str = tl_dict_get(&t->dict, t->name[c->krows[bn->rows[bn->start[i]]]], &g->len);
+        g->cat = tl_rocprof_category(g->str, g->len);
+        g->count = (int64_t)(bn->start[i + 1] - bn->start[i]);
+        g->sum = (int64_t)agg[0][i];
+        g->min = (int64_t)agg[1][i];
+        g->max = (int64_t)agg[2][i];
+        g->std = agg[3][i];
+        g->median = agg[4][i];
     }
-    free(fill);
-    free(buf);
-    free(start);
-    c->g = gs.v;
-    c->ng = gs.n;
-    return 0;
+    for (int i = 0; i < 5; i++) free(agg[i]);
+    free(dur);
+    free(keys);
 }
 
 /* Stable descending order of groups by a key (ties keep name order, which
@@ -386,7 +382,7 @@ static tl_table *sheet_kernel_summary(const ctx *c)
     for (size_t row = 0; row < c->ng; row++) {
         const group *g = &c->g[perm[row]];
         double mean = (double)g->sum / (double)g->count;
-        double sd = tl_welford_std(&g->w, 1);
+        double sd = g->std;
         tl_table_set_strn(tb, cn, row, g->str, g->len);
         tl_table_set_i64(tb, cc, row, g->count);
         if (ref) {
@@ -553,16 +549,27 @@ static tl_table *sheet_short_summary(ctx *c, uint64_t *nshort)
     size_t cs = tl_table_add_col(tb, "Short Kernel duration (µs) sum", ref ? TL_I64 : TL_F64);
     size_t cm = tl_table_add_col(tb, "Short Kernel duration (µs) mean", TL_F64);
     size_t cp = tl_table_add_col(tb, "Short Kernel duration (µs) percent of total time", TL_F64);
+    /* the short kernels' durations, NaN for the others: their per-name
+     * count and sum */
+    double *dur = tl_xmalloc((c->nk + 1) * sizeof *dur);
     *nshort = 0;
-    for (size_t i = 0; i < c->ng; i++) c->g[i].scount = c->g[i].ssum = 0;
     for (size_t i = 0; i < c->nk; i++) {
         int64_t d = t->dur[c->krows[i]];
-        if (!is_short(c, d)) continue;
-        group *g = &c->g[c->grp_of[i]];
-        g->scount++;
-        g->ssum += d;
-        (*nshort)++;
+        int short_one = is_short(c, d);
+        dur[i] = short_one ? (double)d : NAN;
+        *nshort += (uint64_t)short_one;
     }
+    int64_t *cnt = tl_xmalloc((c->ng + 1) * sizeof *cnt);
+    double *sum = tl_xmalloc((c->ng + 1) * sizeof *sum);
+    tl_groups_count(&c->by_name, dur, cnt);
+    tl_groups_sum(&c->by_name, dur, sum);
+    for (size_t i = 0; i < c->ng; i++) {
+        c->g[i].scount = cnt[i];
+        c->g[i].ssum = (int64_t)sum[i];
+    }
+    free(sum);
+    free(cnt);
+    free(dur);
     size_t *perm = tl_xmalloc((c->ng + 1) * sizeof *perm), n = 0;
     for (size_t i = 0; i < c->ng; i++)
         if (c->g[i].scount) perm[n++] = i;
@@ -704,7 +711,7 @@ int tl_rocprof_report(const tl_trace *t, const tl_rocprof_opts *o, tl_rocprof_re
         res->sheets[res->nsheets++] = sheet_histogram(&c);
     }
     free(c.krows);
-    free(c.grp_of);
+    tl_groups_free(&c.by_name);
     free(c.g);
     return 0;
 }
