@@ -5,6 +5,7 @@
  * launching runtime call and the nearest cpu_op above it. Durations here
  * are the raw trace `dur`, not interval lengths, as in the reference. */
 #include "query/pytorch/pytorch_internal.h"
+#include "query/core/groupby.h"
 #include "query/core/stats.h"
 
 #include <stdlib.h>
@@ -67,14 +68,12 @@ static int32_t *launcher_index(pyt_ctx *c)
 
 /* ---- kernel_summary (§9.7) ------------------------------------------------ */
 
-typedef struct ksgroup {
+/* A kernel's group key: interned/dictionary pointers (NULL when missing)
+ * and the stream; a record of bytes with no padding. */
+typedef struct kskey {
     const char *cat, *cpu, *kname;
-    int has_stream;
-    int64_t stream;
-    tl_kahan dur; /* the group sum, as pandas computes it */
-    double min, max;
-    int64_t count;
-} ksgroup;
+    int64_t has_stream, stream;
+} kskey;
 
 static int cmp_opt_str(const char *a, const char *b)
 {
@@ -82,14 +81,15 @@ static int cmp_opt_str(const char *a, const char *b)
     return strcmp(a, b);
 }
 
-static int cmp_ksgroup(const void *x, const void *y)
+/* Kernels by key, as pandas' groupby(sort=True) over the key columns. */
+static int cmp_kskey_rows(const void *ctx, size_t x, size_t y)
 {
-    const ksgroup *a = *(const ksgroup *const *)x, *b = *(const ksgroup *const *)y;
+    const kskey *a = (const kskey *)ctx + x, *b = (const kskey *)ctx + y;
     int r;
     if ((r = cmp_opt_str(a->cat, b->cat))) return r;
     if ((r = cmp_opt_str(a->cpu, b->cpu))) return r;
     if ((r = cmp_opt_str(a->kname, b->kname))) return r;
-    if (a->has_stream != b->has_stream) return b->has_stream - a->has_stream;
+    if (a->has_stream != b->has_stream) return (int)(b->has_stream - a->has_stream);
     if (a->stream != b->stream) return a->stream < b->stream ? -1 : 1;
     return 0;
 }
@@ -102,22 +102,13 @@ static int contains_ci(const char *s, const char *lit)
     return 0;
 }
 
-int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+/* The group key of every kernel of the view. */
+static kskey *kernel_keys(pyt_ctx *c, const kview *v)
 {
-    (void)err;
-    kview v;
-    kview_build(c, &v);
-    if (!v.n) { kview_free(&v); return 0; }
     int32_t *lidx = launcher_index(c);
-    /* group key: interned/dictionary pointers and the stream */
-    struct { const char *cat, *cpu, *kn; int64_t hs, st; } key;
-    tl_bmap m;
-    tl_bmap_init(&m, sizeof key, 256);
-    ksgroup *g = tl_xcalloc(v.n, sizeof *g);
-    size_t ng = 0;
-    double total_raw = 0;
-    for (size_t k = 0; k < v.n; k++) {
-        int32_t r = v.row[k], l = v.launcher[k], p = v.cpu[k];
+    kskey *keys = tl_xcalloc(v->n, sizeof *keys);
+    for (size_t k = 0; k < v->n; k++) {
+        int32_t r = v->row[k], l = v->launcher[k], p = v->cpu[k];
         const char *cat = NULL, *cpu = NULL;
         if (p >= 0) {
             cpu = pyt_name(c, p);
@@ -125,48 +116,47 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         if (l >= 0) {
             const char *ln = pyt_name(c, l);
-            if (!cpu && v.has_cpu) cpu = ln;
+            if (!cpu && v->has_cpu) cpu = ln;
             if (!cat) cat = (contains_ci(ln, "cudagraph") || contains_ci(ln, "graphlaunch")) ? "graph"
                             : ln[0] ? "runtime" : NULL;
             cat = pyt_intern(c, cat);
         }
         int64_t st;
         int hs = pyt_stream(c, r, &st);
-        const char *kn = pyt_name(c, r);
-        memset(&key, 0, sizeof key);
-        key.cat = cat;
-        key.cpu = cpu;
-        key.kn = kn;
-        key.hs = hs;
-        key.st = hs ? st : 0;
-        int isnew;
-        size_t *slot = tl_bmap_put(&m, &key, &isnew);
-        if (isnew) {
-            *slot = ng;
-            g[ng].cat = cat;
-            g[ng].cpu = cpu;
-            g[ng].kname = kn;
-            g[ng].has_stream = hs;
-            g[ng].stream = hs ? st : 0;
-            g[ng].min = INFINITY;
-            g[ng].max = -INFINITY;
-            ng++;
-        }
-        ksgroup *G = &g[*slot];
-        double d = pyt_dur(c, r);
-        tl_kahan_add(&G->dur, d);
-        G->count++;
-        if (d < G->min) G->min = d;
-        if (d > G->max) G->max = d;
-        total_raw += d;
+        keys[k].cat = cat;
+        keys[k].cpu = cpu;
+        keys[k].kname = pyt_name(c, r);
+        keys[k].has_stream = hs;
+        keys[k].stream = hs ? st : 0;
     }
-    tl_bmap_free(&m);
-    ksgroup **o = tl_xmalloc(ng * sizeof *o);
-    for (size_t i = 0; i < ng; i++) o[i] = &g[i];
-    qsort(o, ng, sizeof *o, cmp_ksgroup);
-    double *sums = tl_xmalloc(ng * sizeof *sums);
+    free(lidx);
+    return keys;
+}
+
+int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
+{
+    (void)err;
+    kview v;
+    kview_build(c, &v);
+    if (!v.n) { kview_free(&v); return 0; }
+    kskey *keys = kernel_keys(c, &v);
+    double *dur = tl_xmalloc(v.n * sizeof *dur);
+    double total_raw = 0;
+    for (size_t k = 0; k < v.n; k++) {
+        dur[k] = pyt_dur(c, v.row[k]);
+        total_raw += dur[k];
+    }
+    tl_groups g;
+    tl_groupby_fixed(&g, keys, sizeof *keys, v.n);
+    tl_groups_sort(&g, cmp_kskey_rows, keys);
+    size_t ng = g.ngroups;
+    double *sums = tl_xmalloc(ng * sizeof *sums), *mins = tl_xmalloc(ng * sizeof *mins);
+    double *maxs = tl_xmalloc(ng * sizeof *maxs);
+    tl_groups_sum(&g, dur, sums);
+    tl_groups_min(&g, dur, mins);
+    tl_groups_max(&g, dur, maxs);
     size_t *idx = tl_xmalloc(ng * sizeof *idx);
-    for (size_t i = 0; i < ng; i++) { sums[i] = o[i]->dur.sum; idx[i] = i; }
+    for (size_t i = 0; i < ng; i++) idx[i] = i;
     pyt_sort_desc(c, idx, ng, sums);
 
     tl_table *t = tl_table_new("kernel_summary");
@@ -183,26 +173,31 @@ int pyt_sheet_kernel_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     size_t cpt = tl_table_add_col(t, "Percent of total time (%)", TL_F64);
     double total_us = c->total_time_ms * 1000.0;
     for (size_t i = 0; i < ng; i++) {
-        const ksgroup *G = o[idx[i]];
+        size_t G = idx[i];
+        const kskey *K = &keys[g.rows[g.start[G]]];
+        double sum = sums[G];
+        int64_t count = (int64_t)(g.start[G + 1] - g.start[G]);
         size_t r = tl_table_add_row(t);
-        if (G->cat) tl_table_set_str(t, ccat, r, G->cat);
-        if (ccpu >= 0 && G->cpu) tl_table_set_str(t, (size_t)ccpu, r, G->cpu);
-        tl_table_set_str(t, ckn, r, G->kname);
-        if (G->has_stream) tl_table_set_i64(t, cst, r, G->stream);
-        tl_table_set_f64(t, csum, r, G->dur.sum);
-        tl_table_set_i64(t, ccnt, r, G->count);
-        tl_table_set_f64(t, cmean, r, G->dur.sum / (double)G->count);
-        tl_table_set_f64(t, cmin, r, G->min);
-        tl_table_set_f64(t, cmax, r, G->max);
-        tl_table_set_f64(t, cpk, r, total_raw != 0 ? G->dur.sum / total_raw * 100.0 : NAN);
-        tl_table_set_f64(t, cpt, r, G->dur.sum / total_us * 100.0);
+        if (K->cat) tl_table_set_str(t, ccat, r, K->cat);
+        if (ccpu >= 0 && K->cpu) tl_table_set_str(t, (size_t)ccpu, r, K->cpu);
+        tl_table_set_str(t, ckn, r, K->kname);
+        if (K->has_stream) tl_table_set_i64(t, cst, r, K->stream);
+        tl_table_set_f64(t, csum, r, sum);
+        tl_table_set_i64(t, ccnt, r, count);
+        tl_table_set_f64(t, cmean, r, sum / (double)count);
+        tl_table_set_f64(t, cmin, r, mins[G]);
+        tl_table_set_f64(t, cmax, r, maxs[G]);
+        tl_table_set_f64(t, cpk, r, total_raw != 0 ? sum / total_raw * 100.0 : NAN);
+        tl_table_set_f64(t, cpt, r, sum / total_us * 100.0);
     }
     tl_table_int_na_as_float(t);
-    free(sums);
     free(idx);
-    free(o);
-    free(g);
-    free(lidx);
+    free(maxs);
+    free(mins);
+    free(sums);
+    tl_groups_free(&g);
+    free(dur);
+    free(keys);
     kview_free(&v);
     pyt_sheets_push(out, t);
     return 0;
