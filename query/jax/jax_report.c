@@ -5,8 +5,8 @@
  * kernel launchers (in JAX every kernel is its own launcher), their
  * summaries, the XLA fusion sheets and the perf-model sheets. Floating-point
  * steps follow the reference's order of operations (double µs from ns,
- * Kahan group sums and Welford std from query/core/stats.h, NumPy pairwise
- * sums inside the kernel-detail summaries) so that values match to the last digit where the
+ * Kahan group sums, Welford std, NumPy pairwise sums inside the
+ * kernel-detail summaries, all from query/core/stats.h) so that values match to the last digit where the
  * spec says they can. */
 #include "query/jax/jax.h"
 #include "ingest/xplane.h"
@@ -36,42 +36,6 @@ static double max_of(const double *v, size_t n)
     double m = NAN;
     for (size_t i = 0; i < n; i++) if (isnan(m) || v[i] > m) m = v[i];
     return m;
-}
-
-/* NumPy's pairwise summation (np.add.reduce on a contiguous double array):
- * the first element seeds the accumulator, the rest is summed pairwise. */
-static double np_pairwise(const double *a, size_t n)
-{
-    if (n < 8) {
-        double r = 0.;
-        for (size_t i = 0; i < n; i++) r += a[i];
-        return r;
-    }
-    if (n <= 128) {
-        double r[8], res;
-        size_t i;
-        for (int j = 0; j < 8; j++) r[j] = a[j];
-        for (i = 8; i < n - (n % 8); i += 8)
-            for (int j = 0; j < 8; j++) r[j] += a[i + j];
-        res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]));
-        for (; i < n; i++) res += a[i];
-        return res;
-    }
-    size_t n2 = n / 2;
-    n2 -= n2 % 8;
-    return np_pairwise(a, n2) + np_pairwise(a + n2, n - n2);
-}
-static double np_sum(const double *a, size_t n) { return n ? a[0] + np_pairwise(a + 1, n - 1) : 0.0; }
-
-static double np_std(const double *a, size_t n)
-{
-    if (!n) return NAN;
-    double mean = np_sum(a, n) / (double)n;
-    double *x = tl_xmalloc(n * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = (a[i] - mean) * (a[i] - mean);
-    double r = sqrt(np_sum(x, n) / (double)n);
-    free(x);
-    return r;
 }
 
 /* ------------------------------------------------------------ text helpers */
@@ -943,8 +907,8 @@ static const char *details_summary(tl_arena *ar, const jx_k *const *rows, size_t
         tl_buf_puts(&b, ", ");
         put_detail_fields(&b, rows[0]->rec);
     }
-    double tot = np_sum(d, n);
-    double sd = np_std(d, n); /* before the median reorders d */
+    double tot = tl_sum_pairwise(d, n);
+    double sd = tl_std_pairwise(d, n, 0); /* before the median reorders d */
     tl_buf_printf(&b, ", 'count': %zu, 'total_duration_us': ", n);
     put_np_float(&b, tot);
     tl_buf_puts(&b, ", 'mean_duration_us': ");
