@@ -101,11 +101,7 @@ void pyt_add_percentages(tl_table *t, size_t vcol)
     size_t cc = tl_table_add_col(t, "Cumulative Percentage (%)", TL_F64);
     double *v = tl_xmalloc((t->nrows ? t->nrows : 1) * sizeof *v);
     for (size_t r = 0; r < t->nrows; r++) v[r] = tl_table_num(t, vcol, r);
-    /* pandas Series.sum(): NumPy pairwise summation; with these magnitudes a
-     * plain loop agrees far below the comparison tolerance */
-    double tot = 0;
-    for (size_t r = 0; r < t->nrows; r++)
-        if (!isnan(v[r])) tot += v[r];
+    double tot = tl_sum_pairwise_skipna(v, t->nrows); /* pandas Series.sum() */
     double cum = 0;
     for (size_t r = 0; r < t->nrows; r++) {
         double p = v[r] / tot * 100.0;
