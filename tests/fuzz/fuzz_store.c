@@ -262,6 +262,7 @@ static size_t reseal_catalog(unsigned char *p, size_t n)
     return text + 1 + SUM_BYTES;
 }
 
+/* Writes the n bytes at p as the value of sv's key, in a write transaction of its own. */
 static void put_value(const stored_value *sv, const void *p, size_t n)
 {
     MDB_txn *txn;
