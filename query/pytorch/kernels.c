@@ -257,9 +257,10 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         double norm = (double)B / (hi - lo);
         for (size_t i = 0; i < ns; i++) {
             double d = pyt_dur(c, v.row[sk[i]]);
-            long b = (long)((d - lo) * norm);
-            if (b >= B) b = B - 1;
-            if (b < 0) b = 0;
+            /* clamped before the cast: a non-finite duration (a damaged
+             * store) makes x NaN or infinite, which no long holds */
+            double x = (d - lo) * norm;
+            long b = x >= B ? B - 1 : x > 0 ? (long)x : 0;
             if (d < edge[b] && b > 0) b--;
             else if (b < B - 1 && d >= edge[b + 1]) b++;
             cnt[b]++;
