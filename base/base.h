@@ -88,7 +88,8 @@ static inline void tl_buf_putc_fast(tl_buf *b, char c)
 void tl_buf_puts(tl_buf *b, const char *s);
 void tl_buf_printf(tl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tl_buf_free(tl_buf *b);
-/* Appends s as a JSON string literal (quotes and escapes). */
+/* Appends s as a JSON string literal, escaped as Python's json.dumps with
+ * ensure_ascii=False does (\b and \f short, other controls as \u00XX). */
 void tl_buf_json_str(tl_buf *b, const char *s, size_t n);
 
 /* ---- typed growable arrays: TL_VEC(int64_t) v = {0}; tl_vec_push(&v, x); */

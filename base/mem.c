@@ -188,6 +188,8 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n)
         case '\n': tl_buf_puts(b, "\\n"); break;
         case '\r': tl_buf_puts(b, "\\r"); break;
         case '\t': tl_buf_puts(b, "\\t"); break;
+        case '\b': tl_buf_puts(b, "\\b"); break;
+        case '\f': tl_buf_puts(b, "\\f"); break;
         default:
             if (c < 0x20) tl_buf_printf(b, "\\u%04x", c);
             else tl_buf_putc(b, (char)c);

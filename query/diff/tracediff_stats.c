@@ -659,28 +659,6 @@ static void renamer_free(renamer *R)
     }
 }
 
-/* Python json.dumps(..., indent=2, ensure_ascii=False) string. */
-static void json_str(tl_buf *b, const char *s)
-{
-    tl_buf_putc(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '"': tl_buf_puts(b, "\\\""); break;
-        case '\\': tl_buf_puts(b, "\\\\"); break;
-        case '\n': tl_buf_puts(b, "\\n"); break;
-        case '\r': tl_buf_puts(b, "\\r"); break;
-        case '\t': tl_buf_puts(b, "\\t"); break;
-        case '\b': tl_buf_puts(b, "\\b"); break;
-        case '\f': tl_buf_puts(b, "\\f"); break;
-        default:
-            if (c < 0x20) tl_buf_printf(b, "\\u%04x", c);
-            else tl_buf_putc(b, (char)c);
-        }
-    }
-    tl_buf_putc(b, '"');
-}
-
 static void indent(tl_buf *b, int lvl)
 {
     tl_buf_putc(b, '\n');
@@ -694,7 +672,7 @@ static void json_list(tl_buf *b, const svec *v, int lvl)
     for (size_t i = 0; i < v->n; i++) {
         if (i) tl_buf_putc(b, ',');
         indent(b, lvl + 1);
-        json_str(b, v->v[i]);
+        tl_buf_json_str(b, v->v[i], strlen(v->v[i]));
     }
     indent(b, lvl);
     tl_buf_putc(b, ']');
@@ -732,7 +710,7 @@ static char *side_map_json(tl_diff *d, int side)
             sort_unique(&ks);
             if (o) tl_buf_putc(&b, ',');
             indent(&b, 1);
-            json_str(&b, ops.v[o]);
+            tl_buf_json_str(&b, ops.v[o], strlen(ops.v[o]));
             tl_buf_puts(&b, ": ");
             json_list(&b, &ks, 1);
             tl_vec_free(&ks);
@@ -759,7 +737,7 @@ static char *full_map_json(tl_diff *d)
         for (size_t o = 0; o < ops.n; o++) {
             if (o) tl_buf_putc(&b, ',');
             indent(&b, 1);
-            json_str(&b, ops.v[o]);
+            tl_buf_json_str(&b, ops.v[o], strlen(ops.v[o]));
             tl_buf_puts(&b, ": ");
             int nsrc = 0;
             for (int s = 0; s < 2; s++) {
@@ -778,7 +756,7 @@ static char *full_map_json(tl_diff *d)
                     if (!st->identical) {
                         tl_buf_puts(&b, nsrc ? "," : "{");
                         indent(&b, 2);
-                        json_str(&b, SRC[s]);
+                        tl_buf_json_str(&b, SRC[s], strlen(SRC[s]));
                         tl_buf_puts(&b, ": ");
                     }
                     tl_buf_putc(&b, '{');
