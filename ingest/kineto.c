@@ -119,14 +119,56 @@ static int promoted_text(kreader *k, uint32_t *id)
     return 0;
 }
 
-static int int_arg(kreader *k, int64_t *v, const char *key, size_t at)
+/* The integer a promoted args string spells: decimal digits or 0x-hex, with
+ * an optional '-' (the forms of Python's int(s, 0) that traces use, e.g.
+ * ROCm 6.2's "stream": "0x0"). 0 when the text is anything else or does
+ * not fit in an int64. */
+static int int_text(const char *s, size_t n, int64_t *v)
 {
-    int p = tl_json_peek(k->j);
+    size_t i = 0;
+    int neg = n > 0 && s[0] == '-';
+    i += (size_t)neg;
+    unsigned base = 10;
+    if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) { base = 16; i += 2; }
+    if (i == n) return 0;
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                   : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                   : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : base;
+        if (d >= base || acc > (UINT64_MAX - d) / base) return 0;
+        acc = acc * base + d;
+    }
+    if (neg ? acc > (uint64_t)INT64_MAX + 1 : acc > (uint64_t)INT64_MAX) return 0;
+    *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    return 1;
+}
+
+/* A promoted integer args key (stream, device, correlation, ...). The
+ * reference reads these values as opaque Python objects, so any JSON value
+ * is accepted: an integer number, or a string spelling one (int_text), is
+ * that integer; anything else (other strings, fractions, true/false, null,
+ * objects, arrays) is TL_NONE. The args text keeps the value verbatim. */
+static int int_arg(kreader *k, int64_t *v)
+{
+    tl_json *j = k->j;
+    int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
-    if (p == 'n') { *v = TL_NONE; return tl_json_literal(k->j, "null"); }
-    if (p != '-' && (p < '0' || p > '9'))
-        return tl_json_fail_at(k->j, k->j->pos, "args key \"%s\": expected an integer", key);
-    return tl_json_i64(k->j, v);
+    const char *s;
+    size_t n;
+    int rc;
+    if (p == '"') {
+        rc = tl_json_string(j, &s, &n, NULL);
+    } else if (p == '-' || (p >= '0' && p <= '9')) {
+        rc = tl_json_number_span(j, &s, &n);
+    } else {
+        *v = TL_NONE;
+        return tl_json_skip(j, NULL, NULL);
+    }
+    if (rc) return rc;
+    if (!int_text(s, n, v)) *v = TL_NONE;
+    return 0;
 }
 
 #define KEYIS(lit) (kn == sizeof(lit) - 1 && memcmp(key, lit, kn) == 0)
@@ -143,11 +185,10 @@ static int parse_args(kreader *k, tl_ev_in *e)
         rc = tl_json_obj_next(j, &first, &key, &kn);
         if (rc) return rc;
         if (!key) return 0;
-        size_t at = j->pos;
         switch (kn) {
         case 6:
-            if (KEYIS("stream")) { rc = int_arg(k, &e->stream, "stream", at); break; }
-            if (KEYIS("device")) { rc = int_arg(k, &e->device, "device", at); break; }
+            if (KEYIS("stream")) { rc = int_arg(k, &e->stream); break; }
+            if (KEYIS("device")) { rc = int_arg(k, &e->device); break; }
             goto skip;
         case 4:
             if (KEYIS("grid")) { rc = promoted_text(k, &e->grid); break; }
@@ -160,17 +201,17 @@ static int parse_args(kreader *k, tl_ev_in *e)
             if (KEYIS("Input type")) { rc = promoted_text(k, &e->in_type); break; }
             goto skip;
         case 11:
-            if (KEYIS("correlation")) { rc = int_arg(k, &e->corr, "correlation", at); break; }
-            if (KEYIS("External id")) { rc = int_arg(k, &e->ext_id, "External id", at); break; }
+            if (KEYIS("correlation")) { rc = int_arg(k, &e->corr); break; }
+            if (KEYIS("External id")) { rc = int_arg(k, &e->ext_id); break; }
             if (KEYIS(TL_ARG_OUTPUT_TYPE)) e->args_sel = 1; /* the Reduce model reads it */
             goto skip;
         case 13:
             if (KEYIS("Input Strides")) { rc = promoted_text(k, &e->in_strides); break; }
-            if (KEYIS("Fwd thread id")) { rc = int_arg(k, &e->fwd_tid, "Fwd thread id", at); break; }
+            if (KEYIS("Fwd thread id")) { rc = int_arg(k, &e->fwd_tid); break; }
             goto skip;
         case 15:
             if (KEYIS("Concrete Inputs")) { rc = promoted_text(k, &e->concrete); break; }
-            if (KEYIS("Sequence number")) { rc = int_arg(k, &e->seq, "Sequence number", at); break; }
+            if (KEYIS("Sequence number")) { rc = int_arg(k, &e->seq); break; }
             goto skip;
         default:
         skip:

@@ -39,7 +39,6 @@ cases = {
     "wrong_type_ts.json": (b'{"traceEvents":[{"ph":"X","ts":"12","dur":1}]}', "expected a number"),
     "wrong_type_events.json": (b'{"traceEvents":{"a":1}}', "must be an array"),
     "wrong_type_pid.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"pid":[1]}]}', "expected an integer or a string"),
-    "wrong_type_corr.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"args":{"correlation":"7"}}]}', "correlation"),
     "out_of_range_ts.json": (b'{"traceEvents":[{"ph":"X","ts":1e300,"dur":1}]}', "out of range"),
     "out_of_range_int.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":1,"tid":123456789012345678901}]}', "out of range"),
     "negative_dur.json": (b'{"traceEvents":[{"ph":"X","ts":1,"dur":-1}]}', "negative"),
@@ -104,6 +103,25 @@ with tempfile.TemporaryDirectory() as tmp:
         r = run(bdb, p)
         check(r.returncode == 0 and r.stdout.split("\t")[1:2] == ["1"], "%s: rc=%d out=%r err=%r"
               % (bname, r.returncode, r.stdout, r.stderr))
+    # promoted integer args as the reference tolerates them (ROCm 6.2 writes
+    # "stream": "0x0"): a decimal or 0x-hex string is that integer, any other
+    # string or type is no value, and the args text keeps it verbatim
+    kev = (b'{"ph":"X","cat":"kernel","name":"k%d","pid":1,"tid":1,"ts":%d,"dur":1,'
+           b'"args":{"stream":%s,"correlation":%s}}')
+    vals = [(b'"0x0"', b'"12"', "0", "12"), (b'"12"', b"1.5", "12", ""), (b'"0x1F"', b"true", "31", ""),
+            (b'"abc"', b'{"a":[1]}', "", "")]
+    p = os.path.join(tmp, "string_args.json")
+    open(p, "wb").write(trace(*(kev % (i, i * 2 + 1, s, c) for i, (s, c, _, _) in enumerate(vals))))
+    sdb = os.path.join(tmp, "db-string-args")
+    r = run(sdb, p)
+    check(r.returncode == 0, "string_args.json: rc=%d err=%r" % (r.returncode, r.stderr))
+    r = subprocess.run([tl, "--db", sdb, "sql", "--format", "csv",
+                        "SELECT stream, correlation, args FROM kernels ORDER BY ts"], capture_output=True, text=True)
+    rows = [l.split(",", 2) for l in r.stdout.splitlines()[1:]]
+    check([(x[0], x[1]) for x in rows] == [(want_s, want_c) for _, _, want_s, want_c in vals],
+          "string args: stream/correlation %r" % rows)
+    check(len(rows) == 4 and '"abc"' in rows[3][2] and '{""a"":[1]}' in rows[3][2],
+          "string args: args text verbatim %r" % rows[3:])
     # a bad file among good ones: the good ones still go in
     g2 = os.path.join(tmp, "good2.json")
     open(g2, "wb").write(GOOD.replace(b"aten::mm", b"aten::bmm"))
