@@ -224,6 +224,57 @@ static int cmp_skgroup(const void *x, const void *y)
     return *(const size_t *)x < *(const size_t *)y ? -1 : 1;
 }
 
+/* short_kernels_summary from the ng groups of the ns short kernels, the
+ * first keep of them in order ord, as the reference's pandas frame writes
+ * it (index=False) in each case:
+ * - no short kernels: an empty DataFrame(), no columns (the CSV is "\n");
+ * - short kernels but no group (groupby drops every row with a missing key):
+ *   the aggregate's two-level columns, ("Kernel duration (µs)", sum / count /
+ *   mean), which the CSV writes as two header lines: here the three columns
+ *   and one text row holding the second level;
+ * - else the flat columns, with the first keep groups as rows. */
+static tl_table *short_summary_table(const skgroup *g, const size_t *ord, size_t ns, size_t ng, size_t keep,
+                                     int gpu_only)
+{
+    tl_table *s = tl_table_new("short_kernels_summary");
+    if (ns == 0) return s;
+    if (ng == 0) {
+        static const char *const level2[] = {"sum", "count", "mean"};
+        size_t r = tl_table_add_row(s);
+        for (size_t i = 0; i < 3; i++)
+            tl_table_set_str(s, tl_table_add_col(s, "Kernel duration (µs)", TL_STR), r, level2[i]);
+        return s;
+    }
+    long ccpu = -1, cd = -1, cs = -1, cc = -1;
+    if (!gpu_only) {
+        ccpu = (long)tl_table_add_col(s, "Parent cpu_op", TL_STR);
+        cd = (long)tl_table_add_col(s, "Input dims", TL_STR);
+        cs = (long)tl_table_add_col(s, "Input strides", TL_STR);
+        cc = (long)tl_table_add_col(s, "Concrete Inputs", TL_STR);
+    }
+    size_t ckn = tl_table_add_col(s, "Kernel name", TL_STR);
+    size_t csum = tl_table_add_col(s, "Short Kernel duration (µs) sum", TL_F64);
+    size_t ccnt = tl_table_add_col(s, "Short Kernel count", TL_I64);
+    size_t cmean = tl_table_add_col(s, "Short Kernel duration (µs) mean", TL_F64);
+    size_t cpct = tl_table_add_col(s, "Short Kernel duration (µs) percent of total time", TL_F64);
+    for (size_t i = 0; i < keep; i++) {
+        const skgroup *G = &g[ord[i]];
+        size_t r = tl_table_add_row(s);
+        if (!gpu_only) {
+            tl_table_set_str(s, (size_t)ccpu, r, G->cpu);
+            tl_table_set_str(s, (size_t)cd, r, G->dims);
+            tl_table_set_str(s, (size_t)cs, r, G->strides);
+            tl_table_set_str(s, (size_t)cc, r, G->conc);
+        }
+        tl_table_set_str(s, ckn, r, G->kname);
+        tl_table_set_f64(s, csum, r, G->dur.sum);
+        tl_table_set_i64(s, ccnt, r, G->count);
+        tl_table_set_f64(s, cmean, r, G->mean);
+        tl_table_set_f64(s, cpct, r, G->pct);
+    }
+    return s;
+}
+
 int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
 {
     (void)err;
@@ -332,37 +383,7 @@ int pyt_sheets_short_kernels(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     size_t keep = ng;
     if (c->o->topk_short_kernels >= 0 && (size_t)c->o->topk_short_kernels < keep)
         keep = (size_t)c->o->topk_short_kernels;
-    tl_table *s = tl_table_new("short_kernels_summary");
-    if (keep) {
-        long ccpu = -1, cd = -1, cs = -1, cc = -1;
-        if (!gpu_only) {
-            ccpu = (long)tl_table_add_col(s, "Parent cpu_op", TL_STR);
-            cd = (long)tl_table_add_col(s, "Input dims", TL_STR);
-            cs = (long)tl_table_add_col(s, "Input strides", TL_STR);
-            cc = (long)tl_table_add_col(s, "Concrete Inputs", TL_STR);
-        }
-        size_t ckn = tl_table_add_col(s, "Kernel name", TL_STR);
-        size_t csum = tl_table_add_col(s, "Short Kernel duration (µs) sum", TL_F64);
-        size_t ccnt = tl_table_add_col(s, "Short Kernel count", TL_I64);
-        size_t cmean = tl_table_add_col(s, "Short Kernel duration (µs) mean", TL_F64);
-        size_t cpct = tl_table_add_col(s, "Short Kernel duration (µs) percent of total time", TL_F64);
-        for (size_t i = 0; i < keep; i++) {
-            const skgroup *G = &g[ord[i]];
-            size_t r = tl_table_add_row(s);
-            if (!gpu_only) {
-                tl_table_set_str(s, (size_t)ccpu, r, G->cpu);
-                tl_table_set_str(s, (size_t)cd, r, G->dims);
-                tl_table_set_str(s, (size_t)cs, r, G->strides);
-                tl_table_set_str(s, (size_t)cc, r, G->conc);
-            }
-            tl_table_set_str(s, ckn, r, G->kname);
-            tl_table_set_f64(s, csum, r, G->dur.sum);
-            tl_table_set_i64(s, ccnt, r, G->count);
-            tl_table_set_f64(s, cmean, r, G->mean);
-            tl_table_set_f64(s, cpct, r, G->pct);
-        }
-    }
-    pyt_sheets_push(out, s);
+    pyt_sheets_push(out, short_summary_table(g, ord, ns, ng, keep, gpu_only));
     free(ord);
     free(g);
     free(sk);
