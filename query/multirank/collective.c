@@ -42,6 +42,14 @@ static void push(tl_coll_sheets *s, tl_table *t)
     tl_vec_push(s, t);
 }
 
+/* A sheet of t's name with no columns and no rows; frees t. */
+static tl_table *no_columns(tl_table *t)
+{
+    tl_table *e = tl_table_new(t->name);
+    tl_table_free(t);
+    return e;
+}
+
 /* ---- reading ranks on worker threads -------------------------------------- */
 
 typedef struct pool {
@@ -214,6 +222,18 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     tl_table *imb_r = o->imbalance ? coll_sheet_imb_ranks(&run) : NULL;
     tl_table *imb_c = o->imbalance && sync->nrows ? coll_sheet_imb_colls(&run) : NULL;
 
+    /* The reference's sheets from an empty pandas DataFrame() have no
+     * columns (their CSV is "\n"): nccl_implicit_sync and its summary with no
+     * implicit-sync collective, nccl_long and nccl_summary_long with no
+     * collective at all. */
+    if (!sync->nrows) {
+        sync = no_columns(sync);
+        sum_sync = no_columns(sum_sync);
+    }
+    if (!run.nall) {
+        lng = no_columns(lng);
+        sum_long = no_columns(sum_long);
+    }
     /* §3.8 order, then ours */
     tl_table *order[] = {sum_sync, sum_long, sum_a2a, heat, lng, sync, a2a, strag, imb_r, imb_c};
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {

@@ -344,9 +344,12 @@ static const char *node_span(tl_arena *a, const char *ranks, int gpn)
     return "intra_node";
 }
 
+/* node_id (from rank) and node_span (from Process Group Ranks) when the GPUs
+ * per node are known; a sheet with no rows is left as it is, as the
+ * reference's add_node_span_columns returns an empty frame unchanged. */
 void coll_add_node_labels(coll_run *run, tl_table *t)
 {
-    if (run->gpn <= 0) return;
+    if (run->gpn <= 0 || t->nrows == 0) return;
     long rc = tl_table_col(t, "rank"), pc = tl_table_col(t, "Process Group Ranks");
     if (rc >= 0 && t->cols[rc].type == TL_I64) {
         size_t c = coll_col_i64(t, "node_id");
