@@ -415,6 +415,19 @@ static const char *CATS[] = {"Attention", "COMM", "Convolution", "Elementwise", 
                              "Memory", "Normalization", "Other", "Reduction"}; /* ascending */
 #define NCATS (sizeof CATS / sizeof *CATS)
 
+/* The reference's category percentages, in both modes: each category's
+ * duration sum as a float (ns / 1000.0, its "ms" column), divided by the
+ * pandas (pairwise) sum of those floats, then times 100. Dividing by the
+ * exact integer total instead changes last digits (a final cumulative
+ * 100.0 where the reference prints 100.00000000000001). */
+static void category_pcts(const int64_t *sum_ns, size_t n, double *pcts)
+{
+    double ms[NCATS];
+    for (size_t i = 0; i < n; i++) ms[i] = (double)sum_ns[i] / 1000.0;
+    double total = tl_sum_pairwise(ms, n);
+    for (size_t i = 0; i < n; i++) pcts[i] = total > 0 ? rp_mul(ms[i] / total, 100.0) : 0.0;
+}
+
 static tl_table *sheet_by_category(const ctx *c)
 {
     int ref = c->o->reference_units;
@@ -442,7 +455,7 @@ static tl_table *sheet_by_category(const ctx *c)
         }
     size_t *perm = order_desc(keys, n);
     double pcts[NCATS], cums[NCATS], run = 0;
-    for (size_t i = 0; i < n; i++) pcts[i] = pct(keys[i], c->total);
+    category_pcts(keys, n, pcts);
     if (ref) {
         for (size_t i = 0; i < n; i++) cums[i] = run += pcts[i];
     } else {

@@ -335,6 +335,78 @@ static void test_synthetic(void)
     }
 }
 
+/* One kernel per category, each lasting the category's total on the real
+ * sample (ns): the reference's percentages are those of
+ *   d = pd.DataFrame({"op category": cats, "ms": pd.Series(ns, dtype="int64") / 1000.0})
+ *   d["Percentage (%)"] = d["ms"] / d["ms"].sum() * 100.0
+ *   d["Cumulative Percentage (%)"] = d["Percentage (%)"].cumsum()
+ * (pandas 1.5, cats ascending), which differ in the last digit from
+ * part / total * 100 over the integer ns total (93.62896945325032, a
+ * final cumulative 100.0). */
+static void test_category_percentages(void)
+{
+    static const struct {
+        const char *name;
+        int64_t ns;
+    } K[] = {{"attn_k", 3909163},       {"nccl_k", 4158756678},   {"elementwise_k", 103507352},
+             {"gemm_k", 65590500},      {"copy_k", 16590646},     {"norm_k", 11158277},
+             {"other_k", 63265169},     {"reduce_k", 18963593}};
+    enum { NK = sizeof K / sizeof *K };
+    char doc[4096];
+    size_t n = 0;
+    int64_t ts = 0;
+    n += (size_t)snprintf(doc + n, sizeof doc - n,
+                          "{\"rocprofiler-sdk-tool\":[{\"buffer_records\":{\"kernel_dispatch\":[");
+    for (int i = 0; i < NK; i++, ts += K[i - 1].ns)
+        n += (size_t)snprintf(doc + n, sizeof doc - n,
+                              "%s{\"start_timestamp\":%lld,\"end_timestamp\":%lld,\"dispatch_info\":{\"kernel_id\":%d}}",
+                              i ? "," : "", (long long)ts, (long long)(ts + K[i].ns), i + 1);
+    n += (size_t)snprintf(doc + n, sizeof doc - n, "]},\"kernel_symbols\":[");
+    for (int i = 0; i < NK; i++)
+        n += (size_t)snprintf(doc + n, sizeof doc - n, "%s{\"kernel_id\":%d,\"kernel_name\":\"%s\"}",
+                              i ? "," : "", i + 1, K[i].name);
+    n += (size_t)snprintf(doc + n, sizeof doc - n,
+                          "],\"metadata\":{\"init_time\":0,\"fini_time\":%lld}}]}\n", (long long)ts);
+    CHECK(n < sizeof doc);
+    tl_reader *r;
+    tl_trace *t;
+    tl_err err = {0};
+    if (load_text(doc, 0, &r, &t, &err)) {
+        fprintf(stderr, "category percentages: %s\n", err.msg);
+        CHECK(0);
+        return;
+    }
+    /* rows by time descending; cumulative in category-name order with
+     * --reference-units, down the printed rows by default */
+    static const char *cat[NK] = {"COMM", "Elementwise", "GEMM", "Other",
+                                  "Reduction", "Memory", "Normalization", "Attention"};
+    static const char *pct[NK] = {"93.62896945325033", "2.330332704931296",   "1.4766843545837802",
+                                  "1.424332567252861", "0.42694050342343015", "0.3735167041055942",
+                                  "0.2512140183412543", "0.08800969411146117"};
+    static const char *cum_ref[NK] = {"93.7169791473618",   "96.04731185229309",  "97.52399620687687",
+                                      "99.57305949657659",  "100.00000000000001", "97.89751291098247",
+                                      "98.14872692932373",  "0.08800969411146117"};
+    static const char *cum_def[NK] = {"93.62896945325033", "95.95930215818163", "97.43598651276541",
+                                      "98.86031908001827", "99.2872595834417",  "99.6607762875473",
+                                      "99.91199030588855", "100.00000000000001"};
+    tl_rocprof_opts o;
+    tl_rocprof_opts_default(&o);
+    for (int ref = 0; ref < 2; ref++) {
+        o.reference_units = ref;
+        tl_rocprof_result res;
+        CHECK_EQ_I(tl_rocprof_report(t, &o, &res, &err), 0);
+        const tl_table *c = sheet(&res, "kernel_summary_by_category");
+        CHECK_EQ_I(c->nrows, NK);
+        for (size_t i = 0; i < NK && i < c->nrows; i++) {
+            CHECK_EQ_S(cell(c, "op category", i), cat[i]);
+            CHECK_EQ_S(cell(c, "Percentage (%)", i), pct[i]);
+            CHECK_EQ_S(cell(c, "Cumulative Percentage (%)", i), ref ? cum_ref[i] : cum_def[i]);
+        }
+        tl_rocprof_result_free(&res);
+    }
+    unload(r, t);
+}
+
 /* A dispatch without kernel_id, repeated keys (read once). */
 static void test_odd(void)
 {
@@ -530,6 +602,7 @@ int main(void)
     test_sniff();
     test_bad_inputs();
     test_synthetic();
+    test_category_percentages();
     test_odd();
     test_empty();
     test_truncated();
