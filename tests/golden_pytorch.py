@@ -185,9 +185,9 @@ def compare_sheet(name, ref, ours, ignored, problems, pending=()):
 PENDING_COUNT = [0]
 
 
-def run_folder(build, ref_dir, trace, flags, tmp, verbose):
+def run_folder(build, ref_dir, trace, flags, tmp, verbose, command="TraceLens_generate_perf_report_pytorch"):
     out = os.path.join(tmp, os.path.basename(ref_dir))
-    cmd = [os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json_path", trace,
+    cmd = [os.path.join(build, command), "--profile_json_path", trace,
            "--output_csvs_dir", out] + flags
     t0 = time.time()
     p = subprocess.run(cmd, capture_output=True, text=True)

@@ -29,6 +29,7 @@ tl_script_test(golden.jax ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_jax.py ${
 tl_script_test(golden.tracediff ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_tracediff.py --build ${CMAKE_BINARY_DIR} --data ${TL_DATA})
 tl_script_test(golden.compare ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_compare.py --build ${CMAKE_BINARY_DIR} --data ${TL_DATA})
 tl_script_test(golden.pytorch ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pytorch.py ${CMAKE_BINARY_DIR})
+tl_script_test(golden.public ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_public.py ${CMAKE_BINARY_DIR})
 tl_script_test(query.sql bash ${CMAKE_CURRENT_SOURCE_DIR}/test_query_sql.sh)
 tl_script_test(inference ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof.py ${CMAKE_BINARY_DIR})

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""golden_public.py — conformance on the public traces in
+../shared/data/public (TraceLens and HolisticTraceAnalysis test traces, see
+its README), against the reference's own CSVs beside each trace.
+
+For every <case>/reference_csvs: TraceLens_generate_perf_report_pytorch
+--enable_kernel_summary --short_kernel_study on <case>/<case>.json.gz,
+compared sheet by sheet with golden_pytorch.py's implementation of the
+reference's rules (pandas NA cells skipped, floats abs 1e-6, rows by
+position). For every <case>/reference_csvs_inference: the inference command
+with the flags of the reference's tests (see the data README), or "pending"
+while this build has no inference command.
+
+A case listed in KNOWN_DIFFERENCES prints its mismatch count with the
+reason and does not fail the run; every other case must match exactly. A
+known case that now matches is reported so that its entry gets removed.
+
+usage: golden_public.py BUILD_DIR [-v] [-k SUBSTRING]
+Exit 0 when nothing unexpected failed, 77 (skipped) when the data is absent.
+"""
+import os
+import sys
+import tempfile
+
+import golden_pytorch
+
+PUBLIC = os.path.join(golden_pytorch.DATA, "public")
+PYTORCH_FLAGS = ["--enable_kernel_summary", "--short_kernel_study"]
+INFERENCE_FLAGS = ["--enable_pseudo_ops", "--group_by_parent_module", "--group_by_num_kernels",
+                   "--disable_coll_analysis", "--include_call_stack"]
+INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
+
+# (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
+KNOWN_DIFFERENCES = {
+    "b200_eager/reference_csvs":
+        "conformance item 3: vLLM extension ops are split into (Synthetic Op) rows",
+    "xdit_sd35/reference_csvs":
+        "conformance item 4: inductor Triton kernels have no perf model",
+    "hta_negq_rank0/reference_csvs":
+        "conformance item 1: epoch-scale timestamps (~1.7e15 us)",
+    "hta_ns_resolution_rank0/reference_csvs":
+        "conformance item 1: epoch-scale timestamps with ns resolution",
+    "hta_tracediff_test/reference_csvs":
+        "conformance item 11: async_cpu_to_gpu flows linked (the reference ignores them)",
+}
+
+
+def cases():
+    out = []
+    if not os.path.isdir(PUBLIC):
+        return out
+    for case in sorted(os.listdir(PUBLIC)):
+        d = os.path.join(PUBLIC, case)
+        trace = os.path.join(d, case + ".json.gz")
+        if not os.path.isfile(trace):
+            continue
+        for ref in ("reference_csvs", "reference_csvs_inference"):
+            if os.path.isdir(os.path.join(d, ref)):
+                out.append((case, ref, trace))
+    return out
+
+
+def run_inference(build, case, ref_dir, trace, tmp):
+    exe = os.path.join(build, INFERENCE_COMMAND)
+    if not os.path.exists(exe):
+        return None
+    flags = list(INFERENCE_FLAGS)
+    capture = os.path.join(os.path.dirname(trace), "capture_traces")
+    if os.path.isdir(capture):
+        flags += ["--capture_folder", capture]
+    return golden_pytorch.run_folder(build, ref_dir, trace, flags, tmp, False, command=INFERENCE_COMMAND)
+
+
+def main():
+    args = sys.argv[1:]
+    verbose = "-v" in args
+    args = [a for a in args if a != "-v"]
+    filt = None
+    if "-k" in args:
+        i = args.index("-k")
+        filt = args[i + 1]
+        del args[i:i + 2]
+    if not args:
+        print(__doc__)
+        return 2
+    build = os.path.abspath(args[0])
+    todo = cases()
+    if not todo:
+        print(f"skipped: no public reference data at {PUBLIC}")
+        return 77
+    passed = failed = known = total_cells = 0
+    with tempfile.TemporaryDirectory(prefix="tl_public_") as tmp:
+        os.environ["TRACELENS_DB"] = os.path.join(tmp, "db")
+        for case, ref, trace in todo:
+            key = f"{case}/{ref}"
+            if filt and filt not in key:
+                continue
+            ref_dir = os.path.join(PUBLIC, case, ref)
+            out_tmp = os.path.join(tmp, case)
+            os.makedirs(out_tmp, exist_ok=True)
+            if ref == "reference_csvs":
+                res = golden_pytorch.run_folder(build, ref_dir, trace, PYTORCH_FLAGS, out_tmp, verbose)
+            else:
+                res = run_inference(build, case, ref_dir, trace, out_tmp)
+                if res is None:
+                    print(f"pending {key}: no {INFERENCE_COMMAND} in this build")
+                    continue
+            cells, bad, problems, pend, dt = res
+            total_cells += cells
+            reason = KNOWN_DIFFERENCES.get(key)
+            if bad == 0:
+                status = "ok"
+                passed += 1
+            elif reason:
+                status = "known"
+                known += 1
+            else:
+                status = "FAIL"
+                failed += 1
+            line = f"{status:5} {key}: {cells} cells compared, {bad} mismatches ({dt:.2f} s)"
+            if pend:
+                line += f"; pending: {', '.join(pend)}"
+            if reason:
+                line += f" [{'listed as known, now matches: remove the entry' if bad == 0 else reason}]"
+            print(line)
+            if status == "FAIL" or verbose:
+                for p in problems[: (1000 if verbose else 8)]:
+                    print("      " + p)
+                if len(problems) > 8 and not verbose:
+                    print(f"      ... {len(problems) - 8} more (-v shows all)")
+    print(f"{total_cells} cells compared; {passed} passed, {known} known differences, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
