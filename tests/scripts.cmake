@@ -47,3 +47,7 @@ tl_script_test(layout.layers ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-layers.py
 tl_script_test(layout.function_length ${TL_PY3} ${CMAKE_SOURCE_DIR}/tools/check-function-length.py)
 tl_script_test(store.cli ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_store_cli.py ${CMAKE_BINARY_DIR} cli)
 tl_script_test(store.full_disk ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_store_cli.py ${CMAKE_BINARY_DIR} fulldisk)
+tl_script_test(python.module ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_python.py ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR})
+if(TARGET tracegen)
+  tl_script_test(install.prefix bash ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${CMAKE_BINARY_DIR})
+endif()

@@ -105,7 +105,8 @@ typedef struct tl_cli_env {
     const char *db;             /* TRACELENS_DB: the store directory */
     const char *xdg_data_home;  /* XDG_DATA_HOME, HOME: where the default store is */
     const char *home;
-    const char *datadir;        /* TRACELENS_DATADIR: data/ (categories, GPU tables) */
+    const char *datadir;        /* TRACELENS_DATADIR, else the data folder installed
+                                 * beside the program: data/ (categories, GPU tables) */
     int timing;                 /* TRACELENS_TIMING: phase times on stderr */
     int parse_threads;          /* TRACELENS_PARSE_THREADS: threads parsing one JSON file */
     size_t split_min;           /* TRACELENS_SPLIT_MIN: smallest part of a parallel parse */
@@ -128,6 +129,11 @@ extern tl_cli_env tl_env;
  * (memory marks, the store's map size, the args pass) to the library;
  * main calls it first. */
 void tl_cli_env_read(void);
+/* The whole command line of the tracelens program (tools/tracelens.c):
+ * dispatch on argv[0] (a reference command's name) or on the subcommand.
+ * The program's main (tools/tracelens_main.c) and the shared library's
+ * entry (tools/libtracelens.c) read the environment, then call this. */
+int tl_cli_main(int argc, char **argv);
 /* Ingest options from the environment and the common options (parse
  * threads, split size, timing, input limits). */
 void tl_cli_ingest_env(tl_ingest_opts *o);

@@ -4,8 +4,11 @@
 #include "tools/cli.h"
 #include "query/core/trace.h"
 
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 tl_cli_env tl_env;
 
@@ -29,6 +32,34 @@ static uint64_t env_limit(const char *name)
     return n;
 }
 
+/* The data folder installed beside this code: the tracelens program in
+ * PREFIX/bin reads PREFIX/share/tracelens, the shared library inside the
+ * Python package reads the package's data/ folder. Found through the path
+ * of the file holding this function (the program or the library), links
+ * resolved; NULL when neither folder holds op_categories.tsv (a build tree,
+ * which uses its source tree's data/). */
+static const char *installed_datadir(void)
+{
+    static char found[PATH_MAX];
+    Dl_info info;
+    char self[PATH_MAX];
+    if (!dladdr((void *)installed_datadir, &info) || !info.dli_fname || !realpath(info.dli_fname, self))
+        return NULL;
+    char *slash = strrchr(self, '/');
+    if (!slash) return NULL;
+    *slash = 0;
+    static const char *const rel[] = {"/../share/tracelens", "/data"};
+    for (size_t k = 0; k < sizeof rel / sizeof *rel; k++) {
+        char probe[PATH_MAX + 64];
+        snprintf(probe, sizeof probe, "%s%s/op_categories.tsv", self, rel[k]);
+        if (access(probe, R_OK) == 0) {
+            snprintf(found, sizeof found, "%s%s", self, rel[k]);
+            return found;
+        }
+    }
+    return NULL;
+}
+
 void tl_cli_env_read(void)
 {
     const char *v;
@@ -36,6 +67,7 @@ void tl_cli_env_read(void)
     tl_env.xdg_data_home = env("XDG_DATA_HOME");
     tl_env.home = env("HOME");
     tl_env.datadir = env("TRACELENS_DATADIR");
+    if (!tl_env.datadir) tl_env.datadir = installed_datadir();
     tl_env.timing = getenv("TRACELENS_TIMING") != NULL;
     if ((v = env("TRACELENS_PARSE_THREADS"))) tl_env.parse_threads = atoi(v);
     if ((v = env("TRACELENS_SPLIT_MIN")) && atoll(v) > 0) tl_env.split_min = (size_t)atoll(v);

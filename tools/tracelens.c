@@ -97,9 +97,8 @@ static void usage(FILE *fp)
     fputs(USAGE_EXIT, fp);
 }
 
-int main(int argc, char **argv)
+int tl_cli_main(int argc, char **argv)
 {
-    tl_cli_env_read();
     const char *self = strrchr(argv[0], '/');
     self = self ? self + 1 : argv[0];
     for (size_t k = 0; k < NCOMMANDS; k++)
@@ -116,7 +115,7 @@ int main(int argc, char **argv)
         usage(i >= argc ? stderr : stdout);
         return i >= argc ? TL_EXIT_USAGE : 0;
     }
-    if (!strcmp(argv[i], "--version")) { puts("tracelens 0.1"); return 0; }
+    if (!strcmp(argv[i], "--version")) { puts("tracelens " TL_VERSION); return 0; }
     const tl_cli_cmd *cmd = NULL;
     for (size_t k = 0; k < NCOMMANDS && !cmd; k++)
         if (COMMANDS[k].name && !strcmp(argv[i], COMMANDS[k].name)) cmd = &COMMANDS[k];
