@@ -831,19 +831,25 @@ static int reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err
     MDB_val k, v;
     int count = 0;
     uint64_t found = 0;
+    /* the first matches, for the message of an ambiguous prefix */
+    char listed[8 * 18 + 1] = "";
+    size_t nlisted = 0;
     for (rc = mdb_cursor_get(c, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(c, &k, &v, MDB_NEXT)) {
         if (k.mv_size != 8) continue;
         char hex[17];
         tl_id_format(get_be64(k.mv_data), hex);
         if (strncasecmp(hex, prefix, n) == 0) {
             found = get_be64(k.mv_data);
-            count++;
+            if (count++ < 8) nlisted += (size_t)snprintf(listed + nlisted, sizeof listed - nlisted, "%s%s",
+                                                         nlisted ? ", " : "", hex);
         }
     }
     mdb_cursor_close(c);
     if (rc != MDB_NOTFOUND) return tl_store_lmdb_err(err, rc, "catalog scan", r->s->dir);
     if (count == 0) return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store %s", prefix, r->s->dir);
-    if (count > 1) return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous (%d traces)", prefix, count);
+    if (count > 1)
+        return tl_errf(err, TL_ENOTFOUND, "trace id prefix %s is ambiguous: %s%s", prefix, listed,
+                       count > 8 ? " and more (give more digits)" : " (give more digits)");
     *id = found;
     return TL_OK;
 }

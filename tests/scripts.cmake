@@ -51,3 +51,4 @@ tl_script_test(python.module ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_python.p
 if(TARGET tracegen)
   tl_script_test(install.prefix bash ${CMAKE_CURRENT_SOURCE_DIR}/test_install.sh ${CMAKE_BINARY_DIR})
 endif()
+tl_script_test(cli.guidance ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_cli_guidance.py ${CMAKE_BINARY_DIR})

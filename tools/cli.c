@@ -67,6 +67,10 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
             return TL_EXIT_FAIL;
         }
         *id = res.id;
+    } else if (strchr(arg, '/') || strchr(arg, '.')) {
+        /* a path, not an id: say so rather than "not a trace id" */
+        fprintf(stderr, "tracelens: %s: no such file\n", arg);
+        return TL_EXIT_NOTFOUND;
     } else {
         tl_reader *rr;
         if (tl_reader_open(s, &rr, &err)) {

@@ -52,6 +52,18 @@ typedef struct tl_cli_args {
     char msg[512];     /* TL_CLI_BAD: argparse's message ("ambiguous option: ...") */
 } tl_cli_args;
 
+/* The candidate nearest to word[0..nw) by edit distance ('-' and '_'
+ * alike, case ignored), when it is near enough to be a slip (1 edit for
+ * short words, up to 3 for long ones); NULL when none is. lens: the
+ * candidates' lengths (NULL: NUL-terminated). */
+const char *tl_cli_nearest(const char *word, size_t nw, const char *const *cands, const size_t *lens, size_t n);
+/* The options every command takes (--max-input-bytes, --csv-safe). */
+extern const tl_cli_opt *const tl_cli_common_opts;
+extern const size_t tl_cli_ncommon;
+/* After TL_CLI_UNKNOWN: " (did you mean --NAME?)" for the command's or a
+ * common option nearest to the word, else "" — for the caller's message. */
+const char *tl_cli_hint(const tl_cli_args *p);
+
 /* Starts parsing argv[1..argc) against opts. */
 void tl_cli_args_init(tl_cli_args *p, int argc, char **argv, const tl_cli_opt *opts, size_t nopts);
 /* The next word: an option's index into opts, or a TL_CLI_* code. A long

@@ -20,6 +20,8 @@ static const tl_cli_opt COMMON[] = {
     [C_MAX_INPUT] = {"--max-input-bytes", TL_CLI_VALUE},
 };
 #define NCOMMON (sizeof COMMON / sizeof *COMMON)
+const tl_cli_opt *const tl_cli_common_opts = COMMON;
+const size_t tl_cli_ncommon = NCOMMON;
 
 int tl_cli_parse_size(const char *s, uint64_t *out)
 {

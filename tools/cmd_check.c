@@ -81,7 +81,7 @@ static int parse_upkeep(int argc, char **argv, int compact, upkeep_args *a)
             fprintf(stderr, "tracelens %s: %s\n", name, p.msg);
             return TL_EXIT_USAGE;
         } else {
-            fprintf(stderr, "tracelens %s: unknown argument %s (see --help)\n", name, p.arg);
+            fprintf(stderr, "tracelens %s: unknown argument %s%s (see --help)\n", name, p.arg, tl_cli_hint(&p));
             return TL_EXIT_USAGE;
         }
     }

@@ -71,7 +71,8 @@ static const char *HELP =
     "\n"
     "Flags may be abbreviated to a unique prefix, as with the reference tool.\n"
     "exit status: 0 ok; 1 a trace is missing or unreadable, or the ranks disagree\n"
-    "on a collective's metadata; 2 bad command line; 3 store error.\n";
+    "on a collective's metadata; 2 bad command line; 3 store error; 4 a trace id\n"
+    "not in the store.\n";
 
 enum {
     F_DIR, F_PATTERN, F_GLOB, F_CONFIG, F_WORLD, F_REGEX, F_XLSX, F_CSV, F_AGG, F_GPN, F_HEAT, F_DETAILED,

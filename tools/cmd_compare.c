@@ -236,7 +236,7 @@ int tl_cmd_compare(int argc, char **argv)
     for (int o; (o = tl_cli_next(&p)) != TL_CLI_END;) {
         if (o == TL_CLI_POSITIONAL) { tl_vec_push(&pos, p.arg); continue; }
         if (o == TL_CLI_BAD) { fprintf(stderr, "%s: %s\n", argv[0], p.msg); code = TL_EXIT_USAGE; goto done; }
-        if (o < 0) { fprintf(stderr, "%s: unrecognized argument %s (see --help)\n", argv[0], p.arg); code = TL_EXIT_USAGE; goto done; }
+        if (o < 0) { fprintf(stderr, "%s: unrecognized argument %s%s (see --help)\n", argv[0], p.arg, tl_cli_hint(&p)); code = TL_EXIT_USAGE; goto done; }
         if (o == O_HELP) { fputs(HELP, stdout); goto done; }
         if (o == O_EXACT) { exact = 1; continue; }
         if (o == O_NAMES || o == O_SHEETS) {

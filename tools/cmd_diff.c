@@ -209,7 +209,7 @@ int tl_cmd_diff(int argc, char **argv)
         else if (k == D_VERBOSE) verbose = 1;
         else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens diff: %s\n", p.msg); return TL_EXIT_USAGE; }
         else if (k == TL_CLI_UNKNOWN) {
-            fprintf(stderr, "tracelens diff: unknown option %s (see --help)\n", p.arg);
+            fprintf(stderr, "tracelens diff: unknown option %s%s (see --help)\n", p.arg, tl_cli_hint(&p));
             return TL_EXIT_USAGE;
         } else if (npos < 2) pos[npos++] = p.arg;
         else { fprintf(stderr, "tracelens diff: one BASELINE and one VARIANT, got more\n"); return TL_EXIT_USAGE; }

@@ -223,7 +223,7 @@ int tl_cmd_query(int argc, char **argv)
             tl_vec_free(&sels);
             return TL_EXIT_USAGE;
         } else {
-            fprintf(stderr, "tracelens query: unknown argument '%s' (see tracelens query --help)\n", p.arg);
+            fprintf(stderr, "tracelens query: unknown argument '%s'%s (see tracelens query --help)\n", p.arg, tl_cli_hint(&p));
             tl_vec_free(&sels);
             return TL_EXIT_USAGE;
         }

@@ -145,7 +145,7 @@ int tl_cmd_report_jax(int argc, char **argv)
             free(kw);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN) {
-            fprintf(stderr, "%s: unknown or unsupported option '%s' (see --help)\n", self, p.arg);
+            fprintf(stderr, "%s: unknown or unsupported option '%s'%s (see --help)\n", self, p.arg, tl_cli_hint(&p));
             free(kw);
             return TL_EXIT_USAGE;
         } else if (!positional) {

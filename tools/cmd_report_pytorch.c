@@ -219,7 +219,7 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
             fprintf(stderr, "tracelens: %s\n%s", p.msg, PYT_USAGE);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN) {
-            fprintf(stderr, "tracelens: unknown option '%s'\n%s", p.arg, PYT_USAGE);
+            fprintf(stderr, "tracelens: unknown option '%s'%s (see --help)\n", p.arg, tl_cli_hint(&p));
             return TL_EXIT_USAGE;
         } else if (c->tracelens_style && !c->input) c->input = p.arg;
         else {

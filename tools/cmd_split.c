@@ -188,7 +188,7 @@ int tl_cmd_split(int argc, char **argv)
             fprintf(stderr, "tracelens split: %s\n", p.msg);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN) {
-            fprintf(stderr, "tracelens split: unknown option %s (see --help)\n", p.arg);
+            fprintf(stderr, "tracelens split: unknown option %s%s (see --help)\n", p.arg, tl_cli_hint(&p));
             return TL_EXIT_USAGE;
         } else if (!arg) arg = p.arg;
         else {

@@ -139,7 +139,7 @@ int tl_cmd_sql(int argc, char **argv)
             tl_buf_free(&sql);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN && p.arg[1] != ' ') {
-            fprintf(stderr, "tracelens sql: unknown option '%s' (see tracelens sql --help)\n", p.arg);
+            fprintf(stderr, "tracelens sql: unknown option '%s'%s (see tracelens sql --help)\n", p.arg, tl_cli_hint(&p));
             tl_buf_free(&sql);
             return TL_EXIT_USAGE;
         } else {

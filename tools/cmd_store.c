@@ -133,9 +133,17 @@ static void walk_unreadable(void *ctx, const char *path, int errnum)
     c->failures++;
 }
 
+/* Clears the progress line ("[3/89] ingested" on a terminal) before a
+ * result or message line, so that neither is glued to the other. */
+static void clear_progress(const ingest_ctx *c)
+{
+    if (!c->quiet && isatty(2) && c->paths.n > 1) fputs("\r\033[K", stderr);
+}
+
 static void ingest_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, const tl_err *err)
 {
     ingest_ctx *c = ctx;
+    clear_progress(c);
     if (rc == TL_ENOTTRACE && c->walked.v[i]) {
         /* A folder may hold other JSON (e.g. tracegen's truth.json). */
         if (!c->quiet) fprintf(stderr, "tracelens: skipped %s (not a trace)\n", c->paths.v[i]);
@@ -143,7 +151,7 @@ static void ingest_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, c
         return;
     }
     if (rc) {
-        fprintf(stderr, "%stracelens: %s\n", (!c->quiet && isatty(2)) ? "\r" : "", err->msg);
+        fprintf(stderr, "tracelens: %s\n", err->msg);
         c->failures++;
         c->opts.v[i].rank = -2; /* failed: for the configuration summary */
         return;
@@ -233,7 +241,7 @@ static int parse_ingest(ingest_ctx *c, const char **db, int argc, char **argv, s
         case I_QUIET: c->quiet = 1; break;
         case TL_CLI_POSITIONAL: tl_vec_push(paths, p.arg); break;
         case TL_CLI_BAD: fprintf(stderr, "tracelens ingest: %s\n", p.msg); return TL_EXIT_USAGE;
-        default: fprintf(stderr, "tracelens ingest: unknown option %s (see --help)\n", p.arg); return TL_EXIT_USAGE;
+        default: fprintf(stderr, "tracelens ingest: unknown option %s%s (see --help)\n", p.arg, tl_cli_hint(&p)); return TL_EXIT_USAGE;
         }
     }
     return 0;
@@ -268,7 +276,10 @@ int tl_cmd_ingest(int argc, char **argv)
             add_file(&c, paths.v[i]);
         }
     }
-    if (c.dry_run) {
+    if (!c.paths.n && !c.failures) {
+        fprintf(stderr, "tracelens: no trace files found in %s%s\n", paths.v[0], paths.n > 1 ? " and the others" : "");
+        c.failures++;
+    } else if (c.dry_run) {
         for (size_t i = 0; i < c.paths.n; i++)
             printf("%s\tconfig=%s\trank=%lld\n", c.paths.v[i], c.opts.v[i].config ? c.opts.v[i].config : "-",
                    (long long)c.opts.v[i].rank);
@@ -358,7 +369,7 @@ static int parse_store_cmd(int argc, char **argv, const char *help, const char *
         if (k == S_DB) *db = p.val;
         else if (k == TL_CLI_POSITIONAL && ids) tl_vec_push(ids, p.arg);
         else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens: %s\n", p.msg); return TL_EXIT_USAGE; }
-        else if (ids) { fprintf(stderr, "tracelens: unknown option %s\n", p.arg); return TL_EXIT_USAGE; }
+        else if (ids) { fprintf(stderr, "tracelens: unknown option %s%s\n", p.arg, tl_cli_hint(&p)); return TL_EXIT_USAGE; }
         else { fprintf(stderr, "tracelens ls: unknown argument %s\n", p.arg); return TL_EXIT_USAGE; }
     }
     return 0;

@@ -63,7 +63,8 @@ static const char *USAGE_EXIT =
     "\n"
     "Exit codes: 0 success; 1 an input or output failed (others may have succeeded);\n"
     "2 bad command line; 3 no store, or it could not be opened, or it is damaged\n"
-    "(`tracelens check`); 4 trace not found.\n";
+    "(`tracelens check`); 4 trace not found; 5 nothing to do (split: the trace has no\n"
+    "step annotations); 130 interrupted (Ctrl-C in query or sql).\n";
 
 /* tracelens --help: the commands and the reference names from the table,
  * the names wrapped to 83 columns. */
@@ -120,7 +121,13 @@ int tl_cli_main(int argc, char **argv)
     for (size_t k = 0; k < NCOMMANDS && !cmd; k++)
         if (COMMANDS[k].name && !strcmp(argv[i], COMMANDS[k].name)) cmd = &COMMANDS[k];
     if (!cmd) {
-        fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", argv[i]);
+        const char *names[NCOMMANDS];
+        size_t n = 0;
+        for (size_t k = 0; k < NCOMMANDS; k++)
+            if (COMMANDS[k].name) names[n++] = COMMANDS[k].name;
+        const char *near = tl_cli_nearest(argv[i], strlen(argv[i]), names, NULL, n);
+        if (near) fprintf(stderr, "tracelens: unknown command '%s' (did you mean %s?)\n", argv[i], near);
+        else fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", argv[i]);
         return TL_EXIT_USAGE;
     }
     /* Commands see argv starting at their name; a global --db is passed on. */

@@ -186,6 +186,8 @@ int main(void)
     CHECK_EQ_S(tl_dict_get(&d, 3, NULL), "gamma");
     uint64_t id;
     CHECK_EQ_I(tl_reader_resolve(r, "1234", &id, &err), TL_ENOTFOUND); /* ambiguous */
+    CHECK(strstr(err.msg, "1234000000000001") != NULL); /* the candidates are listed */
+    CHECK(strstr(err.msg, "1234567890abcdef") != NULL);
     CHECK_EQ_I(tl_reader_resolve(r, "12345678", &id, &err), 0);
     CHECK_EQ_I(id, 0x1234567890abcdefULL);
     CHECK_EQ_I(tl_reader_column(r, id, "events", "nope", &v, &err), TL_ENOTFOUND);

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""test_cli_guidance.py — the CLI guides a user who slips: a mistyped
+command or flag gets the nearest one, a missing file is called a missing
+file, an empty folder is an error, read commands never create a store,
+every exit code is documented, and folder-ingest progress on a terminal
+never runs into the result lines.
+
+usage: test_cli_guidance.py BUILD_DIR
+"""
+import os
+import pty
+import re
+import subprocess
+import sys
+import tempfile
+
+checks = failures = 0
+
+
+def check(ok, what):
+    global checks, failures
+    checks += 1
+    if not ok:
+        failures += 1
+        print("FAIL " + what)
+
+
+def run(tl, *args, cwd=None):
+    return subprocess.run([tl, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+
+
+def under_pty(argv):
+    """Runs argv with stdout and stderr on one pseudo-terminal (as a user's
+    shell would) and returns everything it wrote."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.execv(argv[0], argv)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out.decode("utf-8", "replace")
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    tl = os.path.join(build, "tracelens")
+    with tempfile.TemporaryDirectory(prefix="tl_guide_") as tmp:
+        db = os.path.join(tmp, "db")
+        traces = os.path.join(tmp, "runs")
+        os.makedirs(traces)
+        for k in range(3):
+            subprocess.run([os.path.join(build, "tracegen"), "--size", "100K", "--seed", str(k + 1), "-q",
+                            "-o", os.path.join(traces, f"rank_{k}.json")], check=True)
+
+        r = run(tl, "--db", db, "repot", "x")
+        check(r.returncode == 2 and "did you mean report?" in r.stderr, f"mistyped command: {r.stderr!r}")
+        for cmd, flag, want in [("ingest", "--jbos", "--jobs"), ("sql", "--formt", "--format"),
+                                ("query", "--tabel", "--table")]:
+            r = run(tl, "--db", db, cmd, flag, "1", "x")
+            check(r.returncode == 2 and f"did you mean {want}?" in r.stderr,
+                  f"{cmd} {flag}: rc {r.returncode} {r.stderr[:200]!r}")
+        r = run(os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--short_kernel_studdy")
+        check(r.returncode == 2 and "did you mean --short_kernel_study?" in r.stderr,
+              f"reference command flag: {r.stderr[:200]!r}")
+
+        empty = os.path.join(tmp, "empty")
+        os.makedirs(empty)
+        r = run(tl, "--db", db, "ingest", empty)
+        check(r.returncode == 1 and "no trace files found" in r.stderr, f"empty folder: {r.returncode} {r.stderr!r}")
+        check(not os.path.exists(db), "an empty ingest created the store")
+
+        typo = os.path.join(tmp, "dbtypo")
+        for cmd in (["ls"], ["info", "abcd"], ["report", "abcd"], ["sql", "SELECT 1"], ["check"]):
+            r = run(tl, "--db", typo, *cmd)
+            check(r.returncode == 3 and not os.path.exists(typo), f"{cmd[0]} on a missing store: rc {r.returncode}")
+
+        r = run(tl, "--db", db, "ingest", "-q", traces)
+        check(r.returncode == 0 and len(r.stdout.splitlines()) == 3, f"ingest: {r.returncode} {r.stderr!r}")
+        r = run(tl, "--db", db, "report", "--enable-kernel-sumary", os.path.join(traces, "rank_0.json"))
+        check(r.returncode == 2 and "did you mean --enable_kernel_summary?" in r.stderr, f"report flag: {r.stderr!r}")
+        r = run(tl, "--db", db, "report", os.path.join(tmp, "missing.json"))
+        check(r.returncode == 4 and "missing.json: no such file" in r.stderr, f"missing file: {r.stderr!r}")
+
+        h = run(tl, "--help").stdout
+        for code in ("0 success", "1 an input", "2 bad command line", "3 no store", "4 trace not found",
+                     "5 nothing to do", "130 interrupted"):
+            check(code in h, f"--help does not document exit code '{code}'")
+
+        db2 = os.path.join(tmp, "db2")
+        out = under_pty([tl, "--db", db2, "ingest", "-j", "1", traces])
+        lines = [re.sub(r"\x1b\[K", "", ln).split("\r")[-1] for ln in out.replace("\r\n", "\n").split("\n")]
+        results = [ln for ln in lines if re.match(r"^[0-9a-f]{16}\t", ln)]
+        check(len(results) == 3, f"progress glued to result lines on a terminal: {out!r}")
+    print(f"{checks - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
