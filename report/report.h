@@ -190,6 +190,21 @@ void tl_report_xlsx_discard(tl_xlsx *x);
 int tl_report_xlsx_write(const char *path, tl_table *const *tables, size_t n,
                          const tl_xlsx_opts *opts, tl_err *err);
 
+/* ---- HTML (report/html.c, charts in html_svg.c) -------------------------- */
+typedef struct tl_html_opts {
+    const char *title;      /* page title (default "tracelens report") */
+    const char *subtitle;   /* e.g. the trace's path and id; may be NULL */
+    const char *arch_name;  /* the roofline's roof, when known (else 0/NULL) */
+    double mem_bw_tbs;
+    double peak_tflops;
+} tl_html_opts;
+/* One self-contained HTML page (inline CSS and SVG, no script, no network)
+ * of the sheets: the GPU time split with idle, op categories, top ops and
+ * kernels, a labelled log-log roofline, the short-kernel histogram and
+ * per-rank bars for the sheets it recognises by name, then every sheet as
+ * a table. Written whole or not at all. */
+int tl_report_html_write(const char *path, tl_table *const *tables, size_t n, const tl_html_opts *o, tl_err *err);
+
 /* ---- terminal (report/term.c) -------------------------------------------- */
 typedef struct tl_term_opts {
     size_t max_rows;  /* rows shown before "… N more rows"; 0 = 50, SIZE_MAX = all */

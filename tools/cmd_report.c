@@ -27,7 +27,7 @@ static const char *REPORT_USAGE =
  * trace argument is the first word that is neither an option nor such a
  * value. */
 static const tl_cli_opt VALUE_OPTS[] = {
-    {"--db", TL_CLI_VALUE}, {"--xlsx", TL_CLI_VALUE}, {"--csv-dir", TL_CLI_VALUE},
+    {"--db", TL_CLI_VALUE}, {"--xlsx", TL_CLI_VALUE}, {"--csv-dir", TL_CLI_VALUE}, {"--html", TL_CLI_VALUE},
     {"--output_xlsx_path", TL_CLI_VALUE}, {"--output_csvs_dir", TL_CLI_VALUE},
     {"--micro_idle_thresh_us", TL_CLI_VALUE}, {"--short_kernel_threshold_us", TL_CLI_VALUE},
     {"--short_kernel_histogram_bins", TL_CLI_VALUE}, {"--topk_short_kernels", TL_CLI_VALUE},

@@ -38,6 +38,8 @@ static const char *PYT_USAGE =
     "                                the trace path cut at its last '.json' + _perf_report.xlsx)\n"
     "  --output_csvs_dir DIR         one CSV per sheet (alone: no workbook)\n"
     "  --xlsx PATH, --csv-dir DIR    the same, for `tracelens report` (no flag: terminal summary)\n"
+    "  --html PATH                   one self-contained page: GPU time with idle, categories, top\n"
+    "                                ops and kernels, roofline, short kernels, every sheet\n"
     "Sheets and options (defaults as the reference tool):\n"
     "  --include_unlinked_kernels    GPU events without a host launch count in gpu_timeline\n"
     "  --micro_idle_thresh_us N      split idle time into gaps < N us and >= N us\n"
@@ -77,6 +79,7 @@ static const char *PYT_USAGE =
 typedef struct pyt_cli {
     tl_pyt_opts o;
     const char *input, *db, *xlsx, *csv_dir;
+    const char *html;          /* --html PATH: the page (report/html.c) */
     const char *arch_json, *arch_platform;
     const char *ext[16];
     int next;
@@ -105,7 +108,8 @@ enum {
     P_SHORT_THRESH, P_SHORT_BINS, P_TOPK_SHORT, P_TOPK_OPS, P_TOPK_ROOFLINE, P_GROUP_NUM_KERNELS, P_OVERLAP,
     P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
     P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
-    P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE
+    P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE,
+    P_HTML
 };
 static const tl_cli_opt OPTS[] = {
     [P_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -143,6 +147,7 @@ static const tl_cli_opt OPTS[] = {
     [P_ORIGAMI] = {"--enable-origami", TL_CLI_FLAG},
     [P_PYTHON_PATH] = {"--python_path", TL_CLI_VALUE},
     [P_INDUCTOR_CACHE] = {"--inductor_cache_dir", TL_CLI_VALUE},
+    [P_HTML] = {"--html", TL_CLI_VALUE},
 };
 
 /* One option of the command line into c; 0, or an exit code. */
@@ -160,6 +165,7 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_PATH: c->input = v; break;
     case P_XLSX: c->xlsx = v; break;
     case P_CSV: c->csv_dir = v; break;
+    case P_HTML: c->html = v; break;
     case P_DB: c->db = v; break;
     case P_UNLINKED: c->o.include_unlinked_kernels = 1; break;
     case P_MICRO_IDLE: c->o.has_micro_idle = 1; c->o.micro_idle_thresh_us = (double)x; break;
@@ -717,6 +723,30 @@ static int compute(pyt_cli *c, pyt_run *u)
     return TL_EXIT_OK;
 }
 
+/* --html: the page, its roof from the roofline's GPU table when one is in
+ * use (the highest peak of any compute spec); 0 or an exit code. */
+static int write_html(const pyt_cli *c, const tl_pyt_sheets *sh)
+{
+    tl_html_opts ho = {0};
+    char title[512];
+    snprintf(title, sizeof title, "tracelens report: %s", c->input ? c->input : "");
+    ho.title = title;
+    const tl_pm_arch *a = c->o.arch;
+    if (a && a->has_mem_bw) {
+        ho.arch_name = a->name;
+        ho.mem_bw_tbs = a->mem_bw_gbps / 1000.0;
+        for (size_t k = 0; k < a->npeaks; k++)
+            if (a->peak_tflops[k] > ho.peak_tflops) ho.peak_tflops = a->peak_tflops[k];
+    }
+    tl_err err = {0};
+    if (tl_report_html_write(c->html, sh->v, sh->n, &ho, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    printf("wrote %s\n", c->html);
+    return TL_EXIT_OK;
+}
+
 /* CSVs, the workbook or the terminal summary; 0 or an exit code. */
 static int write_outputs(pyt_cli *c, pyt_run *u)
 {
@@ -736,7 +766,11 @@ static int write_outputs(pyt_cli *c, pyt_run *u)
         if (code) return code;
         if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", u->xlsx, sh->n);
     }
-    if (c->tracelens_style && !c->xlsx && !c->csv_dir) print_summary(sh);
+    if (c->html) {
+        int code = write_html(c, sh);
+        if (code) return code;
+    }
+    if (c->tracelens_style && !c->xlsx && !c->csv_dir && !c->html) print_summary(sh);
     return TL_EXIT_OK;
 }
 
@@ -747,7 +781,7 @@ static int run(pyt_cli *c)
     pyt_run u;
     memset(&u, 0, sizeof u);
     u.xlsx = c->xlsx;
-    if (!u.xlsx && !c->csv_dir && !c->tracelens_style) u.xlsx = u.xlsx_default = default_xlsx(c->input);
+    if (!u.xlsx && !c->csv_dir && !c->html && !c->tracelens_style) u.xlsx = u.xlsx_default = default_xlsx(c->input);
     int code = setup(c, &u);
     if (!code) code = load(c, &u);
     if (!code) code = compute(c, &u);

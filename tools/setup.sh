@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS="build-essential cmake pkg-config liblmdb-dev libprotobuf-c-dev
 protobuf-c-compiler liblz4-dev zlib1g-dev libisal-dev libxxhash-dev libsqlite3-dev
-libzip-dev libexpat1-dev python3 python3-openpyxl python3-pandas clang libclang-rt-14-dev lmdb-utils"
+libzip-dev libexpat1-dev python3 python3-openpyxl python3-pandas chromium clang libclang-rt-14-dev lmdb-utils"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
