@@ -147,6 +147,8 @@ typedef struct tl_chart_spec {
     size_t label_col, value_col; /* 0-based column indices in that table */
     size_t first_row, nrows;  /* data rows, 0 = first row below the header;
                                  nrows 0 = through the last row */
+    size_t also_row;          /* 0: none; else 1 + one more data row after the
+                                 range (e.g. idle after the busy parts) */
     const char *title, *x_title, *y_title; /* NULL: none */
     const char *dest_sheet;   /* sheet that shows the chart; NULL = the data sheet */
     int anchor_row, anchor_col; /* top-left cell (0-based); anchor_col < 0:

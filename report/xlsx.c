@@ -303,6 +303,22 @@ static const char *range(tl_xlsx *x, const char *sheet, size_t r0, size_t c0, si
     return s;
 }
 
+/* Rows r0..r1 and row r of one column as one series: Excel's union
+ * reference "(A,B)", as it writes a chart over a non-contiguous selection. */
+static const char *union_range(tl_xlsx *x, const char *sheet, size_t r0, size_t r1, size_t r, size_t col)
+{
+    tl_buf b = {0};
+    tl_buf_putc(&b, '(');
+    tl_oxc_range(&b, sheet, r0, col, r1, col);
+    tl_buf_putc(&b, ',');
+    tl_oxc_range(&b, sheet, r, col, r, col);
+    tl_buf_puts(&b, ")");
+    tl_buf_putc(&b, 0);
+    char *s = tl_arena_strdup(&x->arena, b.p);
+    tl_buf_free(&b);
+    return s;
+}
+
 static int place_chart(tl_xlsx *x, const tl_oxc_chart *ch, const sheet_ent *data, const char *dest, int row, int col,
                        double xs, double ys, tl_err *err)
 {
@@ -333,8 +349,19 @@ int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
     if (k <= 0) return k;
     tl_oxc_series ser = {0};
     ser.name_ref = range(x, s->sheet_name, 0, c->value_col, 0, c->value_col);
-    ser.cat = range(x, s->sheet_name, r0, c->label_col, r1, c->label_col);
-    ser.val = range(x, s->sheet_name, r0, c->value_col, r1, c->value_col);
+    if (c->also_row) {
+        size_t r = c->also_row; /* 1 + data row = its row below the header */
+        if (r > s->nrows)
+            return tl_errf(err, TL_EUSAGE, "xlsx chart: sheet '%s' has %zu data rows, asked for row %zu",
+                           s->sheet_name, s->nrows, r - 1);
+        ser.cat = union_range(x, s->sheet_name, r0, r1, r, c->label_col);
+        ser.val = union_range(x, s->sheet_name, r0, r1, r, c->value_col);
+        ser.npoints = 1;
+    } else {
+        ser.cat = range(x, s->sheet_name, r0, c->label_col, r1, c->label_col);
+        ser.val = range(x, s->sheet_name, r0, c->value_col, r1, c->value_col);
+    }
+    ser.npoints += r1 - r0 + 1;
     tl_oxc_chart ch = {0};
     ch.type = c->kind == TL_CHART_BAR      ? TL_OXC_BAR
               : c->kind == TL_CHART_COLUMN ? TL_OXC_COLUMN

@@ -77,6 +77,16 @@ static void put_ref(tl_buf *b, const char *tag, const char *kind, const char *f)
     tl_buf_printf(b, "</c:f></c:%s></c:%s>", kind, tag);
 }
 
+/* Fill colours of series and slices, in order (Tableau 10). */
+static const uint32_t PALETTE[] = {0x4E79A7, 0xF28E2B, 0xE15759, 0x76B7B2, 0x59A14F,
+                                   0xEDC948, 0xB07AA1, 0xFF9DA7, 0x9C755F, 0xBAB0AC};
+#define NPALETTE (sizeof PALETTE / sizeof *PALETTE)
+
+static void put_fill(tl_buf *b, uint32_t rgb)
+{
+    tl_buf_printf(b, "<c:spPr><a:solidFill><a:srgbClr val=\"%06X\"/></a:solidFill></c:spPr>", (unsigned)rgb);
+}
+
 static void put_series(tl_buf *b, const tl_oxc_chart *c, size_t i)
 {
     const tl_oxc_series *s = &c->ser[i];
@@ -87,6 +97,15 @@ static void put_series(tl_buf *b, const tl_oxc_chart *c, size_t i)
         PUT_LIT(b, "</c:v></c:tx>");
     } else if (s->name_ref) {
         put_ref(b, "tx", "strRef", s->name_ref);
+    }
+    if (c->type == TL_OXC_PIE || c->type == TL_OXC_DOUGHNUT) {
+        for (size_t k = 0; k < s->npoints; k++) {
+            tl_buf_printf(b, "<c:dPt><c:idx val=\"%zu\"/><c:bubble3D val=\"0\"/>", k);
+            put_fill(b, PALETTE[k % NPALETTE]);
+            PUT_LIT(b, "</c:dPt>");
+        }
+    } else if (c->type != TL_OXC_SCATTER) {
+        put_fill(b, PALETTE[i % NPALETTE]);
     }
     if (c->type != TL_OXC_SCATTER) {
         put_ref(b, "cat", "strRef", s->cat);
@@ -99,8 +118,10 @@ static void put_series(tl_buf *b, const tl_oxc_chart *c, size_t i)
                          "<a:prstDash val=\"dash\"/></a:ln></c:spPr><c:marker><c:symbol val=\"none\"/></c:marker>",
                       (unsigned)s->rgb);
     else
-        PUT_LIT(b, "<c:spPr><a:ln w=\"28575\"><a:noFill/></a:ln></c:spPr>"
-                   "<c:marker><c:symbol val=\"circle\"/><c:size val=\"5\"/></c:marker>");
+        tl_buf_printf(b, "<c:spPr><a:ln w=\"28575\"><a:noFill/></a:ln></c:spPr>"
+                         "<c:marker><c:symbol val=\"circle\"/><c:size val=\"5\"/><c:spPr><a:solidFill>"
+                         "<a:srgbClr val=\"%06X\"/></a:solidFill></c:spPr></c:marker>",
+                      (unsigned)PALETTE[i % NPALETTE]);
     put_ref(b, "xVal", "numRef", s->cat);
     put_ref(b, "yVal", "numRef", s->val);
     PUT_LIT(b, "<c:smooth val=\"0\"/></c:ser>");

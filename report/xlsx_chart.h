@@ -25,6 +25,8 @@ typedef struct tl_oxc_series {
     int line;              /* scatter: a dashed line of colour rgb without
                               markers; else circles without a line */
     uint32_t rgb;
+    size_t npoints;        /* pie and doughnut: the slices, each given its
+                              own colour */
 } tl_oxc_series;
 
 typedef struct tl_oxc_chart {
@@ -37,7 +39,9 @@ typedef struct tl_oxc_chart {
 
 /* Appends the chart part's XML to b. Bars and columns have no legend (one
  * series: the title says it), pies a legend at the right, scatters at the
- * bottom. As in Excel, a bar chart's x axis is its horizontal value axis. */
+ * bottom. As in Excel, a bar chart's x axis is its horizontal value axis.
+ * Every series, slice and marker has an explicit colour: the workbook has
+ * no theme, and without one LibreOffice draws "automatic" fills as none. */
 void tl_oxc_chart_xml(tl_buf *b, const tl_oxc_chart *c);
 
 /* Appends the formula of a range of sheet (0-based rows and columns,

@@ -134,6 +134,21 @@ def check_chart_parts(xlsx, roofline):
         rels1 = z.read("xl/worksheets/_rels/sheet1.xml.rels").decode()
         drawing1 = z.read("xl/drawings/drawing1.xml").decode()
     check(any("<c:pieChart>" in c for c in charts), "a pie chart (GPU time breakdown)")
+    # the pie shows idle time too: the busy rows and the idle_time row
+    # (the sixth row of gpu_timeline) as one series
+    pies = [c for c in charts if "<c:pieChart>" in c]
+    check(any("('gpu_timeline'!$B$2:$B$4,'gpu_timeline'!$B$6)" in c for c in pies),
+          "the pie's values include the idle_time row")
+    # explicit colours: the workbook has no theme, and LibreOffice draws a
+    # series or slice without its own fill as nothing
+    check(any(c.count("<c:dPt>") == 4 and c.count("<a:solidFill>") == 4 for c in pies),
+          "each of the pie's four slices has its colour")
+    for c in charts:
+        for ser in c.split("<c:ser>")[1:]:
+            if "<c:barChart>" in c or "<c:pieChart>" in c:
+                check("<a:solidFill>" in ser.split("</c:ser>")[0], "a bar or pie series without a fill")
+            elif "<c:marker><c:symbol val=\"circle\"" in ser:
+                check("<a:solidFill>" in ser.split("</c:marker>")[0], "scatter markers without a fill")
     check(sum("<c:barDir val=\"bar\"/>" in c for c in charts) >= 1, "a bar chart")
     check("../drawings/drawing1.xml" in rels1 and drawing1.count("<xdr:twoCellAnchor>") == 2,
           "gpu_timeline shows its two charts")

@@ -359,6 +359,15 @@ static int add_roofline(tl_xlsx *x, const tl_table *t, const tl_pm_arch *arch, i
 /* The workbook: every sheet in order, plus native charts for the GPU
  * timeline breakdown, the time per op category and the perf sheets'
  * rooflines. */
+/* The row whose first column reads name, or -1. */
+static long row_of(const tl_table *t, const char *name)
+{
+    if (!t->ncols || t->cols[0].type != TL_STR) return -1;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (!tl_table_is_missing(t, 0, r) && !strcmp(t->cols[0].v.s[r], name)) return (long)r;
+    return -1;
+}
+
 static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch *arch)
 {
     tl_err err = {0};
@@ -383,13 +392,17 @@ static int write_xlsx(const char *path, const tl_pyt_sheets *s, const tl_pm_arch
         c.value_col = col_or0(tl, "time ms");
         c.first_row = 0;
         c.nrows = 3;
-        c.title = "GPU time breakdown (busy: computation, exposed comm, exposed memcpy)";
+        long idle = row_of(tl, "idle_time");
+        if (idle > 3) c.also_row = (size_t)idle + 1;
+        c.title = idle > 3 ? "GPU time: computation, exposed comm, exposed memcpy and idle"
+                           : "GPU time breakdown (busy: computation, exposed comm, exposed memcpy)";
         c.anchor_row = 1;
         c.anchor_col = -1;
         if (tl_report_xlsx_add_chart(x, &c, &err)) goto fail;
         tl_chart_spec b = c;
         b.kind = TL_CHART_BAR;
         b.nrows = tl->nrows;
+        b.also_row = 0;
         b.title = "GPU timeline (ms)";
         b.x_title = "ms";
         b.anchor_row = 18;
