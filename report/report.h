@@ -183,6 +183,13 @@ typedef struct tl_scatter_spec {
 } tl_scatter_spec;
 int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *s, tl_err *err);
 
+/* The charts of a report whose command draws none of its own, chosen by
+ * sheet and column names (report/xlsx_overview.c): the GPU time pie with
+ * idle and timeline bars, kernel time by category, top kernels and ops,
+ * per-rank compute and collective wait, latency per collective. Sheets it
+ * does not know get none. x must be open with charts and hold the tables. */
+int tl_report_xlsx_add_overview(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err);
+
 /* Writes the file and frees x (also on error). */
 int tl_report_xlsx_close(tl_xlsx *x, tl_err *err);
 /* Frees x without writing a file. */

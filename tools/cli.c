@@ -100,16 +100,22 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
     }
     if (xlsx_path) {
         tl_xlsx *x;
-        if (tl_report_xlsx_open(xlsx_path, NULL, &x, &err)) {
+        tl_xlsx_opts xo = {.charts = 1};
+        if (tl_report_xlsx_open(xlsx_path, &xo, &x, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
             return TL_EXIT_FAIL;
         }
         for (size_t i = 0; i < n; i++) {
             if (tl_report_xlsx_add_table(x, tables[i], NULL, &err)) {
                 fprintf(stderr, "tracelens: %s\n", err.msg);
-                tl_report_xlsx_close(x, &err);
+                tl_report_xlsx_discard(x);
                 return TL_EXIT_FAIL;
             }
+        }
+        if (tl_report_xlsx_add_overview(x, tables, n, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            tl_report_xlsx_discard(x);
+            return TL_EXIT_FAIL;
         }
         if (tl_report_xlsx_close(x, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""test_xlsx_charts.py — every workbook kind carries native charts: the
+rocprofv3 report (the in-repo MI300 slice), the multi-rank collective
+report (a generated 4-rank corpus) and, with ../shared/data, the JAX
+report. Per workbook: it opens with openpyxl; it has chart parts; every
+series range names a sheet of the workbook and rows inside it; every
+series and pie slice has its own colour (LibreOffice draws none without).
+
+usage: test_xlsx_charts.py BUILD_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+
+import openpyxl
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+checks = failures = 0
+
+
+def check(ok, what):
+    global checks, failures
+    checks += 1
+    if not ok:
+        failures += 1
+        print("FAIL " + what)
+
+
+def check_workbook(path, what, want_titles):
+    try:
+        wb = openpyxl.load_workbook(path)
+    except Exception as e:  # the workbook must open
+        check(False, f"{what}: does not open: {e}")
+        return
+    sheets = {ws.title: ws.max_row for ws in wb.worksheets}
+    with zipfile.ZipFile(path) as z:
+        charts = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+    check(len(charts) >= len(want_titles), f"{what}: {len(charts)} charts")
+    text = "".join(charts)
+    for t in want_titles:
+        check(t in text, f"{what}: no chart titled '{t}'")
+    for c in charts:
+        for f in re.findall(r"<c:f>([^<]*)</c:f>", c):
+            for sheet, row in re.findall(r"'([^']+)'!\$[A-Z]+\$(\d+)", f):
+                check(sheet in sheets and int(row) <= sheets[sheet],
+                      f"{what}: range {f} outside the workbook ({sheets.get(sheet)} rows)")
+        for ser in c.split("<c:ser>")[1:]:
+            check("<a:solidFill>" in ser.split("</c:ser>")[0], f"{what}: a series without a fill")
+    print(f"{what}: {len(charts)} charts over {len(sheets)} sheets")
+
+
+def main():
+    build = os.path.abspath(sys.argv[1])
+    with tempfile.TemporaryDirectory(prefix="tl_charts_") as tmp:
+        env = dict(os.environ, TRACELENS_DB=os.path.join(tmp, "db"))
+        roc = os.path.join(HERE, "golden", "rocprof_908_slice", "rocprof_908_slice.json.gz")
+        out = os.path.join(tmp, "rocprof.xlsx")
+        r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_rocprof"), "--profile_json_path", roc,
+                            "--output_xlsx_path", out], capture_output=True, text=True, env=env)
+        check(r.returncode == 0, f"rocprof report: {r.stderr[-300:]}")
+        check_workbook(out, "rocprof", ["GPU timeline (ms)", "GPU kernel time by category (ms)",
+                                        "Top kernels by total time (ms)"])
+
+        corpus = os.path.join(tmp, "corpus")
+        subprocess.run([os.path.join(build, "tracegen"), "--size", "200K", "--ranks", "4", "-q", "-o", corpus],
+                       check=True)
+        out = os.path.join(tmp, "collective.xlsx")
+        r = subprocess.run([os.path.join(build, "TraceLens_generate_multi_rank_collective_report_pytorch"),
+                            "--trace_glob", os.path.join(corpus, "rank_*.json"), "--world_size", "4", "--output_xlsx_path", out],
+                           capture_output=True, text=True, env=env)
+        check(r.returncode == 0, f"collective report: {r.stderr[-300:]}")
+        check_workbook(out, "collective", ["Collective wait per rank (µs)"])
+
+        data = os.environ.get("TL_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
+        jax = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(data, "jax")) for f in fs
+                     if f.endswith(".xplane.pb"))
+        if jax:
+            out = os.path.join(tmp, "jax.xlsx")
+            r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_jax"), "--profile_path", jax[0],
+                                "--output_xlsx_path", out], capture_output=True, text=True, env=env)
+            check(r.returncode == 0, f"JAX report: {r.stderr[-300:]}")
+            check_workbook(out, "jax", ["GPU time: computation, exposed comm, exposed memcpy and idle",
+                                        "GPU kernel time by category (ms)"])
+        else:
+            print("jax: skipped (no ../shared/data/jax)")
+    print(f"{checks - failures} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
