@@ -279,6 +279,21 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
     return pyt_args(ctx, (int32_t)row, len);
 }
 
+/* The branch's NcclAnalyser reads only the kernels whose name contains
+ * "nccl" (any case) and that have an External id (nccl_filter_event_fn);
+ * the collective reader also takes other communication kernels and those
+ * linked by correlation alone. Keeps cr's events that pass. */
+static void branch_nccl_filter(const tl_trace *t, coll_rank *cr)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < cr->n; i++) {
+        uint32_t row = cr->ev[i].row;
+        if (row >= t->n || t->ext_id[row] == TL_NONE || !strcasestr(tl_trace_str(t, t->name[row]), "nccl")) continue;
+        cr->ev[m++] = cr->ev[i];
+    }
+    cr->n = m;
+}
+
 /* The part of the PyTorch report (pytorch/report.c) the workbook pools:
  * gpu_timeline and ops_summary, computed by the report's own sheet
  * functions over the same context, and the op-group rows (cp_collect)
@@ -311,6 +326,7 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         if (want_coll) {
             pyt_args_join(&c); /* the scan reads columns through the trace's reader */
             ro->coll_rc = coll_read_trace(t, coll_no, coll_args, &c, &ro->coll, &ro->coll_err);
+            if (!ro->coll_rc) branch_nccl_filter(t, &ro->coll);
             coll_done = 1;
             rank_coll_ready(ro, cs);
         }
@@ -325,8 +341,10 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
     if (rc) tl_pyt_sheets_free(out);
     pyt_ctx_free(&c);
     /* no report (no GPU events) or a GPU-only trace: read the collectives alone */
-    if (want_coll && !coll_done)
+    if (want_coll && !coll_done) {
         ro->coll_rc = coll_read_trace(t, coll_no, NULL, NULL, &ro->coll, &ro->coll_err);
+        if (!ro->coll_rc) branch_nccl_filter(t, &ro->coll);
+    }
     tl_reader_drop_resident(t->reader);
     if (po->timing)
         fprintf(stderr, "corpus rank %d stages ms: ctx=%.1f timeline+ops+collectives=%.1f op_groups=%.1f "
@@ -660,17 +678,18 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
         tl_smap_free(&m);
         return NULL;
     }
-    /* ascending (name, cat), then count descending (stable) */
+    /* groupby's ascending (name, cat), then sort_values(count, descending):
+     * pandas' unstable sort */
     size_t *idx = tl_xmalloc(G.n * sizeof *idx);
     for (size_t i = 0; i < G.n; i++) idx[i] = i;
     for (size_t i = 1; i < G.n; i++)
         for (size_t j = i; j > 0 && nc_cmp(G.v[idx[j - 1]].name, G.v[idx[j - 1]].cat, G.v[idx[j]].name, G.v[idx[j]].cat) > 0; j--) {
             size_t a = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = a;
         }
-    for (size_t i = 1; i < G.n; i++)
-        for (size_t j = i; j > 0 && G.v[idx[j - 1]].d.n < G.v[idx[j]].d.n; j--) {
-            size_t a = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = a;
-        }
+    double *cnt = tl_xmalloc(G.n * sizeof *cnt);
+    for (size_t i = 0; i < G.n; i++) cnt[i] = (double)G.v[i].d.n;
+    pyt_sort_desc_np(idx, G.n, cnt);
+    free(cnt);
     tl_table *t = tl_table_new("unlinked_short_kernels_summary");
     size_t c0 = tl_table_add_col(t, "name", TL_STR), c1 = tl_table_add_col(t, "cat", TL_STR),
            c2 = tl_table_add_col(t, "count", TL_I64), c3 = tl_table_add_col(t, "min_dur", TL_F64),

@@ -17,6 +17,8 @@ python3-pandas and python3-openpyxl (pandas 1.5.3).
 
 Writes, next to this file:
   traces/<config>/rank_<r>.json.gz   tracegen --ranks N --size S --seed K --gzip
+                                     (cfgB: every 4th GPU event without its
+                                     "External id", i.e. unlinked)
   reference/<config>/<sheet>.csv     every cell of the reference workbook's
                                      sheet, row by row as openpyxl reads it
                                      (a merged cell's value in its first cell;
@@ -26,6 +28,8 @@ The reference is run as `generate_perf_report.py -b <copy of traces> -e gz
 -f rank_` (every rank of every configuration).
 """
 import csv
+import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -40,6 +44,11 @@ CONFIGS = [
     ("cfgC", 1, "512K", 7),
 ]
 FILTER = "rank_"
+# configuration -> n: every n-th GPU event (kernel, memcpy, memset) of each
+# rank loses its "External id" arg, so that the workbook has unlinked events
+# (tracegen links every one)
+UNLINK_EVERY = {"cfgB": 4}
+GPU_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
 
 
 def text(v):
@@ -66,6 +75,22 @@ def workbook_to_csvs(xlsx, out):
                 w.writerow([text(v) for v in row])
 
 
+def unlink(path, every):
+    """Drops "External id" from every n-th GPU event of a gzip trace, rewritten
+    deterministically (no name, mtime 0)."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f)
+    k = 0
+    for e in doc["traceEvents"]:
+        if e.get("cat") in GPU_CATS and "External id" in e.get("args", {}):
+            if k % every == 0:
+                del e["args"]["External id"]
+            k += 1
+    raw = json.dumps(doc, separators=(",", ":")).encode("utf-8")
+    with open(path, "wb") as f, gzip.GzipFile(filename="", mode="wb", fileobj=f, mtime=0, compresslevel=9) as g:
+        g.write(raw)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -79,6 +104,9 @@ def main():
         subprocess.run([tracegen, "--ranks", str(ranks), "--size", size, "--seed", str(seed), "--gzip",
                         "--gzip-level", "9", "-q", "-o", d], check=True)
         os.remove(os.path.join(d, "truth.json"))
+        if name in UNLINK_EVERY:
+            for r in range(ranks):
+                unlink(os.path.join(d, "rank_%d.json.gz" % r), UNLINK_EVERY[name])
     tmp = tempfile.mkdtemp(prefix="multicfg_ref_")
     try:
         base = os.path.join(tmp, "base")
