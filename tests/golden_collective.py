@@ -456,12 +456,19 @@ def check_corpus_report(tmp, db):
         for e in ev:
             if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver"):
                 cuda.setdefault((e["name"], e["cat"]), []).append(e["dur"])
-        for crow in read_csv(os.path.join(out, "cuda_events_summary.csv")):
-            d = cuda.get((crow["name"], crow["cat"]), [])
-            same(crow["count_%d" % r], len(d), "cuda %s rank %d count" % (crow["name"], r))
+        # the pivot's two-row header (statistic, rank) and index-name row, as the reference writes it
+        rows = list(csv.reader(open(os.path.join(out, "cuda_events_summary.csv"))))
+        stat = [h or "" for h in rows[0]]
+        for i in range(1, len(stat)):
+            stat[i] = stat[i] or stat[i - 1]
+        col = {(stat[i], int(float(rows[1][i]))): i for i in range(2, len(stat))}
+        for crow in rows[3:]:
+            name = crow[0]
+            d = cuda.get((name, crow[1]), [])
+            same(crow[col[("count", r)]], len(d), "cuda %s rank %d count" % (name, r))
             if d:
-                same(crow["max_dur_%d" % r], max(d), "cuda %s rank %d max" % (crow["name"], r))
-                same(crow["mean_dur_%d" % r], kahan(d) / len(d), "cuda %s rank %d mean" % (crow["name"], r))
+                same(crow[col[("max_dur", r)]], max(d), "cuda %s rank %d max" % (name, r))
+                same(crow[col[("mean_dur", r)]], kahan(d) / len(d), "cuda %s rank %d mean" % (name, r))
     tl = read_csv(os.path.join(out, "gpu_timelines.csv"))
     check([r["type"] for r in tl] == ["computation_time", "exposed_comm_time", "exposed_memcpy_time", "busy_time",
                                      "idle_time", "total_time", "total_comm_time", "total_memcpy_time"], "timeline rows")
@@ -481,7 +488,7 @@ def check_corpus_report(tmp, db):
         same(row["time_ms_avg"], float(row["kernel_time_ms"]) / world, "launcher %s avg" % row["name"])
         same(row["count_avg"], int(row["count"]) / world, "launcher %s count avg" % row["name"])
         tot += float(row["time_ms_avg"])
-    gb = {r["group"]: float(r["Time (s)"]) for r in read_csv(os.path.join(out, "grouped_breakdown.csv"))}
+    gb = {r["Group"]: float(r["Time (s)"]) for r in read_csv(os.path.join(out, "grouped_breakdown.csv"))}
     same(str(gb.get("Comms")), avg["total_comm_time"] / 1000, "breakdown Comms = total_comm_time avg / 1000")
     same(str(gb.get("Memcpy")), avg["total_memcpy_time"] / 1000, "breakdown Memcpy")
     parts = [v for k, v in gb.items() if k not in ("Total", "Comms", "Memcpy")]

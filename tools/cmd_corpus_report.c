@@ -9,7 +9,6 @@
 #include "tools/cli.h"
 #include "ingest/ingest.h"
 #include "query/multirank/multirank.h"
-#include "query/multirank/multirank.h"
 #include "report/report.h"
 
 #include <malloc.h>
@@ -24,8 +23,6 @@
 #define TL_DATADIR "data"
 #endif
 
-/* From cmd_collective.c. */
-
 static const char *HELP =
     "usage: TraceLens_generate_multi_config_perf_report -b BASE [-p PREFIX] [-e json|gz]\n"
     "           [-f SUBSTR [SUBSTR ...]] [-d] [-o XLSX] [-r]\n"
@@ -36,14 +33,18 @@ static const char *HELP =
     "folder under BASE holding rank trace files (PyTorch profiler JSON) is one\n"
     "configuration. The files are ingested into the trace store (in parallel; a\n"
     "no-op for files already stored) and the workbook is computed from the store:\n"
-    "  gemm, conv, attn, un_elemwise, bin_elemwise  perf-model rows of all ranks\n"
-    "                       pooled (plus kernel_time_sum_cum_pct)\n"
+    "  gemm, conv, attn, un_elemwise, bin_elemwise  the ops of the reference's op\n"
+    "                       lists (e.g. aten::mm, aten::convolution) with input shapes,\n"
+    "                       all ranks' rows grouped by name and parameters: FLOPs,\n"
+    "                       bytes, TB/s, TFLOPS/s (also without data-movement\n"
+    "                       kernels), kernel statistics, kernel_time_sum_cum_pct\n"
     "  kernel_launchers     launchers of all ranks by name, with per-rank averages\n"
     "  gpu_timelines        time_ms_<rank>, percent_<rank> per rank, avg and std\n"
     "  linked_and_short_kernels, unlinked_short_kernels_summary, short_cpu_op_counts\n"
-    "  cuda_events_summary  runtime/driver calls: count|min|max|mean per rank\n"
-    "  grouped_breakdown    seconds per op group (Attention, GEMM, ...), Comms,\n"
-    "                       Memcpy, Other, Total\n"
+    "  cuda_events_summary  runtime/driver calls: count|min|max|mean per rank, under\n"
+    "                       a two-row header (statistic, rank) as the reference's\n"
+    "  grouped_breakdown    seconds per launcher group (Attention, GEMM, ..., the\n"
+    "                       reference's launcher lists), Comms, Memcpy, Other, Total\n"
     "  with more than one rank: summary_nccl_implicit_sync_cat, long,\n"
     "  nccl_implicit_sync_cat[_detailed], nccl_all2allv, and (ours) imbalance_ranks,\n"
     "  imbalance_collectives, with a summary of the slowest rank per collective.\n"
@@ -71,8 +72,9 @@ static const char *HELP =
     "\n"
     "An existing workbook is not overwritten: that configuration is skipped and the\n"
     "others still run (the reference stops the whole run).\n"
-    "exit status: 0 ok (skipped existing workbooks included); 1 a configuration\n"
-    "failed; 2 bad command line; 3 store error.\n";
+    "exit status: 0 ok (a dry run, and skipped existing workbooks, included);\n"
+    "1 a configuration failed or no trace file matched; 2 bad command line\n"
+    "(-e other than json/gz, -o with several folders); 3 store error.\n";
 
 static int usage(const char *prog, const char *fmt, const char *arg)
 {
@@ -270,7 +272,8 @@ static int report_stored_config(const corpus_args *a)
         printf("Excel file already exists: (%s)\n", xlsx);
         printf("Not overwritten: remove it or give another -o.\n");
     } else if (a->dry) {
-        printf("Configuration %s: %zu rank(s) in the store -> %s\nEnd of a->dry run\n", a->config, n, xlsx);
+        printf("Configuration %s: %zu rank(s) in the store -> %s\n", a->config, n, xlsx);
+        printf("==================== End of dry run ====================\n");
     } else {
         char *csv = NULL;
         if (a->csvdir) {
@@ -374,6 +377,35 @@ static int parse_corpus(int argc, char **argv, corpus_args *a)
     return 0;
 }
 
+/* -o, else <dir>/<basename(dir)>_<f1>_<f2>..._performance_report.xlsx. */
+static char *workbook_path(const cfgdir *c, const corpus_args *a)
+{
+    if (a->out) return tl_xstrdup(a->out);
+    tl_buf b = {0};
+    char *dup = tl_xstrdup(c->dir);
+    tl_buf_printf(&b, "%s/%s", c->dir, basename(dup));
+    free(dup);
+    for (size_t f = 0; f < a->filters.n; f++) tl_buf_printf(&b, "_%s", a->filters.v[f]);
+    tl_buf_puts(&b, "_performance_report.xlsx");
+    char *xlsx = tl_xstrndup(b.p, b.n);
+    tl_buf_free(&b);
+    return xlsx;
+}
+
+/* The reference's listing of one configuration. */
+static void print_listing(const cfgdir *c, const char *xlsx, const corpus_args *a)
+{
+    printf("==================== Creating performance report ====================\n");
+    printf("Parent directory: %s\n", c->dir);
+    printf("Excel file: %s\n", strrchr(xlsx, '/') ? strrchr(xlsx, '/') + 1 : xlsx);
+    printf("Filters: ");
+    for (size_t f = 0; f < a->filters.n; f++) printf("%s%s", f ? ", " : "", a->filters.v[f]);
+    printf("\nRank pattern: %s\nTraces:\n", a->prefix);
+    for (size_t i = 0; i < c->files.n; i++)
+        printf("%s\n", strrchr(c->files.v[i], '/') ? strrchr(c->files.v[i], '/') + 1 : c->files.v[i]);
+    fflush(stdout);
+}
+
 int tl_cmd_corpus_report(int argc, char **argv)
 {
     tl_cli_hugepages_reexec(); /* hundreds of MB of per-rank arrays: see cli_hugepages.c */
@@ -395,7 +427,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
     }
     if (a.replay) { tl_vec_free(&a.filters); return node_replay_message(); }
     if (strcmp(a.ext, "json") && strcmp(a.ext, "gz")) {
-        printf("Invalid extension %s, json and gz are supported\n", a.ext);
+        printf("==================== Invalid extension %s, json and gz are supported ====================\n", a.ext);
         tl_vec_free(&a.filters);
         return TL_EXIT_USAGE;
     }
@@ -423,7 +455,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
     }
     files.n = kept;
     if (!files.n) {
-        printf("No %s files found, check a.filters and filepaths\n", a.ext);
+        printf("==================== No %s files found, check filters and filepaths ====================\n", a.ext);
         tl_vec_free(&files);
         tl_vec_free(&a.filters);
         return TL_EXIT_FAIL;
@@ -446,7 +478,8 @@ int tl_cmd_corpus_report(int argc, char **argv)
         tl_vec_push(&dirs.v[k].files, files.v[i]);
     }
     if (a.out && dirs.n > 1) {
-        printf("Multiple parent directories with traces found, -o is only allowed with a single directory:\n");
+        printf("Multiple parent directories with traces found, give a more specific base path for the report with "
+               "custom Excel path.\n");
         for (size_t k = 0; k < dirs.n; k++) printf("  %s\n", dirs.v[k].dir);
         rc = TL_EXIT_USAGE;
         goto done;
@@ -473,29 +506,11 @@ int tl_cmd_corpus_report(int argc, char **argv)
             while (j > 0 && c->ranks[j - 1] > r) c->ranks[j] = c->ranks[j - 1], c->files.v[j] = c->files.v[j - 1], j--;
             c->ranks[j] = r, c->files.v[j] = f;
         }
-        char *xlsx;
-        if (a.out) {
-            xlsx = tl_xstrdup(a.out);
-        } else {
-            tl_buf b = {0};
-            char *dup = tl_xstrdup(c->dir);
-            tl_buf_printf(&b, "%s/%s", c->dir, basename(dup));
-            free(dup);
-            for (size_t f = 0; f < a.filters.n; f++) tl_buf_printf(&b, "_%s", a.filters.v[f]);
-            tl_buf_puts(&b, "_performance_report.xlsx");
-            xlsx = tl_xstrndup(b.p, b.n);
-            tl_buf_free(&b);
-        }
-        printf("Parent directory: %s\n", c->dir);
-        printf("Workbook: %s\n", xlsx);
-        printf("Filters: [");
-        for (size_t f = 0; f < a.filters.n; f++) printf("%s'%s'", f ? ", " : "", a.filters.v[f]);
-        printf("]\nRank pattern: %s(\\d+)\nFiles (%zu, world size %zu):\n", a.prefix, c->files.n, c->files.n);
-        for (size_t i = 0; i < c->files.n; i++) printf("  rank %ld: %s\n", c->ranks[i], c->files.v[i]);
-        fflush(stdout);
+        char *xlsx = workbook_path(c, &a);
+        print_listing(c, xlsx, &a);
         struct stat st;
         if (a.dry) {
-            printf("End of a.dry run\n");
+            printf("==================== End of dry run ====================\n");
         } else if (stat(xlsx, &st) == 0) {
             /* the reference stops the whole run here; we skip this one */
             printf("Excel file already exists: (%s)\n", xlsx);

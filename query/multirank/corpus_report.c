@@ -1,11 +1,13 @@
 /* corpus_report.c — the per-configuration workbook of spec formats.md §4.4:
  * per-rank PyTorch reports and column scans on worker threads, pooled into
  * the generator's sheets in its order, then the collective analysis when
- * the configuration has more than one rank. The choices the spec leaves
- * open (op lists of the groups, pooled statistics, column names of the
- * pivots) are listed in docs/CONFORMANCE.md (Multi-rank). */
+ * the configuration has more than one rank. The sheets follow the
+ * reference generator's code (branch feat/gen_report_node_replay_bench);
+ * docs/CONFORMANCE.md (Multi-rank) lists its rules and our differences.
+ * The op-group sheets are built in corpus_perf.c. */
 #include "query/multirank/multirank.h"
 #include "query/multirank/collective_internal.h"
+#include "query/multirank/corpus_internal.h"
 #include "query/pytorch/pytorch_internal.h"
 #include "query/pytorch/pytorch.h"
 #include "query/core/stats.h"
@@ -62,50 +64,6 @@ typedef struct namecount {
     int64_t n;
 } namecount;
 
-/* The perf-model sheets pooled into the generator's op groups. */
-static const struct {
-    const char *group;
-    const char *sheets[4];
-} OPGROUPS[] = {
-    {"gemm", {"GEMM", "GroupedGEMM_fwd", "GroupedGEMM_bwd", NULL}},
-    {"conv", {"CONV_fwd", "CONV_bwd", NULL}},
-    {"attn", {"SDPA_fwd", "SDPA_bwd", "InferenceAttention_fwd", "InferenceAttention_bwd"}},
-    {"un_elemwise", {"UnaryElementwise", NULL}},
-    {"bin_elemwise", {"BinaryElementwise", NULL}},
-};
-#define NGROUPS (sizeof OPGROUPS / sizeof *OPGROUPS)
-#define NPERF 12 /* sheets over all groups */
-
-/* The perf-model families whose sheets OPGROUPS pools (a sheet is named
- * FAMILY, FAMILY_fwd or FAMILY_bwd), into out (NULL-terminated, texts in
- * buf): a rank builds only these (a 1 GB tracegen rank has ~78k
- * Normalization and Reduce events of ~200k with a model, which no sheet of
- * the workbook reads). */
-static void pooled_families(const char *out[NPERF + 1], char buf[NPERF][32])
-{
-    size_t n = 0;
-    for (size_t g = 0; g < NGROUPS; g++)
-        for (int j = 0; j < 4 && OPGROUPS[g].sheets[j]; j++) {
-            const char *sh = OPGROUPS[g].sheets[j];
-            size_t len = strlen(sh);
-            if (len > 4 && (!strcmp(sh + len - 4, "_fwd") || !strcmp(sh + len - 4, "_bwd"))) len -= 4;
-            snprintf(buf[n], sizeof buf[n], "%.*s", (int)len, sh);
-            size_t k = 0;
-            while (k < n && strcmp(out[k], buf[n])) k++;
-            if (k == n) out[n] = buf[n], n++;
-        }
-    out[n] = NULL;
-}
-
-static int perf_slot(const char *sheet)
-{
-    int k = 0;
-    for (size_t g = 0; g < NGROUPS; g++)
-        for (int j = 0; j < 4 && OPGROUPS[g].sheets[j]; j++, k++)
-            if (!strcmp(OPGROUPS[g].sheets[j], sheet)) return k;
-    return -1;
-}
-
 /* ---- one rank ------------------------------------------------------------------------ */
 
 typedef struct rank_out {
@@ -113,7 +71,7 @@ typedef struct rank_out {
     int ok;                  /* the PyTorch report ran */
     char msg[512];           /* why not */
     tl_table *timeline, *ops;
-    tl_table *perf[NPERF];
+    cp_rows perf[CP_NGROUPS]; /* op-group rows (corpus_perf.c), texts in arena */
     int64_t nk, nk_linked, nshort_linked, nshort_unlinked;
     dgroups unlinked;        /* unlinked GPU events by (name, cat) */
     dgroups cuda;            /* runtime/driver events by (name, cat) */
@@ -128,7 +86,7 @@ typedef struct rank_out {
 
 /* Ranks whose collective events are not read yet. The cross-rank
  * collective analysis needs every rank's events, which a rank reads early
- * (before its perf-model stage), so a worker left without ranks starts it
+ * (before its op-group rows), so a worker left without ranks starts it
  * as soon as this reaches 0, beside the ranks still finishing, instead of
  * after all of them (the last ranks' tails left a core idle). */
 typedef struct coll_sync {
@@ -245,7 +203,8 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             ro->nshort_unlinked += shrt;
             collect(&ro->unlinked, &um, &ro->arena, t, t->name[i], t->cat[i], (double)t->dur[i] / 1000.0);
         }
-        if (shrt && t->parent) {
+        /* the reference counts from get_df_kernels: category kernel only */
+        if (shrt && k == TL_K_KERNEL && t->parent) {
             int32_t p = t->parent[i];
             int guard = 0;
             while (p >= 0 && t->kind[p] != TL_K_CPU_OP && guard++ < 1 << 20) p = t->parent[p];
@@ -275,13 +234,6 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err);
 
-/* The part of the PyTorch report (pytorch/report.c) the workbook pools:
- * gpu_timeline, ops_summary and the perf-model family sheets, computed by
- * the report's own sheet functions over the same context, in the same
- * order. ops_summary_by_category, ops_unique_args and unified_perf_summary
- * are not built (they were about half of a rank's report time, and the
- * workbook reads none of them). Every sort comparator on this path keeps
- * its state per thread, so ranks run in parallel. */
 /* The events columns a rank is loaded with: tl_trace_load's without the
  * ones no part of the workbook reads (device, fwd_tid, grid, block,
  * launcher, parent_py: only with --include_call_stack / --detect_recompute,
@@ -291,7 +243,7 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * NULL; the sheet functions used here never read them. Each column is
  * decoded into a block of its own (TL_TC_OWNED), freed by
  * rank_trace_drop_columns: the reader's arena would keep every column
- * until the reader closes, and the perf-model stage outlives the columns'
+ * until the reader closes, and the rank's context outlives the columns'
  * last use. Plain malloc: corpus-report runs one arena without trimming
  * between ranks (cmd_corpus_report.c), so the next rank's columns and
  * arrays reuse these blocks instead of faulting fresh pages in (they were
@@ -327,15 +279,30 @@ static const char *coll_args(void *ctx, uint32_t row, size_t *len)
     return pyt_args(ctx, (int32_t)row, len);
 }
 
+/* The branch's NcclAnalyser reads only the kernels whose name contains
+ * "nccl" (any case) and that have an External id (nccl_filter_event_fn);
+ * the collective reader also takes other communication kernels and those
+ * linked by correlation alone. Keeps cr's events that pass. */
+static void branch_nccl_filter(const tl_trace *t, coll_rank *cr)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < cr->n; i++) {
+        uint32_t row = cr->ev[i].row;
+        if (row >= t->n || t->ext_id[row] == TL_NONE || !strcasestr(tl_trace_str(t, t->name[row]), "nccl")) continue;
+        cr->ev[m++] = cr->ev[i];
+    }
+    cr->n = m;
+}
+
 /* The part of the PyTorch report (pytorch/report.c) the workbook pools:
- * gpu_timeline, ops_summary and the perf-model family sheets, computed by
- * the report's own sheet functions over the same context, in the same
- * order. ops_summary_by_category, ops_unique_args and unified_perf_summary
+ * gpu_timeline and ops_summary, computed by the report's own sheet
+ * functions over the same context, and the op-group rows (cp_collect)
+ * over that context. ops_summary_by_category, ops_unique_args and unified_perf_summary
  * are not built (they were about half of a rank's report time, and the
  * workbook reads none of them). Every sort comparator on this path keeps
  * its state per thread, so ranks run in parallel.
  * With want_coll, the rank's collective events are read here too, before
- * the perf-model stage: the report's args pass copies
+ * the op-group rows: the report's args pass copies
  * the communication kernels' args out along with the ones it needs, so the
  * args column is decoded once per rank. */
 static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *cat, int coll_no,
@@ -350,7 +317,6 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
     pyt_ctx c;
     int rc = pyt_ctx_init(&c, t, po, cat, err);
     c.args_job = args; /* freed with the context, also on failure */
-    c.pm_uncached = 1; /* no unified_perf_summary here */
     t1 = tl_now();
     int coll_done = 0;
     if (!rc) rc = pyt_sheet_gpu_timeline(&c, out, err);
@@ -360,36 +326,29 @@ static int rank_pytorch(rank_trace *rt, const tl_pyt_opts *po, const tl_catreg *
         if (want_coll) {
             pyt_args_join(&c); /* the scan reads columns through the trace's reader */
             ro->coll_rc = coll_read_trace(t, coll_no, coll_args, &c, &ro->coll, &ro->coll_err);
+            if (!ro->coll_rc) branch_nccl_filter(t, &ro->coll);
             coll_done = 1;
             rank_coll_ready(ro, cs);
         }
         t2 = tl_now();
-        /* The perf-model stage. Workers once went through it one at a time
-         * (a counting gate) to keep their memory peaks apart; since a rank
-         * builds only the pooled families (pooled_families) the stage adds
-         * little, and the gate only made a worker wait while the other
-         * waited for its family sheets: 8 x 1 GB, -j 2, without it the
-         * analysis took ~0.1 s less at the same peak RSS (760-820 MiB). */
-        pyt_perf_job *pj = pyt_perf_start(&c);
+        /* the op-group rows: the events with "Input Dims" of the groups' op
+         * lists, with their models, kernel lists and busy times */
+        if (!rc) cp_collect(&c, &ro->arena, ro->perf);
         t3 = tl_now();
-        /* the family sheets are built from the instances alone (their
-         * strings live in the context and the dictionary): the events
-         * columns, about half of what the rank holds, go now rather than
-         * after the wait */
         rank_trace_drop_columns(rt);
-        if (!rc) rc = pyt_perf_finish(&c, pj, out, err);
-        else pyt_perf_finish(&c, pj, NULL, NULL);
         t4 = tl_now();
     }
     if (rc) tl_pyt_sheets_free(out);
     pyt_ctx_free(&c);
     /* no report (no GPU events) or a GPU-only trace: read the collectives alone */
-    if (want_coll && !coll_done)
+    if (want_coll && !coll_done) {
         ro->coll_rc = coll_read_trace(t, coll_no, NULL, NULL, &ro->coll, &ro->coll_err);
+        if (!ro->coll_rc) branch_nccl_filter(t, &ro->coll);
+    }
     tl_reader_drop_resident(t->reader);
     if (po->timing)
-        fprintf(stderr, "corpus rank %d stages ms: ctx=%.1f timeline+ops+collectives=%.1f perf_start=%.1f "
-                        "perf_wait=%.1f free=%.1f\n",
+        fprintf(stderr, "corpus rank %d stages ms: ctx=%.1f timeline+ops+collectives=%.1f op_groups=%.1f "
+                        "drop=%.1f free=%.1f\n",
                 ro->rank, (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (t4 - t3) * 1e3, (tl_now() - t4) * 1e3);
     return rc;
 }
@@ -424,10 +383,8 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     po.categories = cat;
     po.quiet = 1;
     po.timing = o->timing;
-    const char *fams[NPERF + 1];
-    char fambuf[NPERF][32];
-    pooled_families(fams, fambuf);
-    po.perf_families = fams;
+    static const char *const NO_FAMILIES[] = {NULL}; /* the op groups come from cp_collect */
+    po.perf_families = NO_FAMILIES;
     tl_pyt_sheets sh;
     int rc = rank_pytorch(&rt, &po, cat, coll_rank_no, ro, want_coll, cs, &sh, &err);
     if (rc) {
@@ -436,10 +393,8 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
         ro->ok = 1;
         for (size_t i = 0; i < sh.n; i++) {
             tl_table *x = sh.v[i];
-            int k;
             if (!strcmp(x->name, "gpu_timeline")) ro->timeline = x, sh.v[i] = NULL;
             else if (!strcmp(x->name, "ops_summary")) ro->ops = x, sh.v[i] = NULL;
-            else if ((k = perf_slot(x->name)) >= 0) ro->perf[k] = x, sh.v[i] = NULL;
         }
         tl_pyt_sheets_free(&sh);
     }
@@ -452,7 +407,7 @@ static void rank_free(rank_out *ro)
 {
     tl_table_free(ro->timeline);
     tl_table_free(ro->ops);
-    for (int k = 0; k < NPERF; k++) tl_table_free(ro->perf[k]);
+    for (int k = 0; k < CP_NGROUPS; k++) tl_vec_free(&ro->perf[k]);
     for (size_t i = 0; i < ro->unlinked.n; i++) tl_vec_free(&ro->unlinked.v[i].d);
     for (size_t i = 0; i < ro->cuda.n; i++) tl_vec_free(&ro->cuda.v[i].d);
     tl_vec_free(&ro->unlinked);
@@ -540,12 +495,6 @@ static void *worker(void *arg)
 
 /* ---- pooled sheets ------------------------------------------------------------------------ */
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t n = strlen(s), m = strlen(suf);
-    return n >= m && !strcmp(s + n - m, suf);
-}
-
 static void set_cell_from(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
 {
     if (tl_table_is_missing(src, sc, sr)) return;
@@ -558,257 +507,9 @@ static void set_cell_from(tl_table *dst, size_t dc, size_t dr, const tl_table *s
     }
 }
 
-/* A pooled statistic column: "<base>_<stat>". */
-enum { ST_NONE, ST_MEAN, ST_MEDIAN, ST_STD, ST_MIN, ST_MAX, ST_SUM };
-static int stat_of(const char *col, char *base, size_t bsz)
-{
-    static const struct { const char *suf; int st; } S[] = {
-        {"_mean", ST_MEAN}, {"_median", ST_MEDIAN}, {"_std", ST_STD}, {"_min", ST_MIN}, {"_max", ST_MAX}, {"_sum", ST_SUM},
-    };
-    static const char *const BASES[] = {"TB/s", "TFLOPS/s", "Kernel Time (µs)", "Pct Roofline"};
-    for (size_t i = 0; i < sizeof S / sizeof *S; i++) {
-        if (!ends_with(col, S[i].suf)) continue;
-        size_t n = strlen(col) - strlen(S[i].suf);
-        for (size_t b = 0; b < sizeof BASES / sizeof *BASES; b++)
-            if (strlen(BASES[b]) == n && !strncmp(col, BASES[b], n)) {
-                snprintf(base, bsz, "%s", BASES[b]);
-                return S[i].st;
-            }
-    }
-    return ST_NONE;
-}
-
-/* One input row of a pooled group. */
-typedef struct prow {
-    const tl_table *t;
-    size_t r;
-} prow;
-
-static double cellnum(const tl_table *t, const char *col, size_t r)
-{
-    long c = tl_table_col(t, col);
-    return c < 0 ? NAN : tl_table_num(t, (size_t)c, r);
-}
-
-/* Pools per-rank summary rows of one group: sums, counts and extremes are
- * exact; means weight by count; std combines the per-rank variances
- * (parallel-variance formula); the median is the count-weighted median of
- * the per-rank medians (exact when one rank holds the group). */
-static double pool_stat(int st, const char *base, const prow *rows, size_t n)
-{
-    char col[160];
-    static const char *const SN[] = {"", "mean", "median", "std", "min", "max", "sum"};
-    if (n == 1) { /* one rank holds the group: its own value, bit for bit */
-        snprintf(col, sizeof col, "%s_%s", base, SN[st]);
-        return cellnum(rows[0].t, col, rows[0].r);
-    }
-    double tot = 0, sum = 0, best = NAN;
-    size_t nr = 0;
-    for (size_t i = 0; i < n; i++) {
-        double cnt = cellnum(rows[i].t, "name_count", rows[i].r);
-        if (isnan(cnt) || cnt <= 0) cnt = 1;
-        switch (st) {
-        case ST_SUM:
-        case ST_MEAN:
-            snprintf(col, sizeof col, "%s_sum", base);
-            if (tl_table_col(rows[i].t, col) >= 0) {
-                double v = cellnum(rows[i].t, col, rows[i].r);
-                if (!isnan(v)) sum += v, tot += cnt, nr++;
-            } else {
-                snprintf(col, sizeof col, "%s_mean", base);
-                double v = cellnum(rows[i].t, col, rows[i].r);
-                if (!isnan(v)) sum += v * cnt, tot += cnt, nr++;
-            }
-            break;
-        case ST_MIN:
-        case ST_MAX: {
-            snprintf(col, sizeof col, "%s_%s", base, st == ST_MIN ? "min" : "max");
-            double v = cellnum(rows[i].t, col, rows[i].r);
-            if (!isnan(v) && (isnan(best) || (st == ST_MIN ? v < best : v > best))) best = v;
-            break;
-        }
-        default: break;
-        }
-    }
-    if (st == ST_SUM) return nr ? sum : NAN;
-    if (st == ST_MEAN) return tot > 0 ? sum / tot : NAN;
-    if (st == ST_MIN || st == ST_MAX) return best;
-    if (st == ST_STD) {
-        double M = pool_stat(ST_MEAN, base, rows, n), ss = 0, N = 0;
-        if (isnan(M)) return NAN;
-        for (size_t i = 0; i < n; i++) {
-            double cnt = cellnum(rows[i].t, "name_count", rows[i].r);
-            if (isnan(cnt) || cnt <= 0) cnt = 1;
-            snprintf(col, sizeof col, "%s_mean", base);
-            double m = cellnum(rows[i].t, col, rows[i].r);
-            snprintf(col, sizeof col, "%s_std", base);
-            double s = cellnum(rows[i].t, col, rows[i].r);
-            if (isnan(m)) continue;
-            if (isnan(s)) s = 0;
-            ss += (cnt - 1) * s * s + cnt * (m - M) * (m - M);
-            N += cnt;
-        }
-        return N > 1 ? sqrt(ss / (N - 1)) : NAN;
-    }
-    if (st == ST_MEDIAN) {
-        snprintf(col, sizeof col, "%s_median", base);
-        /* count-weighted median of the medians */
-        double *v = tl_xmalloc(n * sizeof *v), *w = tl_xmalloc(n * sizeof *w);
-        size_t m = 0;
-        double W = 0;
-        for (size_t i = 0; i < n; i++) {
-            double x = cellnum(rows[i].t, col, rows[i].r);
-            if (isnan(x)) continue;
-            double cnt = cellnum(rows[i].t, "name_count", rows[i].r);
-            v[m] = x, w[m] = isnan(cnt) || cnt <= 0 ? 1 : cnt, W += w[m], m++;
-        }
-        for (size_t i = 1; i < m; i++) /* insertion sort by value */
-            for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-                double a = v[j]; v[j] = v[j - 1]; v[j - 1] = a;
-                a = w[j]; w[j] = w[j - 1]; w[j - 1] = a;
-            }
-        double acc = 0, res = NAN;
-        for (size_t i = 0; i < m; i++) {
-            acc += w[i];
-            if (acc * 2 >= W) { res = v[i]; break; }
-        }
-        free(v), free(w);
-        return res;
-    }
-    return NAN;
-}
-
-static void stable_sort_desc(size_t *idx, size_t n, const double *key)
-{
-    for (size_t i = 1; i < n; i++) {
-        size_t x = idx[i], j = i;
-        double kx = isnan(key[x]) ? -INFINITY : key[x];
-        while (j > 0 && (isnan(key[idx[j - 1]]) ? -INFINITY : key[idx[j - 1]]) < kx) idx[j] = idx[j - 1], j--;
-        idx[j] = x;
-    }
-}
-
-static tl_table *pool_group(size_t g, rank_out *ro, size_t n)
-{
-    /* inputs: (sheet, rank) tables in sheet order, then rank order */
-    TL_VEC(const tl_table *) in = {0};
-    TL_VEC(const char *) insheet = {0};
-    int base = 0;
-    for (size_t k = 0; k < g; k++)
-        for (int j = 0; j < 4 && OPGROUPS[k].sheets[j]; j++) base++;
-    for (int j = 0; j < 4 && OPGROUPS[g].sheets[j]; j++)
-        for (size_t r = 0; r < n; r++)
-            if (ro[r].perf[base + j] && ro[r].perf[base + j]->nrows) {
-                tl_vec_push(&in, ro[r].perf[base + j]);
-                tl_vec_push(&insheet, OPGROUPS[g].sheets[j]);
-            }
-    if (!in.n) {
-        tl_vec_free(&in);
-        tl_vec_free(&insheet);
-        return NULL;
-    }
-    tl_table *t = tl_table_new(OPGROUPS[g].group);
-    size_t c_sheet = tl_table_add_col(t, "perf_sheet", TL_STR);
-    /* union of the columns, first appearance order */
-    for (size_t i = 0; i < in.n; i++)
-        for (size_t c = 0; c < in.v[i]->ncols; c++)
-            if (tl_table_col(t, in.v[i]->cols[c].name) < 0) {
-                size_t d = tl_table_add_col(t, in.v[i]->cols[c].name, in.v[i]->cols[c].type);
-                t->cols[d].as_float = in.v[i]->cols[c].as_float;
-            }
-    /* groups: sheet + name + parameter texts */
-    tl_smap m = {0};
-    TL_VEC(char *) keys = {0};
-    TL_VEC(prow) rows = {0};
-    TL_VEC(size_t) gid = {0};
-    size_t ng = 0;
-    tl_buf key = {0};
-    char buf[512];
-    for (size_t i = 0; i < in.n; i++) {
-        const tl_table *x = in.v[i];
-        for (size_t r = 0; r < x->nrows; r++) {
-            key.n = 0;
-            tl_buf_puts(&key, insheet.v[i]);
-            for (size_t c = 0; c < x->ncols; c++) {
-                const char *cn = x->cols[c].name;
-                if (strcmp(cn, "name") && strncmp(cn, "param: ", 7)) continue;
-                tl_buf_putc(&key, '\x1f');
-                tl_buf_puts(&key, cn);
-                tl_buf_putc(&key, '=');
-                tl_buf_puts(&key, tl_table_cell_text(x, c, r, buf, sizeof buf));
-            }
-            tl_buf_putc(&key, 0);
-            char *k = tl_xstrdup(key.p);
-            int isnew;
-            size_t *slot = tl_smap_put(&m, k, strlen(k), &isnew);
-            if (isnew) { *slot = ng++; tl_vec_push(&keys, k); }
-            else free(k);
-            prow pr = {x, r};
-            tl_vec_push(&rows, pr);
-            tl_vec_push(&gid, *slot);
-        }
-    }
-    tl_table_set_nrows(t, ng);
-    prow *grp = tl_xmalloc(rows.n * sizeof *grp);
-    double *ksum = tl_xcalloc(ng, sizeof *ksum);
-    char sbase[64];
-    for (size_t gi = 0; gi < ng; gi++) {
-        size_t m_ = 0;
-        const char *sheet = NULL;
-        for (size_t i = 0; i < rows.n; i++)
-            if (gid.v[i] == gi) grp[m_++] = rows.v[i];
-        for (size_t i = 0; i < in.n && !sheet; i++)
-            if (in.v[i] == grp[0].t) sheet = insheet.v[i];
-        tl_table_set_str(t, c_sheet, gi, sheet);
-        for (size_t c = 1; c < t->ncols; c++) {
-            const char *cn = t->cols[c].name;
-            int st = stat_of(cn, sbase, sizeof sbase);
-            if (!strcmp(cn, "name_count")) {
-                int64_t tot = 0;
-                for (size_t i = 0; i < m_; i++) tot += (int64_t)cellnum(grp[i].t, cn, grp[i].r);
-                tl_table_set_i64(t, c, gi, tot);
-            } else if (st != ST_NONE && t->cols[c].type == TL_F64) {
-                double v = pool_stat(st, sbase, grp, m_);
-                if (!isnan(v)) tl_table_set_f64(t, c, gi, v);
-                if (st == ST_SUM && !strcmp(sbase, "Kernel Time (µs)")) ksum[gi] = v;
-            } else {
-                for (size_t i = 0; i < m_; i++) { /* first non-missing, rank order */
-                    long sc = tl_table_col(grp[i].t, cn);
-                    if (sc >= 0 && !tl_table_is_missing(grp[i].t, (size_t)sc, grp[i].r)) {
-                        set_cell_from(t, c, gi, grp[i].t, (size_t)sc, grp[i].r);
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    /* Kernel Time (µs)_sum descending; kernel_time_sum_cum_pct is a fraction */
-    size_t *perm = tl_xmalloc(ng * sizeof *perm);
-    for (size_t i = 0; i < ng; i++) perm[i] = i;
-    stable_sort_desc(perm, ng, ksum);
-    tl_table_permute(t, perm, ng);
-    size_t c_cum = tl_table_add_col(t, "kernel_time_sum_cum_pct", TL_F64);
-    double total = 0, run = 0;
-    for (size_t i = 0; i < ng; i++) total += isnan(ksum[i]) ? 0 : ksum[i];
-    for (size_t i = 0; i < ng; i++) {
-        run += isnan(ksum[perm[i]]) ? 0 : ksum[perm[i]];
-        if (total > 0) tl_table_set_f64(t, c_cum, i, run / total);
-    }
-    free(perm), free(ksum), free(grp);
-    for (size_t i = 0; i < keys.n; i++) free(keys.v[i]);
-    tl_vec_free(&keys);
-    tl_vec_free(&rows);
-    tl_vec_free(&gid);
-    tl_vec_free(&in);
-    tl_vec_free(&insheet);
-    tl_buf_free(&key);
-    tl_smap_free(&m);
-    return t;
-}
-
 /* kernel_launchers: ops_summary of every rank pooled by name. */
 typedef struct launcher {
-    const char *name, *cats;
+    const char *name;
     int64_t count;
     double sum_us;
 } launcher;
@@ -821,7 +522,7 @@ static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t 
         const tl_table *x = ro[r].ops;
         if (!x) continue;
         long cn = tl_table_col(x, "name"), cs = tl_table_col(x, "total_direct_kernel_time_sum"),
-             cc = tl_table_col(x, "Count"), ck = tl_table_col(x, "Categories");
+             cc = tl_table_col(x, "Count");
         if (cn < 0 || cs < 0 || cc < 0) continue;
         for (size_t i = 0; i < x->nrows; i++) {
             const char *name = x->cols[cn].v.s[i];
@@ -830,7 +531,7 @@ static tl_table *sheet_launchers(rank_out *ro, size_t n, launcher **out, size_t 
             size_t *slot = tl_smap_put(&m, name, strlen(name), &isnew);
             if (isnew) {
                 *slot = L.n;
-                launcher l = {name, ck >= 0 ? x->cols[ck].v.s[i] : NULL, 0, 0};
+                launcher l = {name, 0, 0};
                 tl_vec_push(&L, l);
             }
             L.v[*slot].count += (int64_t)tl_table_num(x, (size_t)cc, i);
@@ -977,17 +678,18 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
         tl_smap_free(&m);
         return NULL;
     }
-    /* ascending (name, cat), then count descending (stable) */
+    /* groupby's ascending (name, cat), then sort_values(count, descending):
+     * pandas' unstable sort */
     size_t *idx = tl_xmalloc(G.n * sizeof *idx);
     for (size_t i = 0; i < G.n; i++) idx[i] = i;
     for (size_t i = 1; i < G.n; i++)
         for (size_t j = i; j > 0 && nc_cmp(G.v[idx[j - 1]].name, G.v[idx[j - 1]].cat, G.v[idx[j]].name, G.v[idx[j]].cat) > 0; j--) {
             size_t a = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = a;
         }
-    for (size_t i = 1; i < G.n; i++)
-        for (size_t j = i; j > 0 && G.v[idx[j - 1]].d.n < G.v[idx[j]].d.n; j--) {
-            size_t a = idx[j]; idx[j] = idx[j - 1]; idx[j - 1] = a;
-        }
+    double *cnt = tl_xmalloc(G.n * sizeof *cnt);
+    for (size_t i = 0; i < G.n; i++) cnt[i] = (double)G.v[i].d.n;
+    pyt_sort_desc_np(idx, G.n, cnt);
+    free(cnt);
     tl_table *t = tl_table_new("unlinked_short_kernels_summary");
     size_t c0 = tl_table_add_col(t, "name", TL_STR), c1 = tl_table_add_col(t, "cat", TL_STR),
            c2 = tl_table_add_col(t, "count", TL_I64), c3 = tl_table_add_col(t, "min_dur", TL_F64),
@@ -1015,12 +717,29 @@ static tl_table *sheet_unlinked(rank_out *ro, size_t n)
     return t;
 }
 
+/* pandas' sort_values(ascending=False) of counts (NumPy's introsort) */
+static void sort_counts(namecount *v, size_t n)
+{
+    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx);
+    double *key = tl_xmalloc((n ? n : 1) * sizeof *key);
+    namecount *tmp = tl_xmalloc((n ? n : 1) * sizeof *tmp);
+    for (size_t i = 0; i < n; i++) idx[i] = i, key[i] = (double)v[i].n, tmp[i] = v[i];
+    pyt_sort_desc_np(idx, n, key);
+    for (size_t i = 0; i < n; i++) v[i] = tmp[idx[i]];
+    free(idx), free(key), free(tmp);
+}
+
+/* short_cpu_op_counts: each rank's value_counts() of the parent cpu_op of
+ * its short kernels (count descending), summed into one dict in the order
+ * the names come, sorted again by count, plus Total; the index column has
+ * no name. */
 static tl_table *sheet_short_ops(rank_out *ro, size_t n)
 {
     tl_smap m = {0};
     TL_VEC(namecount) C = {0};
     int64_t total = 0;
-    for (size_t r = 0; r < n; r++)
+    for (size_t r = 0; r < n; r++) {
+        sort_counts(ro[r].shortops.v, ro[r].shortops.n);
         for (size_t i = 0; i < ro[r].shortops.n; i++) {
             const namecount *x = &ro[r].shortops.v[i];
             int isnew;
@@ -1033,17 +752,12 @@ static tl_table *sheet_short_ops(rank_out *ro, size_t n)
             C.v[*slot].n += x->n;
             total += x->n;
         }
+    }
     tl_smap_free(&m);
     if (!C.n) return NULL;
-    for (size_t i = 1; i < C.n; i++) { /* count desc, name asc */
-        namecount x = C.v[i];
-        size_t j = i;
-        while (j > 0 && (C.v[j - 1].n < x.n || (C.v[j - 1].n == x.n && strcmp(C.v[j - 1].name, x.name) > 0)))
-            C.v[j] = C.v[j - 1], j--;
-        C.v[j] = x;
-    }
+    sort_counts(C.v, C.n);
     tl_table *t = tl_table_new("short_cpu_op_counts");
-    size_t c0 = tl_table_add_col(t, "cpu_op", TL_STR), c1 = tl_table_add_col(t, "count", TL_I64);
+    size_t c0 = tl_table_add_col(t, "", TL_STR), c1 = tl_table_add_col(t, "count", TL_I64);
     tl_table_set_nrows(t, C.n + 1);
     for (size_t i = 0; i < C.n; i++) {
         tl_table_set_str(t, c0, i, C.v[i].name);
@@ -1087,22 +801,30 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
         }
     size_t *row_of = tl_xmalloc(keys.n * sizeof *row_of);
     for (size_t i = 0; i < keys.n; i++) row_of[idx[i]] = i;
+    /* the pivot as pandas writes it with its index: a header row of the
+     * statistics (each over its rank columns), a row of the rank numbers
+     * after the column level's name, a row of the index names, the data */
     tl_table *t = tl_table_new("cuda_events_summary");
-    size_t c0 = tl_table_add_col(t, "name", TL_STR), c1 = tl_table_add_col(t, "cat", TL_STR);
+    size_t c0 = tl_table_add_col(t, "", TL_STR), c1 = tl_table_add_col(t, "", TL_STR);
     static const char *const ST[] = {"count", "min_dur", "max_dur", "mean_dur"};
     size_t cst[4];
-    char nm[64];
-    for (int s = 0; s < 4; s++) {
-        cst[s] = t->ncols;
-        for (size_t r = 0; r < n; r++) {
-            snprintf(nm, sizeof nm, "%s_%d", ST[s], ro[r].rank);
-            tl_table_add_col(t, nm, s == 0 ? TL_I64 : TL_F64);
-        }
+    for (int st = 0; st < 4; st++) {
+        cst[st] = t->ncols;
+        for (size_t r = 0; r < n; r++) tl_table_add_col(t, r ? "" : ST[st], st == 0 ? TL_I64 : TL_F64);
     }
-    tl_table_set_nrows(t, keys.n);
+    enum { HEAD = 2 };
+    tl_table_set_nrows(t, keys.n + HEAD);
+    tl_table_set_str(t, c1, 0, "rank");
+    for (int st = 0; st < 4; st++)
+        for (size_t r = 0; r < n; r++) {
+            if (st == 0) tl_table_set_i64(t, cst[st] + r, 0, ro[r].rank);
+            else tl_table_set_f64(t, cst[st] + r, 0, ro[r].rank);
+        }
+    tl_table_set_str(t, c0, 1, "name");
+    tl_table_set_str(t, c1, 1, "cat");
     for (size_t i = 0; i < keys.n; i++) {
-        tl_table_set_str(t, c0, i, keys.v[idx[i]].name);
-        tl_table_set_str(t, c1, i, keys.v[idx[i]].cat);
+        tl_table_set_str(t, c0, HEAD + i, keys.v[idx[i]].name);
+        tl_table_set_str(t, c1, HEAD + i, keys.v[idx[i]].cat);
     }
     for (size_t r = 0; r < n; r++)
         for (size_t i = 0; i < ro[r].cuda.n; i++) {
@@ -1110,7 +832,7 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
             key.n = 0;
             tl_buf_printf(&key, "%s\x1f%s", g->name, g->cat);
             tl_buf_putc(&key, 0);
-            size_t row = row_of[*tl_smap_get(&m, key.p, strlen(key.p))];
+            size_t row = HEAD + row_of[*tl_smap_get(&m, key.p, strlen(key.p))];
             tl_table_set_i64(t, cst[0] + r, row, g->cnt);
             tl_table_set_f64(t, cst[1] + r, row, g->mn);
             tl_table_set_f64(t, cst[2] + r, row, g->mx);
@@ -1126,82 +848,95 @@ static tl_table *sheet_cuda(rank_out *ro, size_t n)
 
 /* ---- grouped_breakdown ------------------------------------------------------------------ */
 
-static int has_cat(const char *cats, const char *c)
+/* perf_report_configs.py's grouped_breakdown_mapping: the launchers of
+ * each group (gemm_perf_ops, conv/norm/... launchers, the branch's unary and
+ * binary elementwise ops); Triton is every name starting with "triton_". */
+static const char *const BD_ATTN[] = {"aten::_cudnn_attention_forward", "aten::_efficient_attention_forward",
+                                      "flash_attn::_flash_attn_forward", "flash_attn::_flash_attn_varlen_forward",
+                                      "xFuserRingFlashAttnFunc", "FlashAttnFunc", "FlashAttnVarlenFunc",
+                                      "flash_attn_3::fwd", "aiter::wrapper_mha_varlen_fwd",
+                                      "aiter::wrapper_fmha_v3_varlen_fwd", "aiter::wrapper_fmha_v3_fwd",
+                                      "_vllm_fa3_C::fwd", "vllm::unified_attention_with_output",
+                                      "vllm::flash_attn_varlen_func", "aiter::paged_attention_v1", NULL};
+static const char *const BD_GEMM[] = {"aten::mm", "aten::_scaled_mm", "aten::addmm", "aten::bmm", "aten::baddbmm",
+                                      "trtllm::cublas_scaled_mm", "bitsandbytes::int8_linear_matmul",
+                                      "_Linear_yfwd_mm", "_LayerNormLinear_yfwd_mm", "tex_ts::te_gemm_ts",
+                                      "vllm::gemm_with_dynamic_quant", NULL};
+static const char *const BD_CONV[] = {"aten::miopen_convolution", "aten::cudnn_convolution", NULL};
+static const char *const BD_NORM[] = {"aten::native_group_norm", "aten::native_layer_norm", "_C::rms_norm",
+                                      "_C::fused_add_rms_norm", NULL};
+static const char *const BD_UPSAMPLE[] = {"aten::upsample_nearest3d", "aten::upsample_nearest2d",
+                                          "aten::upsample_bicubic2d", "aten::_upsample_nearest_exact2d", NULL};
+static const char *const BD_PAD[] = {"aten::replication_pad3d", NULL};
+static const char *const BD_ELEMWISE[] = {"aten::copy", "aten::copy_", "aten::clamp_min", "aten::clamp_min_",
+                                          "aten::clamp_max", "aten::clamp_max_", "aten::sigmoid", "aten::div",
+                                          "aten::div_", "aten::mul", "aten::mul_", "aten::add", "aten::add_",
+                                          "aten::sigmoid_backward", "aten::threshold_backward", NULL};
+static const char *const BD_CONCAT[] = {"aten::cat", NULL};
+static const char *const BD_MOE[] = {"vllm::moe_forward", NULL};
+static const struct {
+    const char *group;
+    const char *const *names; /* NULL: the triton_ prefix */
+} BREAKDOWN[] = {
+    {"Attention", BD_ATTN}, {"GEMM", BD_GEMM}, {"Conv", BD_CONV}, {"Norm", BD_NORM},
+    {"UpSample", BD_UPSAMPLE}, {"Pad", BD_PAD}, {"Elemwise", BD_ELEMWISE}, {"Concat", BD_CONCAT},
+    {"MoE", BD_MOE}, {"Triton", NULL},
+};
+enum { NBREAKDOWN = sizeof BREAKDOWN / sizeof *BREAKDOWN };
+
+static int in_breakdown_group(size_t g, const char *name)
 {
-    if (!cats) return 0;
-    char q[96];
-    snprintf(q, sizeof q, "'%s'", c);
-    return strstr(cats, q) != NULL;
-}
-static int has_cat_prefix(const char *cats, const char *prefix)
-{
-    if (!cats) return 0;
-    char q[96];
-    snprintf(q, sizeof q, "'%s", prefix);
-    return strstr(cats, q) != NULL;
+    if (!BREAKDOWN[g].names) return !strncmp(name, "triton_", 7);
+    for (const char *const *x = BREAKDOWN[g].names; *x; x++)
+        if (!strcmp(*x, name)) return 1;
+    return 0;
 }
 
-/* Our op lists (the reference's live in perf_report_configs.py, which the
- * spec does not give): category first, then name patterns; first match wins. */
-const char *tl_corpus_group_of(const char *name, const char *cats)
+const char *tl_corpus_group_of(const char *name)
 {
-    if (!name) return NULL;
-    if (!strncmp(name, "triton_", 7)) return "Triton";
-    if (has_cat_prefix(cats, "SDPA") || has_cat_prefix(cats, "InferenceAttention") || strcasestr(name, "attention") ||
-        strcasestr(name, "attn") || strcasestr(name, "fmha") || strcasestr(name, "::mha_"))
-        return "Attention";
-    if (has_cat(cats, "GEMM") || has_cat_prefix(cats, "GroupedGEMM") || !strcmp(name, "aten::linear") ||
-        !strcmp(name, "aten::matmul") || strcasestr(name, "gemm"))
-        return "GEMM";
-    if (has_cat_prefix(cats, "CONV") || strcasestr(name, "conv")) return "Conv";
-    if (has_cat_prefix(cats, "NORM") || has_cat_prefix(cats, "RMSNorm") || strcasestr(name, "norm")) return "Norm";
-    if (strcasestr(name, "upsample") || strcasestr(name, "interpolate")) return "UpSample";
-    if (strcasestr(name, "pad")) return "Pad";
-    if (!strcmp(name, "aten::cat") || !strcmp(name, "aten::concat") || !strcmp(name, "aten::concatenate") ||
-        !strcmp(name, "aten::stack") || strcasestr(name, "concat"))
-        return "Concat";
-    if (has_cat_prefix(cats, "MoE") || strcasestr(name, "moe") || strcasestr(name, "topk")) return "MoE";
-    if (has_cat(cats, "elementwise") || has_cat(cats, "multi_tensor_apply")) return "Elemwise";
+    for (size_t g = 0; name && g < NBREAKDOWN; g++)
+        if (in_breakdown_group(g, name)) return BREAKDOWN[g].group;
     return NULL;
 }
 
+/* build_grouped_breakdown: each group's Σ time_ms_avg of its launchers
+ * (NumPy's pairwise sum, in the kernel_launchers order) / 1000, then
+ * Comms, Memcpy (the gpu_timelines averages / 1000), Other (the launchers
+ * of no group) and Total (the plain sum of the rows above). */
 static tl_table *sheet_breakdown(const launcher *L, size_t nl, size_t world, double comm_ms, double memcpy_ms,
                                  int quiet)
 {
-    static const char *const G[] = {"Attention", "GEMM", "Conv", "Norm", "UpSample", "Pad",
-                                     "Elemwise", "Concat", "MoE", "Triton"};
-    enum { NG = sizeof G / sizeof *G };
-    double val[NG] = {0}, other = 0;
-    tl_buf others = {0};
-    size_t nother = 0;
-    for (size_t i = 0; i < nl; i++) {
-        double avg_s = L[i].sum_us / 1000 / (double)world / 1000;
-        const char *g = tl_corpus_group_of(L[i].name, L[i].cats);
-        int k = -1;
-        for (int j = 0; g && j < NG; j++)
-            if (!strcmp(G[j], g)) k = j;
-        if (k >= 0) {
-            val[k] += avg_s;
-        } else {
-            other += avg_s;
-            if (nother++ < 20) tl_buf_printf(&others, "%s%s", nother > 1 ? ", " : "", L[i].name);
-        }
-    }
-    if (nother && !quiet)
-        fprintf(stderr, "grouped_breakdown: %zu kernel launcher(s) in no group, counted as Other: %s%s\n", nother,
-                others.p, nother > 20 ? ", ..." : "");
-    tl_buf_free(&others);
+    double *avg = tl_xmalloc((nl ? nl : 1) * sizeof *avg), *sel = tl_xmalloc((nl ? nl : 1) * sizeof *sel);
+    uint8_t *assigned = tl_xcalloc(nl ? nl : 1, 1);
+    for (size_t i = 0; i < nl; i++) avg[i] = L[i].sum_us / 1000 / (double)world;
     tl_table *t = tl_table_new("grouped_breakdown");
-    size_t c0 = tl_table_add_col(t, "group", TL_STR), c1 = tl_table_add_col(t, "Time (s)", TL_F64);
+    size_t c0 = tl_table_add_col(t, "Group", TL_STR), c1 = tl_table_add_col(t, "Time (s)", TL_F64);
     double total = 0;
-    for (int j = 0; j < NG; j++) {
+    for (size_t g = 0; g < NBREAKDOWN; g++) {
+        size_t m = 0;
+        for (size_t i = 0; i < nl; i++)
+            if (in_breakdown_group(g, L[i].name)) sel[m++] = avg[i], assigned[i] = 1;
+        double v = tl_sum_pairwise(sel, m) / 1000;
         size_t r = tl_table_add_row(t);
-        tl_table_set_str(t, c0, r, G[j]);
-        tl_table_set_f64(t, c1, r, val[j]);
-        total += val[j];
+        tl_table_set_str(t, c0, r, BREAKDOWN[g].group);
+        tl_table_set_f64(t, c1, r, v);
+        total += v;
     }
+    tl_buf others = {0};
+    size_t m = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (!assigned[i]) {
+            tl_buf_printf(&others, "%s'%s'", m ? ", " : "", L[i].name);
+            sel[m++] = avg[i];
+        }
+    if (m && !quiet)
+        fprintf(stderr, "UserWarning: %zu kernel launchers were assigned to the \"Other\" group: [%s] Check the "
+                        "grouped_breakdown_mapping to ensure all relevant kernel launchers are appropriately grouped.\n",
+                m, others.p);
+    tl_buf_free(&others);
     const char *tail[] = {"Comms", "Memcpy", "Other"};
-    double tv[] = {isnan(comm_ms) ? 0 : comm_ms / 1000, isnan(memcpy_ms) ? 0 : memcpy_ms / 1000, other};
+    double tv[] = {isnan(comm_ms) ? 0 : comm_ms / 1000, isnan(memcpy_ms) ? 0 : memcpy_ms / 1000,
+                   tl_sum_pairwise(sel, m) / 1000};
     for (int j = 0; j < 3; j++) {
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, c0, r, tail[j]);
@@ -1211,17 +946,20 @@ static tl_table *sheet_breakdown(const launcher *L, size_t nl, size_t world, dou
     size_t r = tl_table_add_row(t);
     tl_table_set_str(t, c0, r, "Total");
     tl_table_set_f64(t, c1, r, total);
+    free(avg), free(sel), free(assigned);
     return t;
 }
 
-/* Copy of a table without the per-rank columns (rank_<r>_*). */
-static tl_table *without_rank_cols(const tl_table *src, const char *name)
+/* Copy of a collective sheet as the branch's NcclAnalyser writes it: without
+ * the node_id / node_span columns of the current collective report, and
+ * with rank_cols 0 also without the per-rank columns (rank_<r>_*). */
+static tl_table *branch_columns(const tl_table *src, const char *name, int rank_cols)
 {
     tl_table *t = tl_table_new(name);
     tl_table_set_nrows(t, 0);
     for (size_t c = 0; c < src->ncols; c++) {
         const char *cn = src->cols[c].name;
-        if (!strncmp(cn, "rank_", 5)) continue;
+        if ((!rank_cols && !strncmp(cn, "rank_", 5)) || !strcmp(cn, "node_id") || !strcmp(cn, "node_span")) continue;
         size_t d = tl_table_add_col(t, cn, src->cols[c].type);
         t->cols[d].as_float = src->cols[c].as_float;
         tl_table_set_nrows(t, src->nrows);
@@ -1230,7 +968,35 @@ static tl_table *without_rank_cols(const tl_table *src, const char *name)
     return t;
 }
 
-static void set_name(tl_table *t, const char *name) { t->name = tl_arena_strdup(&t->arena, name); }
+/* nccl_all2allv as the branch's build_df_nccl_all2allv(detailed=False)
+ * writes it: the collective's metadata, total data and nelems, start and end
+ * skew, sorted by total data communicated descending (pandas' unstable
+ * sort_values). */
+static tl_table *branch_all2allv(const tl_table *src)
+{
+    static const char *const COLS[] = {"collective_id", "Process Group Name", "Process Group Ranks",
+                                       "Collective name", "Group size", "dtype", "stream",
+                                       "total data communicated (MB)", "total nelems communicated",
+                                       "skew in start time", "skew in end time"};
+    size_t n = src->nrows;
+    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx);
+    double *key = tl_xmalloc((n ? n : 1) * sizeof *key);
+    long kc = tl_table_col(src, "total data communicated (MB)");
+    for (size_t r = 0; r < n; r++) idx[r] = r, key[r] = kc >= 0 ? tl_table_num(src, (size_t)kc, r) : NAN;
+    pyt_sort_desc_np(idx, n, key);
+    tl_table *t = tl_table_new("nccl_all2allv");
+    tl_table_set_nrows(t, 0);
+    for (size_t k = 0; k < sizeof COLS / sizeof *COLS; k++) {
+        long c = tl_table_col(src, COLS[k]);
+        if (c < 0) continue;
+        size_t d = tl_table_add_col(t, COLS[k], src->cols[c].type);
+        t->cols[d].as_float = src->cols[c].as_float;
+        tl_table_set_nrows(t, n);
+        for (size_t r = 0; r < n; r++) set_cell_from(t, d, r, src, (size_t)c, idx[r]);
+    }
+    free(idx), free(key);
+    return t;
+}
 
 /* ---- the report ----------------------------------------------------------------------------- */
 
@@ -1288,15 +1054,15 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
         }
 
     /* 1. op groups */
-    for (size_t g = 0; g < NGROUPS; g++) {
-        tl_table *t = pool_group(g, ro, n);
+    cp_rows **rows = tl_xmalloc(n * sizeof *rows);
+    for (size_t i = 0; i < n; i++) rows[i] = ro[i].perf;
+    for (size_t g = 0; g < CP_NGROUPS; g++) {
+        tl_table *t = cp_group_sheet(g, rows, n);
         if (t) tl_vec_push(out, t);
-        else if (!o->quiet) {
-            fprintf(stderr, "no %s ops with a perf model in any rank (sheets", OPGROUPS[g].group);
-            for (int j = 0; j < 4 && OPGROUPS[g].sheets[j]; j++) fprintf(stderr, " %s", OPGROUPS[g].sheets[j]);
-            fprintf(stderr, "): sheet %s skipped\n", OPGROUPS[g].group);
-        }
+        else if (!o->quiet)
+            fprintf(stderr, "No events to summarize performance metrics from group %s\n", cp_group_name(g));
     }
+    free(rows);
     /* 2. kernel launchers */
     launcher *L = NULL;
     size_t nl = 0;
@@ -1326,21 +1092,16 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
             tl_table *sum = tl_coll_sheet(&cs, "nccl_summary_implicit_sync"), *lng = tl_coll_sheet(&cs, "nccl_long"),
                      *sync = tl_coll_sheet(&cs, "nccl_implicit_sync"), *a2a = tl_coll_sheet(&cs, "nccl_all2allv"),
                      *ir = tl_coll_sheet(&cs, "imbalance_ranks"), *ic = tl_coll_sheet(&cs, "imbalance_collectives");
-            set_name(sum, "summary_nccl_implicit_sync_cat");
-            set_name(lng, "long");
-            tl_vec_push(out, sum);
-            tl_vec_push(out, lng);
-            tl_vec_push(out, without_rank_cols(sync, "nccl_implicit_sync_cat"));
-            set_name(sync, "nccl_implicit_sync_cat_detailed");
-            tl_vec_push(out, sync);
-            if (a2a) tl_vec_push(out, a2a);
+            tl_vec_push(out, branch_columns(sum, "summary_nccl_implicit_sync_cat", 1));
+            tl_vec_push(out, branch_columns(lng, "long", 1));
+            tl_vec_push(out, branch_columns(sync, "nccl_implicit_sync_cat", 0));
+            tl_vec_push(out, branch_columns(sync, "nccl_implicit_sync_cat_detailed", 1));
+            if (a2a) tl_vec_push(out, branch_all2allv(a2a));
             if (ir) tl_vec_push(out, ir);
             if (ic) tl_vec_push(out, ic);
-            /* the tables moved into out; free the rest */
-            for (size_t i = 0; i < cs.n; i++) {
-                tl_table *y = cs.v[i];
-                if (y != sum && y != lng && y != sync && y != a2a && y != ir && y != ic) tl_table_free(y);
-            }
+            /* the imbalance sheets moved into out; the rest were copied */
+            for (size_t i = 0; i < cs.n; i++)
+                if (cs.v[i] != ir && cs.v[i] != ic) tl_table_free(cs.v[i]);
             free(cs.v);
         }
     }

@@ -142,16 +142,15 @@ int tl_coll_config_ids(tl_store *s, const char *config, size_t world_hint, int q
  *
  * Every rank's stored trace is loaded once (the columns the workbook reads)
  * and goes through the sheets of the single-trace PyTorch report it pools
- * (gpu_timeline, ops_summary, the perf-model families; query/pytorch/pytorch.h),
- * a scan of its columns and, when there is more than one rank, the reading
- * of its collective events; the per-rank results are then pooled: op-group
- * perf sheets across ranks, kernel launchers with per-rank averages,
- * gpu_timelines with one column pair per rank, linked and short kernels per
- * rank, the cuda runtime pivot, a grouped time breakdown, and the
- * collective analysis (query/multirank/multirank.h) with the per-rank imbalance
- * sheets. Ranks are processed on worker threads, one trace per worker; only
- * the pooled results stay in memory, and one rank at a time goes through
- * the perf-model stage (a rank's memory peak). */
+ * (gpu_timeline, ops_summary; query/pytorch/pytorch.h), the rows of the
+ * op groups' events, a scan of its columns and, when there is more than one
+ * rank, the reading of its collective events; the per-rank results are then
+ * pooled: op-group perf sheets over the rows of all ranks, kernel launchers
+ * with per-rank averages, gpu_timelines with one column pair per rank,
+ * linked and short kernels per rank, the cuda runtime pivot, a grouped time
+ * breakdown, and the collective analysis (query/multirank/multirank.h) with
+ * the per-rank imbalance sheets. Ranks are processed on worker threads, one
+ * trace per worker; only the per-rank results stay in memory. */
 
 typedef struct tl_corpus_opts {
     int max_workers;   /* threads over ranks; <= 0: min(ranks, CPUs, 4) */
@@ -188,10 +187,10 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
                      const tl_corpus_opts *o, tl_corpus_sheets *out, tl_corpus_stats *stats,
                      tl_err *err);
 
-/* The grouped_breakdown group of a kernel launcher (by name and the
- * Categories text of ops_summary, e.g. "['GEMM']"), or NULL (Other).
- * Exposed for the unit tests. */
-const char *tl_corpus_group_of(const char *name, const char *categories);
+/* The first grouped_breakdown group whose launcher list (the reference's
+ * perf_report_configs.py) holds name, or NULL (Other). Exposed for the
+ * unit tests. */
+const char *tl_corpus_group_of(const char *name);
 
 
 #endif
