@@ -2,8 +2,9 @@
 """test_cli_guidance.py — the CLI guides a user who slips: a mistyped
 command or flag gets the nearest one, a missing file is called a missing
 file, an empty folder is an error, read commands never create a store,
-every exit code is documented, and folder-ingest progress on a terminal
-never runs into the result lines.
+every exit code is documented, folder-ingest progress on a terminal
+never runs into the result lines, and the rocprof report explains its
+units once on a terminal.
 
 usage: test_cli_guidance.py BUILD_DIR
 """
@@ -98,6 +99,19 @@ def main():
         lines = [re.sub(r"\x1b\[K", "", ln).split("\r")[-1] for ln in out.replace("\r\n", "\n").split("\n")]
         results = [ln for ln in lines if re.match(r"^[0-9a-f]{16}\t", ln)]
         check(len(results) == 3, f"progress glued to result lines on a terminal: {out!r}")
+
+        # the rocprof units note: on a terminal, once per user
+        roc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "rocprof_908_slice",
+                           "rocprof_908_slice.json.gz")
+        os.environ["XDG_STATE_HOME"] = os.path.join(tmp, "state")
+        rp = os.path.join(build, "TraceLens_generate_perf_report_rocprof")
+        argv = [rp, "--profile_json_path", roc, "--output_csvs_dir", os.path.join(tmp, "roc")]
+        os.environ["TRACELENS_DB"] = os.path.join(tmp, "db3")
+        r = run(rp, "--profile_json_path", roc, "--output_csvs_dir", os.path.join(tmp, "roc2"))
+        check("reproduces them" not in r.stderr, "the units note when stderr is not a terminal")
+        first, second = under_pty(argv), under_pty(argv)
+        check("--reference-units reproduces them" in first, f"no rocprof units note on a terminal: {first[-400:]!r}")
+        check("--reference-units reproduces them" not in second, "the rocprof units note shows twice")
     print(f"{checks - failures} passed, {failures} failed")
     return 1 if failures else 0
 

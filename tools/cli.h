@@ -117,6 +117,7 @@ typedef struct tl_cli_env {
     const char *db;             /* TRACELENS_DB: the store directory */
     const char *xdg_data_home;  /* XDG_DATA_HOME, HOME: where the default store is */
     const char *home;
+    const char *xdg_state_home; /* XDG_STATE_HOME: where one-time notes are marked */
     const char *datadir;        /* TRACELENS_DATADIR, else the data folder installed
                                  * beside the program: data/ (categories, GPU tables) */
     int timing;                 /* TRACELENS_TIMING: phase times on stderr */

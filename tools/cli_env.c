@@ -66,6 +66,7 @@ void tl_cli_env_read(void)
     tl_env.db = env("TRACELENS_DB");
     tl_env.xdg_data_home = env("XDG_DATA_HOME");
     tl_env.home = env("HOME");
+    tl_env.xdg_state_home = env("XDG_STATE_HOME");
     tl_env.datadir = env("TRACELENS_DATADIR");
     if (!tl_env.datadir) tl_env.datadir = installed_datadir();
     tl_env.timing = getenv("TRACELENS_TIMING") != NULL;

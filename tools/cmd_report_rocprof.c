@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 static const char *HELP =
@@ -57,7 +58,9 @@ static const char *HELP =
     "                                this flag every column holds the unit its label\n"
     "                                names, the threshold is in µs, and the\n"
     "                                cumulative percentage runs down the printed rows.\n"
-    "                                See docs/CONFORMANCE.md.\n"
+    "                                See docs/CONFORMANCE.md. On a terminal a note\n"
+    "                                says so once per user (marked in\n"
+    "                                $XDG_STATE_HOME/tracelens, ~/.local/state).\n"
     "  --db DIR                      trace store (default $TRACELENS_DB, else\n"
     "                                $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help                    this text\n"
@@ -98,6 +101,35 @@ static int parse_long(const char *s, long long *v)
     *v = strtoll(s, &end, 10);
     while (*end == ' ') end++;
     return errno || end == s || *end;
+}
+
+/* Once per user, on a terminal: why these numbers are 1000 times smaller
+ * than the reference tool's. Marked done by an empty file under
+ * $XDG_STATE_HOME/tracelens (~/.local/state/tracelens); a marker that
+ * cannot be written just means the note shows again. */
+static void units_note(void)
+{
+    if (!isatty(2)) return;
+    char dir[4096], mark[4200];
+    if (tl_env.xdg_state_home) snprintf(dir, sizeof dir, "%s/tracelens", tl_env.xdg_state_home);
+    else if (tl_env.home) snprintf(dir, sizeof dir, "%s/.local/state/tracelens", tl_env.home);
+    else return;
+    snprintf(mark, sizeof mark, "%s/rocprof-units-noted", dir);
+    if (access(mark, F_OK) == 0) return;
+    fputs("note: times here are in the units their columns name (µs, ms). The reference tool's\n"
+          "      rocprofv3 report shows nanoseconds under µs labels, so its numbers are 1000x\n"
+          "      ours; --reference-units reproduces them exactly. (Shown once.)\n",
+          stderr);
+    /* mkdir -p of dir */
+    for (char *p = dir + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(dir, 0700);
+            *p = '/';
+        }
+    mkdir(dir, 0700);
+    FILE *f = fopen(mark, "w");
+    if (f) fclose(f);
 }
 
 /* §1.8: x_results.json -> x_perf_report.xlsx; otherwise cut at the last
@@ -268,6 +300,7 @@ int tl_cmd_report_rocprof(int argc, char **argv)
                 o.reference_units ? "(ns; the reference labels it µs)" : "µs");
     for (size_t i = 0; i < res.nsheets; i++)
         fprintf(stderr, "  %s: %zu rows\n", res.sheets[i]->name, res.sheets[i]->nrows);
+    if (!o.reference_units) units_note();
 
     /* CSVs replace the workbook when a directory is given (as the reference). */
     const char *csv = val[F_CSV];
