@@ -7,8 +7,9 @@
  * cells is written in seconds (docs/ARCHITECTURE.md has the figures).
  *
  * The package holds what Excel needs and nothing else: [Content_Types].xml,
- * _rels/.rels, xl/workbook.xml and its rels, xl/styles.xml (two cell
- * formats: default and bold) and one xl/worksheets/sheetN.xml per sheet
+ * _rels/.rels, xl/workbook.xml and its rels, xl/styles.xml (four cell
+ * formats: default, bold headers, 3 decimals for ms/µs columns, 2 for
+ * percentages; see num_style) and one xl/worksheets/sheetN.xml per sheet
  * with inline strings (no shared-string table, so a sheet is written in one
  * pass and nothing is held), its column widths and a frozen header row.
  * A workbook with charts adds, per visible sheet, a drawing
@@ -296,6 +297,22 @@ static int end_sheet(tl_ooxml *o, tl_err *err)
     return rc;
 }
 
+/* The cell style of a float column, by what its name says it holds:
+ * times in ms or µs with 3 decimals (style 2), percentages with 2 (style
+ * 3), anything else as Excel's General (0). Only the display changes: the
+ * cell keeps every digit. */
+static char num_style(const tl_column *col)
+{
+    if (col->type != TL_F64 || !col->name) return 0;
+    const char *n = col->name;
+    if (strstr(n, "(%)") || strstr(n, "percent") || strstr(n, "Percent") || strstr(n, "_pct")) return '3';
+    size_t len = strlen(n);
+    if (strstr(n, "(ms)") || strstr(n, "(µs)") || strstr(n, "(us)") || strstr(n, " ms") || strstr(n, "_ms") ||
+        strstr(n, "_us") || (len >= 3 && !strcmp(n + len - 3, " ms")))
+        return '2';
+    return 0;
+}
+
 int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
                        const char *(*xml_text)(const char *s, tl_buf *b, int *cut), int *cut, tl_err *err)
 {
@@ -347,6 +364,8 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
      * dtypes, rank lists) row after row, which are then escaped once. The
      * rest of a row is written straight into the buffer, since appending
      * small pieces would dominate a large sheet's writing time. */
+    char *style = tl_xcalloc(nc ? nc : 1, 1);
+    for (size_t c = 0; c < nc; c++) style[c] = num_style(&t->cols[c]);
     const char **last = tl_xcalloc(nc ? nc : 1, sizeof *last);
     tl_buf *tail = tl_xcalloc(nc ? nc : 1, sizeof *tail);
     char row[24];
@@ -386,6 +405,10 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
             memcpy(w, refs[c], rl[c]), w += rl[c];
             memcpy(w, row, nl), w += nl;
             if (col->type == TL_BOOL) W_LIT(w, "\" t=\"b");
+            if (style[c]) {
+                W_LIT(w, "\" s=\"");
+                *w++ = style[c];
+            }
             W_LIT(w, "\"><v>");
             switch (col->type) {
             case TL_F64: w += tl_ooxml_fmt_double(w, col->v.f[r]); break;
@@ -401,6 +424,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     for (size_t c = 0; c < nc; c++) tl_buf_free(&tail[c]);
     free(tail);
     free(last);
+    free(style);
     tl_buf_free(&sb);
     free(refs);
     free(rl);
@@ -540,13 +564,17 @@ static int put_part(tl_ooxml *o, const char *name, tl_buf *x, tl_err *err)
 
 static const char STYLES[] =
     XML_DECL "<styleSheet xmlns=\"" NS_MAIN "\">"
+    "<numFmts count=\"2\"><numFmt numFmtId=\"164\" formatCode=\"#,##0.000\"/>"
+    "<numFmt numFmtId=\"165\" formatCode=\"0.00\"/></numFmts>"
     "<fonts count=\"2\"><font><sz val=\"11\"/><color rgb=\"FF000000\"/><name val=\"Calibri\"/><family val=\"2\"/></font>"
     "<font><b/><sz val=\"11\"/><color rgb=\"FF000000\"/><name val=\"Calibri\"/><family val=\"2\"/></font></fonts>"
     "<fills count=\"2\"><fill><patternFill patternType=\"none\"/></fill><fill><patternFill patternType=\"gray125\"/></fill></fills>"
     "<borders count=\"1\"><border><left/><right/><top/><bottom/><diagonal/></border></borders>"
     "<cellStyleXfs count=\"1\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\"/></cellStyleXfs>"
-    "<cellXfs count=\"2\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\"/>"
-    "<xf numFmtId=\"0\" fontId=\"1\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyFont=\"1\"/></cellXfs>"
+    "<cellXfs count=\"4\"><xf numFmtId=\"0\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\"/>"
+    "<xf numFmtId=\"0\" fontId=\"1\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyFont=\"1\"/>"
+    "<xf numFmtId=\"164\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyNumberFormat=\"1\"/>"
+    "<xf numFmtId=\"165\" fontId=\"0\" fillId=\"0\" borderId=\"0\" xfId=\"0\" applyNumberFormat=\"1\"/></cellXfs>"
     "<cellStyles count=\"1\"><cellStyle name=\"Normal\" xfId=\"0\" builtinId=\"0\"/></cellStyles>"
     "<dxfs count=\"0\"/><tableStyles count=\"0\"/></styleSheet>";
 

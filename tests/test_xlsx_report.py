@@ -122,8 +122,27 @@ def run_case(build, trace, flags, tmp):
         q = subprocess.run([sys.executable, gen, xlsx], capture_output=True, text=True)
         check(q.returncode == 0, f"test_xlsx_openpyxl.py {xlsx}: {q.stdout[-800:]}")
     check_chart_parts(xlsx, "--detect_recompute" in flags)
+    check_number_formats(xlsx)
     if "--detect_recompute" in flags:
         check_with_libreoffice(xlsx, csvdir, tmp)
+
+
+def check_number_formats(xlsx):
+    """Times show 3 decimals and percentages 2 (the cells keep every digit:
+    check_workbook compares the values); other numbers stay General."""
+    wb = openpyxl.load_workbook(xlsx)
+    ws = wb["gpu_timeline"]
+    header = [c.value for c in ws[1]]
+    fmt = {h: ws.cell(row=2, column=k + 1).number_format for k, h in enumerate(header)}
+    check(fmt.get("time ms") == "#,##0.000", f"gpu_timeline 'time ms' shows {fmt.get('time ms')!r}")
+    check(fmt.get("percent") == "0.00", f"gpu_timeline 'percent' shows {fmt.get('percent')!r}")
+    if "ops_summary" in wb.sheetnames and wb["ops_summary"].max_row > 1:
+        ws = wb["ops_summary"]
+        header = [c.value for c in ws[1]]
+        k = header.index("Percentage (%)") + 1
+        check(ws.cell(row=2, column=k).number_format == "0.00", "ops_summary 'Percentage (%)' format")
+        k = header.index("Count") + 1
+        check(ws.cell(row=2, column=k).number_format == "General", "ops_summary 'Count' stays General")
 
 
 def check_chart_parts(xlsx, roofline):
