@@ -78,6 +78,9 @@ static const char *PYT_USAGE =
 
 typedef struct pyt_cli {
     tl_pyt_opts o;
+    const tl_cli_report_variant *variant; /* NULL: the PyTorch report */
+    const char *usage;
+    const char *comparison_capture; /* --comparison_capture_folder (inference) */
     const char *input, *db, *xlsx, *csv_dir;
     const char *html;          /* --html PATH: the page (report/html.c) */
     const char *arch_json, *arch_platform;
@@ -109,7 +112,7 @@ enum {
     P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
     P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
     P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE,
-    P_HTML
+    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE
 };
 static const tl_cli_opt OPTS[] = {
     [P_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -148,6 +151,11 @@ static const tl_cli_opt OPTS[] = {
     [P_PYTHON_PATH] = {"--python_path", TL_CLI_VALUE},
     [P_INDUCTOR_CACHE] = {"--inductor_cache_dir", TL_CLI_VALUE},
     [P_HTML] = {"--html", TL_CLI_VALUE},
+    /* the inference report's own (refused by the PyTorch report, as there) */
+    [P_GROUP_PARENT] = {"--group_by_parent_module", TL_CLI_FLAG},
+    [P_COMP_CAPTURE] = {"--comparison_capture_folder", TL_CLI_VALUE},
+    /* `tracelens report --inference`: the inference report */
+    [P_INFERENCE] = {"--inference", TL_CLI_FLAG},
 };
 
 /* One option of the command line into c; 0, or an exit code. */
@@ -155,6 +163,17 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
 {
     const char *v = p->val;
     long x = 0;
+    int inference = c->variant && c->variant->inference;
+    if ((k == P_GROUP_PARENT || k == P_COMP_CAPTURE) && !inference) {
+        fprintf(stderr, "tracelens: %s belongs to the inference report "
+                "(TraceLens_generate_perf_report_pytorch_inference, tracelens report --inference)\n%s",
+                p->name, c->usage);
+        return TL_EXIT_USAGE;
+    }
+    if (k == P_INFERENCE && !c->tracelens_style) {
+        fprintf(stderr, "tracelens: unknown option '%s'\n%s", p->arg, c->usage);
+        return TL_EXIT_USAGE;
+    }
     switch (k) {
     case P_MICRO_IDLE: case P_SHORT_THRESH: case P_SHORT_BINS: case P_TOPK_SHORT: case P_TOPK_OPS:
     case P_TOPK_ROOFLINE: case P_DECODE_THRESH:
@@ -198,7 +217,16 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
         }
         c->ext[c->next++] = v;
         break;
-    case P_PSEUDO_OPS: case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
+    case P_GROUP_PARENT: c->o.group_by_parent_module = 1; break;
+    case P_COMP_CAPTURE: c->comparison_capture = v; break;
+    case P_INFERENCE: break; /* picked by tl_cmd_report_kineto */
+    case P_PSEUDO_OPS:
+        if (!inference) goto unsupported;
+        fprintf(stderr, "tracelens: note: --enable_pseudo_ops: the pseudo-op sheets (InferenceAttention_fwd, "
+                        "RMSNorm_fwd, RoPE_fwd, ...) are not produced by this build\n");
+        break;
+    unsupported:
+    case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
         fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
                 "reproduces; see docs/CONFORMANCE.md)\n", p->name);
         return TL_EXIT_USAGE;
@@ -210,19 +238,20 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
 static int parse_args(pyt_cli *c, int argc, char **argv)
 {
     tl_pyt_opts_default(&c->o);
+    c->usage = c->variant ? c->variant->usage : PYT_USAGE;
     c->o.timing = tl_env.timing;
     c->o.serial = tl_env.report_serial;
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
     for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
         if (k == P_HELP) {
-            fputs(PYT_USAGE, stdout);
+            fputs(c->usage, stdout);
             exit(0);
         } else if (k >= 0) {
             int rc = take_option(c, &p, k);
             if (rc) return rc;
         } else if (k == TL_CLI_BAD) {
-            fprintf(stderr, "tracelens: %s\n%s", p.msg, PYT_USAGE);
+            fprintf(stderr, "tracelens: %s\n%s", p.msg, c->usage);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN) {
             fprintf(stderr, "tracelens: unknown option '%s'%s (see --help)\n", p.arg, tl_cli_hint(&p));
@@ -235,8 +264,15 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
     }
     if (!c->input) {
         fprintf(stderr, "tracelens: %s\n%s", c->tracelens_style ? "report needs a trace id or file"
-                : "--profile_json_path is required", PYT_USAGE);
+                : "--profile_json_path is required", c->usage);
         return TL_EXIT_USAGE;
+    }
+    if (c->variant && c->variant->inference) {
+        if (c->comparison_capture && !c->comparison) {
+            fprintf(stderr, "tracelens: --comparison_capture_folder requires --comparison_json_path.\n");
+            return TL_EXIT_USAGE;
+        }
+        c->variant->adjust(&c->o);
     }
     if (c->arch_json && c->arch_platform) {
         fprintf(stderr, "tracelens: --gpu_arch_json_path and --gpu_arch_platform are mutually exclusive\n");
@@ -644,6 +680,18 @@ static int load(pyt_cli *c, pyt_run *u)
         uint64_t id2;
         code = tl_cli_open_trace(u->s, c->comparison, &u->cmp_r, &id2);
         if (code) return code;
+        if (c->comparison_capture) {
+            /* --comparison_capture_folder: the comparison trace with its
+             * replayed kernels attributed, as the main trace's */
+            tl_reader_close(u->cmp_r);
+            u->cmp_r = NULL;
+            code = tl_cli_graph_merge(u->s, id2, c->comparison_capture, &id2, NULL);
+            if (code) return code;
+            if (tl_reader_open(u->s, &u->cmp_r, &err)) {
+                fprintf(stderr, "tracelens: %s\n", err.msg);
+                return TL_EXIT_STORE;
+            }
+        }
         if ((code = load_kineto(u->cmp_r, id2, cols, c->comparison, &u->cmp_t))) return code;
         c->o.unified_uid_pairs = 1;
     }
@@ -720,6 +768,7 @@ static int compute(pyt_cli *c, pyt_run *u)
     }
     int code;
     if (u->cmp_t && (code = add_comparison(c, u))) return code;
+    if (c->variant && c->variant->inference) tl_inference_report_sheets(&u->sheets);
     tl_pyt_add_ops_without_perf_model(&u->sheets);
     if (!c->capture_folder) {
         u->graph_launches = tl_gr_launch_table(u->t);
@@ -875,23 +924,29 @@ void tl_cli_report_hugepages_reexec(const char *input, const char *db)
     tl_cli_hugepages_reexec();
 }
 
-int tl_cmd_report_pytorch(int argc, char **argv)
+int tl_cli_report_pytorch_as(int argc, char **argv, const tl_cli_report_variant *v, int tracelens_style)
 {
     pyt_cli c;
     memset(&c, 0, sizeof c);
+    c.variant = v;
+    c.tracelens_style = tracelens_style;
     int code = parse_args(&c, argc, argv);
     if (code) return code;
-    tl_cli_report_hugepages_reexec(c.input, c.db);
+    if (!tracelens_style) tl_cli_report_hugepages_reexec(c.input, c.db);
     return run(&c);
 }
 
+int tl_cmd_report_pytorch(int argc, char **argv)
+{
+    return tl_cli_report_pytorch_as(argc, argv, NULL, 0);
+}
+
 /* `tracelens report` on a Kineto trace (called by tools/cmd_report.c with
- * argv[0] = "report"). */
+ * argv[0] = "report"); with --inference the inference report. */
 int tl_cmd_report_kineto(int argc, char **argv)
 {
-    pyt_cli c;
-    memset(&c, 0, sizeof c);
-    c.tracelens_style = 1;
-    int code = parse_args(&c, argc, argv);
-    return code ? code : run(&c);
+    const tl_cli_report_variant *v = NULL;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--inference")) v = &tl_cli_inference_report;
+    return tl_cli_report_pytorch_as(argc, argv, v, 1);
 }

@@ -116,6 +116,18 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
                     tl_pyt_sheets *out, tl_err *err);
 
 
+/* ---- the reference's inference report (report.c) ------------------------ */
+
+/* Sets the options the inference report always uses over the PyTorch
+ * report's (module summaries, per-kernel call stacks, no collective
+ * analysis); the caller adds group_by_parent_module and the rest from its
+ * flags. */
+void tl_inference_report_opts(tl_pyt_opts *o);
+/* Turns the PyTorch report's sheets (computed with those options) into the
+ * inference report's: perf sheets of families other than GEMM and the
+ * elementwise ones named "<family>_fwd", no "_bwd" sheets. */
+void tl_inference_report_sheets(tl_pyt_sheets *s);
+
 /* ---- derived traces: traces built from stored ones (a graph-replay merge,
  * a split window). They come back built and unstored; the command layer
  * stores them the way ingest stores a parsed file (ingest/builder.h), so
