@@ -65,10 +65,16 @@ static const char *PYT_USAGE =
     "                                decode with --enable_kernel_summary); phases come from step\n"
     "                                annotations where the engine writes them, else heuristics\n"
     "  --phase_detection_method M    kernel_names, operation_frequency, framework_apis,\n"
-    "                                attention_patterns, gemm_params, hybrid, union (default)\n"
+    "                                attention_patterns, gemm_params, hybrid, union (default);\n"
+    "                                any other name is refused (exit 2), as the branch's choices\n"
     "  --decode_threshold N          (10)   --no_phase_annotations: heuristics only\n"
+    "  --generate_plots, --disable_plots, --plot_format png|pdf|svg, --plot_dpi N\n"
+    "                                the branch's phase plots: accepted, not drawn (a note says\n"
+    "                                so; the phase sheets hold their data)\n"
     "  --capture_folder DIR          graph-capture traces: kernels replayed by CUDA/HIP graph\n"
-    "                                launches are attributed to the ops that captured them\n"
+    "                                launches are attributed to the ops that captured them (a\n"
+    "                                warning when no launch matches a capture window)\n"
+    "  TraceLens_generate_perf_report_pytorch_inference --help: the reference's inference report\n"
     "Comparison:\n"
     "  --comparison_json_path PATH   a second trace (file or stored id): TraceDiff against it;\n"
     "                                adds the diff_stats sheet and the LCA speedup/delta columns\n"
@@ -81,6 +87,7 @@ typedef struct pyt_cli {
     const tl_cli_report_variant *variant; /* NULL: the PyTorch report */
     const char *usage;
     const char *comparison_capture; /* --comparison_capture_folder (inference) */
+    int plots_asked, plots_disabled; /* the branches' phase plot flags */
     const char *input, *db, *xlsx, *csv_dir;
     const char *html;          /* --html PATH: the page (report/html.c) */
     const char *arch_json, *arch_platform;
@@ -112,7 +119,7 @@ enum {
     P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
     P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
     P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE,
-    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE
+    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE, P_GEN_PLOTS, P_DISABLE_PLOTS, P_PLOT_FORMAT, P_PLOT_DPI
 };
 static const tl_cli_opt OPTS[] = {
     [P_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -156,6 +163,11 @@ static const tl_cli_opt OPTS[] = {
     [P_COMP_CAPTURE] = {"--comparison_capture_folder", TL_CLI_VALUE},
     /* `tracelens report --inference`: the inference report */
     [P_INFERENCE] = {"--inference", TL_CLI_FLAG},
+    /* the phase plots of the inference branches (matplotlib figures) */
+    [P_GEN_PLOTS] = {"--generate_plots", TL_CLI_FLAG},
+    [P_DISABLE_PLOTS] = {"--disable_plots", TL_CLI_FLAG},
+    [P_PLOT_FORMAT] = {"--plot_format", TL_CLI_VALUE},
+    [P_PLOT_DPI] = {"--plot_dpi", TL_CLI_VALUE},
 };
 
 /* One option of the command line into c; 0, or an exit code. */
@@ -176,9 +188,27 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     }
     switch (k) {
     case P_MICRO_IDLE: case P_SHORT_THRESH: case P_SHORT_BINS: case P_TOPK_SHORT: case P_TOPK_OPS:
-    case P_TOPK_ROOFLINE: case P_DECODE_THRESH:
+    case P_TOPK_ROOFLINE: case P_DECODE_THRESH: case P_PLOT_DPI:
         if (parse_num(p->name, v, &x)) return TL_EXIT_USAGE;
         break;
+    case P_PLOT_FORMAT:
+        if (strcmp(v, "png") && strcmp(v, "pdf") && strcmp(v, "svg")) {
+            fprintf(stderr, "tracelens: argument --plot_format: invalid choice: '%s' (choose from 'png', 'pdf', "
+                            "'svg')\n", v);
+            return TL_EXIT_USAGE;
+        }
+        break;
+    case P_PHASE_METHOD: {
+        int known;
+        tl_phase_method_parse(v, &known);
+        if (!known) {
+            fprintf(stderr, "tracelens: argument --phase_detection_method: invalid choice: '%s' (choose from "
+                            "'union', 'gemm_params', 'kernel_names', 'attention_patterns', 'framework_apis', "
+                            "'operation_frequency', 'hybrid')\n", v);
+            return TL_EXIT_USAGE;
+        }
+        break;
+    }
     }
     switch (k) {
     case P_PATH: c->input = v; break;
@@ -220,6 +250,8 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_GROUP_PARENT: c->o.group_by_parent_module = 1; break;
     case P_COMP_CAPTURE: c->comparison_capture = v; break;
     case P_INFERENCE: break; /* picked by tl_cmd_report_kineto */
+    case P_GEN_PLOTS: case P_PLOT_FORMAT: case P_PLOT_DPI: c->plots_asked = 1; break;
+    case P_DISABLE_PLOTS: c->plots_disabled = 1; break;
     case P_PSEUDO_OPS:
         if (!inference) goto unsupported;
         fprintf(stderr, "tracelens: note: --enable_pseudo_ops: the pseudo-op sheets (InferenceAttention_fwd, "
@@ -628,6 +660,25 @@ static int load_kineto(tl_reader *r, uint64_t id, tl_trace_cols cols, const char
     return TL_EXIT_OK;
 }
 
+/* --capture_folder that attributes no kernel: the report is the replay's
+ * own, which the user did not ask for; say so (summary: graph_launches of
+ * the merge, NULL when the merge was stored before). */
+static void warn_unmatched_capture(const char *dir, const tl_table *summary)
+{
+    if (!summary) return;
+    long ck = tl_table_col(summary, "kernels attributed");
+    int64_t attributed = 0;
+    for (size_t r = 0; ck >= 0 && r < summary->nrows; r++)
+        if (!tl_table_is_missing(summary, (size_t)ck, r)) attributed += summary->cols[ck].v.i[r];
+    if (!summary->nrows)
+        fprintf(stderr, "tracelens: warning: --capture_folder %s: the trace has no graph launch; the capture "
+                        "traces change nothing\n", dir);
+    else if (!attributed)
+        fprintf(stderr, "tracelens: warning: --capture_folder %s: none of the %zu graph launches matches a "
+                        "capture window; their kernels stay with the launches (graph_launches sheet)\n",
+                dir, summary->nrows);
+}
+
 /* Opens (or ingests) the trace, merges graph-capture traces, loads it and
  * the comparison trace; 0 or an exit code. */
 static int load(pyt_cli *c, pyt_run *u)
@@ -654,6 +705,7 @@ static int load(pyt_cli *c, pyt_run *u)
         uint64_t mid;
         code = tl_cli_graph_merge(u->s, id, c->capture_folder, &mid, &u->graph_launches);
         if (code) return code;
+        warn_unmatched_capture(c->capture_folder, u->graph_launches);
         id = mid;
         tl_reader_close(u->r);
         u->r = NULL;
@@ -742,9 +794,10 @@ static void add_phases(pyt_cli *c, pyt_run *u)
     tl_err err = {0};
     tl_phase_opts po;
     tl_phase_opts_default(&po);
-    int known = 1;
-    if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, &known);
-    if (!known) fprintf(stderr, "tracelens: warning: unknown --phase_detection_method '%s': using hybrid, as the reference does\n", c->phase_method);
+    if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, NULL); /* checked when parsed */
+    if (c->plots_asked && !c->plots_disabled)
+        fprintf(stderr, "tracelens: note: phase plots are not drawn (the branch's matplotlib figures); the "
+                        "phase sheets hold their data\n");
     if (c->decode_threshold > 0) po.decode_threshold = c->decode_threshold;
     po.kernel_summary = c->o.kernel_summary;
     po.no_annotations = c->no_phase_annotations;
