@@ -988,11 +988,20 @@ static tl_table *phase_info_table(const tl_phase_opts *o, size_t nsteps, int use
     return info;
 }
 
-/* kernel_summary_prefill / _decode: kernel view rows labelled per kernel
- * (C5: union on a one-row table, threshold fixed at 10), annotations first. */
-static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, tl_pyt_sheets *out)
+/* kernel_summary_prefill / _decode: one labelling with the op-level
+ * sheets. A kernel of a launcher (graph-replayed kernels of a merged trace
+ * included: their launcher is the capturing op) takes the launcher's label
+ * (lab: per launcher, from the step annotations or the chosen method and
+ * threshold); a kernel without one takes its step's phase, else the chosen
+ * method on the kernel alone. */
+static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, const tl_phase_opts *o,
+                                const uint8_t *lab, tl_pyt_sheets *out)
 {
     const tl_trace *t = c->t;
+    int32_t *lof = tl_xmalloc((t->n ? t->n : 1) * sizeof *lof);
+    for (size_t g = 0; g < t->n; g++) lof[g] = -1;
+    for (size_t j = 0; j < c->nl; j++)
+        for (size_t k = c->l_koff[j]; k < c->l_koff[j + 1]; k++) lof[c->l_k[k]] = (int32_t)j;
     kv *pk = tl_xmalloc((t->n ? t->n : 1) * sizeof *pk), *dk = tl_xmalloc((t->n ? t->n : 1) * sizeof *dk);
     size_t np = 0, nd = 0;
     for (size_t g = 0; g < t->n; g++) {
@@ -1012,12 +1021,12 @@ static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, 
             e.cat = has(ll, "cudagraph") || has(ll, "graphlaunch") ? "graph" : "runtime";
             free(ll);
         }
-        int p = use_ann ? step_phase(steps, t->ts[g]) : -1;
+        int p = lof[g] >= 0 ? lab[lof[g]] : use_ann ? step_phase(steps, t->ts[g]) : -1;
         if (p < 0) {
             const char *kn = e.kname;
             tl_phase_row pr = {op >= 0 ? e.op : "", op >= 0 ? sid_text(t, t->in_dims, op) : NULL, &kn, 1};
             uint8_t l;
-            tl_phase_classify(&pr, 1, TL_PM_UNION, 10, &l);
+            tl_phase_classify(&pr, 1, o->method, o->decode_threshold, &l);
             p = l;
         }
         if (p == TL_PHASE_PREFILL) pk[np++] = e;
@@ -1027,6 +1036,7 @@ static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, 
     if (a) pyt_sheets_push(out, a);
     tl_table *b = kernel_phase_sheet(dk, nd, TL_PHASE_DECODE);
     if (b) pyt_sheets_push(out, b);
+    free(lof);
     free(pk);
     free(dk);
 }
@@ -1103,7 +1113,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
         if (d) pyt_sheets_push(out, d);
     }
 
-    if (o->kernel_summary) kernel_phase_sheets(&c, &steps, use_ann, out);
+    if (o->kernel_summary) kernel_phase_sheets(&c, &steps, use_ann, o, lab, out);
 
     for (size_t i = 0; i < nl; i++) free(kcats[i]);
     free(kcats);
