@@ -366,6 +366,9 @@ static uint32_t replay_uid_end(const tl_trace *rp)
     return uid_base;
 }
 
+/* The synthetic thread of graph launch j's copied window. */
+static int64_t window_tid(size_t j) { return 0x7ffe0000LL + (int64_t)j; }
+
 /* An id of the capture trace ct (a pid or tid, string ids by their text)
  * equals one of the replay rp. */
 static int same_id(const tl_trace *rp, int64_t rv, int rstr, const tl_trace *ct, int64_t cv, int cstr)
@@ -405,8 +408,7 @@ static void copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_
     int64_t shift = rp->ts[l->row] - w->lo;
     uint8_t pstr = rp->idflags[l->row] & 1;
     int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
-    int64_t tid = 0x7ffe0000LL + (int64_t)j; /* one synthetic thread per graph launch */
-    name_thread(b, rp, w, ct, uid_base + w->maxuid + 1, pid, pstr, tid);
+    int64_t tid = window_tid(j); /* one synthetic thread per graph launch */
     /* launch row of the window -> replay kernel */
     int32_t *kof = malloc((ct->n ? ct->n : 1) * sizeof *kof);
     for (size_t q = 0; q < w->nrows; q++) kof[w->rows[q]] = -1;
@@ -462,7 +464,15 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
         if (l->win < 0 || !l->nmatch) continue;
         const cwin *w = &W[l->win];
         copy_window(b, rp, l, j, w, caps[w->src].t, klink, uid_base, fl_name);
-        uid_base += w->maxuid + 2; /* the window's rows and its thread name */
+        uid_base += w->maxuid + 1;
+    }
+    /* the synthetic threads' names, after every copied row */
+    for (size_t j = 0; j < nl; j++) {
+        const glaunch *l = &L[j];
+        if (l->win < 0 || !l->nmatch) continue;
+        uint8_t pstr = rp->idflags[l->row] & 1;
+        int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
+        name_thread(b, rp, &W[l->win], caps[W[l->win].src].t, uid_base++, pid, pstr, window_tid(j));
     }
     free(klink);
 
