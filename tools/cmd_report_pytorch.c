@@ -802,10 +802,25 @@ static void add_phases(pyt_cli *c, pyt_run *u)
     po.kernel_summary = c->o.kernel_summary;
     po.no_annotations = c->no_phase_annotations;
     tl_pyt_sheets ph = {0};
-    if (tl_phase_sheets(u->t, &c->o, &po, &ph, &err))
+    if (tl_phase_sheets(u->t, &c->o, &po, &ph, &err)) {
         fprintf(stderr, "tracelens: warning: phase analysis: %s\n", err.msg); /* reference: warn, no sheets */
-    else
+    } else {
+        /* the branch's ops_summary_by_category replaces the report's */
+        for (size_t k = 0; k < ph.n; k++) {
+            for (size_t q = 0; q < u->sheets.n && ph.v[k]; q++)
+                if (!strcmp(u->sheets.v[q]->name, ph.v[k]->name)) {
+                    tl_table_free(u->sheets.v[q]);
+                    u->sheets.v[q] = ph.v[k];
+                    ph.v[k] = NULL;
+                }
+        }
+        size_t n = 0;
+        for (size_t k = 0; k < ph.n; k++)
+            if (ph.v[k]) ph.v[n++] = ph.v[k];
+        ph.n = n;
         tl_pyt_insert_phase_sheets(&u->sheets, &ph);
+        tl_inference_kernel_categories(&u->sheets);
+    }
     tl_pyt_sheets_free(&ph);
 }
 

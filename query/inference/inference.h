@@ -56,8 +56,12 @@ typedef struct tl_phase_row {
 void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double threshold,
                        uint8_t *out);
 
-/* Kernel category of C7 (branch `Kernel category`) from a kernel name. */
+/* Kernel category of C7 (the branch's categorize_kernel_by_name, kcat.c)
+ * from a kernel name: a static string; "Unknown" for NULL. */
 const char *tl_kernel_category(const char *kernel_name);
+/* The branch's `Kernel category` column, first in kernel_summary (a sheet
+ * without "Kernel name" is left as it is). */
+void tl_inference_kernel_categories(tl_pyt_sheets *s);
 
 /* ---- step annotations (C8) ---------------------------------------------- */
 
@@ -108,7 +112,9 @@ typedef struct tl_phase_opts {
 void tl_phase_opts_default(tl_phase_opts *o);
 
 /* Appends to out, in this order: `phase_analysis` (source, method, row counts),
- * `inference_steps` (when steps exist), `ops_summary_prefill`,
+ * `inference_steps` (when steps exist), `ops_summary_by_category` as the
+ * branch regroups it (launchers of category "other" under their kernels'
+ * dominant family; it replaces the report's own), `ops_summary_prefill`,
  * `ops_summary_decode`, and with kernel_summary `kernel_summary_prefill`,
  * `kernel_summary_decode` (each only when it has rows). GPU-only traces get
  * only the kernel sheets. po: the report's options (categories, etc.). */

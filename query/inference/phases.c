@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "query/pytorch/pytorch_internal.h"
+#include "query/inference/inference_internal.h"
 
 const char *tl_phase_name(int p)
 {
@@ -391,79 +391,6 @@ void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double th
             }
     }
     freq_free(&f);
-}
-
-/* ---- kernel category (C7) ------------------------------------------------ */
-
-const char *tl_kernel_category(const char *kn)
-{
-    if (!kn || !*kn) return "Unknown";
-    char *l = lower_dup(kn);
-    /* stage 1: prefix before the first '_' (else first space, else 20 chars) */
-    size_t pl = strcspn(l, "_");
-    if (!l[pl]) {
-        pl = strcspn(l, " ");
-        if (!l[pl] && pl > 20) pl = 20;
-    }
-    char pre[64];
-    snprintf(pre, sizeof pre, "%.*s", (int)(pl < 63 ? pl : 63), l);
-    static const char *const tab[][2] = {
-        {"cijk", "GEMM-CK"}, {"sgemm", "GEMM-Generic"}, {"dgemm", "GEMM-Generic"},
-        {"hgemm", "GEMM-Generic"}, {"gemm", "GEMM-Generic"}, {"cutlass", "GEMM-CUTLASS"},
-        {"cublas", "GEMM-cuBLAS"}, {"rocblas", "GEMM-ROCm"}, {"hipblas", "GEMM-ROCm"},
-        {"fmha", "Attention-Generic"}, {"flash", "Attention-Generic"},
-        {"paged", "PagedAttention-Generic"}, {"pagedattention", "PagedAttention-Generic"},
-        {"rmsnorm", "Norm-RMS"}, {"layernorm", "Norm-Layer"}, {"batchnorm", "Norm-Batch"},
-        {"softmax", "Activation-Softmax"}, {"gelu", "Activation-GELU"},
-        {"silu", "Activation-SiLU"}, {"rope", "RoPE-Generic"}, {"rotary", "RoPE-Generic"},
-        {"transpose", "Memory-Transpose"}, {"memcpy", "Memory-Copy"}, {"memset", "Memory-Set"},
-        {"triton", "Triton-Custom"}};
-    const char *res = NULL;
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (!strcmp(pre, tab[i][0])) {
-            res = tab[i][1];
-            break;
-        }
-    if (res && !strncmp(res, "GEMM", 4)) {
-        if (has(l, "splitk")) res = "GEMM-SplitK";
-        else if (has(l, "fp4") || has(l, "int4") || has(l, "f4")) res = "GEMM-FP4";
-        else if (has(l, "fp8") || has(l, "int8") || has(l, "f8")) res = "GEMM-FP8";
-    } else if (res && has(res, "Attention")) {
-        if (has(l, "fwd") || has(l, "forward")) res = !strcmp(res, "Attention-Generic") ? "Attention-Generic-Forward" : "PagedAttention-Generic-Forward";
-        else if (has(l, "bwd") || has(l, "backward")) res = !strcmp(res, "Attention-Generic") ? "Attention-Generic-Backward" : "PagedAttention-Generic-Backward";
-    }
-    if (!res) {
-        /* stage 2: an ordered keyword cascade. The branch's full lists are not
-         * in the spec; these are its families in its order (docs/CONFORMANCE.md). */
-        static const struct {
-            const char *cat;
-            const char *const kw[10];
-        } cas[] = {
-            {"PagedAttention", {"paged_attention", "paged_attn", "pa_decode", "pagedattention", NULL}},
-            {"Inference-Batching", {"continuous_batch", "batch_decode", "batch_prefill", NULL}},
-            {"GEMM", {"gemm", "cijk", "matmul", "cublas", "nvjet", "mfma", "wmma", "tensor_op", NULL}},
-            {"Attention", {"attention", "attn", "fmha", "mha", "sdpa", NULL}},
-            {"Convolution", {"conv", "winograd", NULL}},
-            {"Fused", {"fused", NULL}},
-            {"Normalization", {"norm", NULL}},
-            {"Activation", {"silu", "gelu", "relu", "softmax", "swiglu", "act_and_mul", NULL}},
-            {"Elementwise", {"elementwise", "pointwise", "add", "mul", "div", "sub", "scalar", NULL}},
-            {"Reduce", {"reduce", "reduction", "sum", "argmax", "topk", NULL}},
-            {"Memory", {"copy", "memcpy", "memset", "fill", "cat", "transpose", NULL}},
-            {"Communication", {"nccl", "rccl", "allreduce", "all_reduce", "allgather", NULL}},
-            {"Quantization", {"quant", "fp8", "int8", "scale", NULL}},
-            {"RoPE", {"rope", "rotary", NULL}},
-            {"KV-Cache", {"cache", "kv_", NULL}},
-            {"Indexing", {"index", "gather", "scatter", NULL}},
-            {"Sampling", {"sample", "sampling", NULL}},
-            {"Triton", {"triton", NULL}},
-        };
-        for (size_t i = 0; !res && i < sizeof cas / sizeof *cas; i++)
-            if (has_any(l, cas[i].kw)) res = cas[i].cat;
-        if (!res) res = "Uncategorized";
-    }
-    free(l);
-    return res;
 }
 
 /* ---- step annotations (C8) ----------------------------------------------- */
@@ -1107,6 +1034,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
     if (steps.n) pyt_sheets_push(out, tl_steps_table(&steps));
 
     if (!c.gpu_only) {
+        if (c.nl) pyt_sheets_push(out, inf_by_category_regrouped(&c));
         tl_table *p = ops_phase_sheet(&c, lab, TL_PHASE_PREFILL, kcats);
         if (p) pyt_sheets_push(out, p);
         tl_table *d = ops_phase_sheet(&c, lab, TL_PHASE_DECODE, kcats);
