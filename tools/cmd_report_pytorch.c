@@ -178,12 +178,12 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     int inference = c->variant && c->variant->inference;
     if ((k == P_GROUP_PARENT || k == P_COMP_CAPTURE) && !inference) {
         fprintf(stderr, "tracelens: %s belongs to the inference report "
-                "(TraceLens_generate_perf_report_pytorch_inference, tracelens report --inference)\n%s",
-                p->name, c->usage);
+                "(TraceLens_generate_perf_report_pytorch_inference, tracelens report --inference)\n",
+                p->name);
         return TL_EXIT_USAGE;
     }
     if (k == P_INFERENCE && !c->tracelens_style) {
-        fprintf(stderr, "tracelens: unknown option '%s'\n%s", p->arg, c->usage);
+        fprintf(stderr, "tracelens: unknown option '%s' (see --help)\n", p->arg);
         return TL_EXIT_USAGE;
     }
     switch (k) {
