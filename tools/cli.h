@@ -243,8 +243,9 @@ typedef struct tl_cli_report_variant {
     void (*adjust)(struct tl_pyt_opts *o);    /* after parsing */
 } tl_cli_report_variant;
 /* The inference report (tools/cmd_report_inference.c). */
-extern const tl_cli_report_variant tl_cli_inference_report;
 int tl_cmd_report_pytorch_inference(int argc, char **argv);
+/* `tracelens report --inference` on a Kineto trace (tools/cmd_report.c). */
+int tl_cmd_report_kineto_inference(int argc, char **argv);
 /* The PyTorch report's command with a variant (tools/cmd_report_pytorch.c);
  * tracelens_style: `tracelens report` (positional trace, terminal summary). */
 int tl_cli_report_pytorch_as(int argc, char **argv, const tl_cli_report_variant *v, int tracelens_style);

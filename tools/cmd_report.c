@@ -104,6 +104,8 @@ int tl_cmd_report(int argc, char **argv)
 
     if (!strcmp(format, "kineto")) {
         free(format);
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], "--inference")) return tl_cmd_report_kineto_inference(argc, argv);
         return tl_cmd_report_kineto(argc, argv);
     }
     int (*fn)(int, char **) = NULL;

@@ -58,9 +58,14 @@ static const char INF_USAGE[] =
 
 static void adjust(tl_pyt_opts *o) { tl_inference_report_opts(o); }
 
-const tl_cli_report_variant tl_cli_inference_report = {INF_USAGE, 1, adjust};
+static const tl_cli_report_variant tl_cli_inference_report = {INF_USAGE, 1, adjust};
 
 int tl_cmd_report_pytorch_inference(int argc, char **argv)
 {
     return tl_cli_report_pytorch_as(argc, argv, &tl_cli_inference_report, 0);
+}
+
+int tl_cmd_report_kineto_inference(int argc, char **argv)
+{
+    return tl_cli_report_pytorch_as(argc, argv, &tl_cli_inference_report, 1);
 }

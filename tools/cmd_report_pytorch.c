@@ -249,7 +249,7 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
         break;
     case P_GROUP_PARENT: c->o.group_by_parent_module = 1; break;
     case P_COMP_CAPTURE: c->comparison_capture = v; break;
-    case P_INFERENCE: break; /* picked by tl_cmd_report_kineto */
+    case P_INFERENCE: break; /* picked by tools/cmd_report.c */
     case P_GEN_PLOTS: case P_PLOT_FORMAT: case P_PLOT_DPI: c->plots_asked = 1; break;
     case P_DISABLE_PLOTS: c->plots_disabled = 1; break;
     case P_PSEUDO_OPS:
@@ -1010,11 +1010,8 @@ int tl_cmd_report_pytorch(int argc, char **argv)
 }
 
 /* `tracelens report` on a Kineto trace (called by tools/cmd_report.c with
- * argv[0] = "report"); with --inference the inference report. */
+ * argv[0] = "report"). */
 int tl_cmd_report_kineto(int argc, char **argv)
 {
-    const tl_cli_report_variant *v = NULL;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--inference")) v = &tl_cli_inference_report;
-    return tl_cli_report_pytorch_as(argc, argv, v, 1);
+    return tl_cli_report_pytorch_as(argc, argv, NULL, 1);
 }
