@@ -144,6 +144,31 @@ def phases(tmp):
         check("other" not in cats, f"the branch regroups 'other' launchers: {cats}")
 
 
+BRANCH = os.path.join(HERE, "golden", "inference_branch")
+BRANCH_TRACES = {"sglang_prefilldecode": "sglang_Qwen3-8B_prefilldecode.json.gz",
+                 "sglang_decode": "sglang_Qwen3-8B_decode.json.gz",
+                 "vllm_prefilldecode_piecewise": "graph_execution.json.gz"}
+
+
+def branch_phase_sheets(tmp):
+    """ops_summary_prefill/decode against the branch's own (tests/golden/inference_branch)."""
+    sys.path.insert(0, HERE)
+    import golden_pytorch
+    for case, trace in sorted(BRANCH_TRACES.items()):
+        out = os.path.join(tmp, "br_" + case)
+        rc, _, err = run(PYT_CMD, "--profile_json_path", os.path.join(INF, case, trace), "--output_csvs_dir", out,
+                         "--inference_phase_analysis", "--no_phase_annotations")
+        if not check(rc == 0, f"{case}: rc {rc} {err[-300:]}"):
+            continue
+        for sheet in ("ops_summary_prefill", "ops_summary_decode"):
+            ref = golden_pytorch.read_csv(os.path.join(BRANCH, case, sheet + ".csv"))
+            ours = golden_pytorch.read_csv(os.path.join(out, sheet + ".csv"))
+            problems = []
+            cells, bad = golden_pytorch.compare_sheet(sheet, ref, ours, set(), problems, [])
+            check(ours is not None and cells > 0 and bad == 0, f"{case} {sheet}: {bad} of {cells} cells differ "
+                  f"from the branch: {problems[:3]}")
+
+
 def main():
     if not os.path.isdir(INF) or not os.path.isdir(PUB):
         print("0 passed, 0 failed (skipped: no shared data)")
@@ -156,6 +181,7 @@ def main():
         command_line(tmp)
         inference_sheets(tmp)
         phases(tmp)
+        branch_phase_sheets(tmp)
     return check.summary()
 
 
