@@ -819,7 +819,7 @@ static void add_phases(pyt_cli *c, pyt_run *u)
             if (ph.v[k]) ph.v[n++] = ph.v[k];
         ph.n = n;
         tl_pyt_insert_phase_sheets(&u->sheets, &ph);
-        tl_inference_kernel_categories(&u->sheets);
+        tl_inference_kernel_categories(&u->sheets, c->o.fix_quirks);
     }
     tl_pyt_sheets_free(&ph);
 }

@@ -113,30 +113,79 @@ tl_table *inf_by_category_regrouped(pyt_ctx *c)
     return t;
 }
 
-/* A copy of t with a text column inserted first. */
-static tl_table *with_first_column(const tl_table *t, const char *name, const char *const *vals)
+/* kernel_summary's rows in the branch's order: groupby's key order over
+ * (Kernel category, Parent op category, Parent cpu_op, Kernel name, Kernel
+ * stream), missing keys last, then pandas' descending sort of the sums. */
+typedef struct ksort {
+    const tl_table *t;
+    const char *const *cat;
+    long col[4];
+} ksort;
+static _Thread_local const ksort *g_ks;
+
+static int cmp_cell(const tl_table *t, long c, size_t a, size_t b)
+{
+    if (c < 0) return 0;
+    int ma = tl_table_is_missing(t, (size_t)c, a), mb = tl_table_is_missing(t, (size_t)c, b);
+    if (ma || mb) return ma - mb;
+    if (t->cols[c].type == TL_STR) return strcmp(t->cols[c].v.s[a], t->cols[c].v.s[b]);
+    double x = tl_table_num(t, (size_t)c, a), y = tl_table_num(t, (size_t)c, b);
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_krow(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int r = strcmp(g_ks->cat[a], g_ks->cat[b]);
+    for (int k = 0; !r && k < 4; k++) r = cmp_cell(g_ks->t, g_ks->col[k], a, b);
+    return r ? r : (a > b) - (a < b);
+}
+
+static size_t *branch_order(const tl_table *t, const char *const *cat, int stable)
+{
+    size_t n = t->nrows;
+    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx);
+    for (size_t r = 0; r < n; r++) idx[r] = r;
+    static const char *const keys[4] = {"Parent op category", "Parent cpu_op", "Kernel name", "Kernel stream"};
+    ksort ks = {t, cat, {0}};
+    for (int k = 0; k < 4; k++) ks.col[k] = tl_table_col(t, keys[k]);
+    g_ks = &ks;
+    qsort(idx, n, sizeof *idx, cmp_krow);
+    long sc = tl_table_col(t, "Kernel duration (µs)_sum");
+    if (sc < 0) return idx;
+    double *sums = tl_xmalloc((n ? n : 1) * sizeof *sums);
+    for (size_t r = 0; r < n; r++) sums[r] = tl_table_num(t, (size_t)sc, r);
+    if (stable) pyt_sort_idx_f64(idx, n, sums, 1);
+    else pyt_sort_desc_np(idx, n, sums);
+    free(sums);
+    return idx;
+}
+
+/* A copy of t's rows in order ord with a text column inserted first. */
+static tl_table *with_first_column(const tl_table *t, const char *name, const char *const *vals, const size_t *ord)
 {
     tl_table *o = tl_table_new(t->name);
     size_t c0 = tl_table_add_col(o, name, TL_STR);
     for (size_t c = 0; c < t->ncols; c++) tl_table_add_col(o, t->cols[c].name, t->cols[c].type);
     tl_table_set_nrows(o, t->nrows);
-    for (size_t r = 0; r < t->nrows; r++) tl_table_set_str(o, c0, r, vals[r]);
+    for (size_t r = 0; r < t->nrows; r++) tl_table_set_str(o, c0, r, vals[ord[r]]);
     for (size_t c = 0; c < t->ncols; c++) {
         o->cols[c + 1].as_float = t->cols[c].as_float;
         for (size_t r = 0; r < t->nrows; r++) {
-            if (tl_table_is_missing(t, c, r)) continue;
+            size_t q = ord[r];
+            if (tl_table_is_missing(t, c, q)) continue;
             switch (t->cols[c].type) {
-            case TL_STR: tl_table_set_str(o, c + 1, r, t->cols[c].v.s[r]); break;
-            case TL_I64: tl_table_set_i64(o, c + 1, r, t->cols[c].v.i[r]); break;
-            case TL_F64: tl_table_set_f64(o, c + 1, r, t->cols[c].v.f[r]); break;
-            case TL_BOOL: tl_table_set_bool(o, c + 1, r, t->cols[c].v.b[r]); break;
+            case TL_STR: tl_table_set_str(o, c + 1, r, t->cols[c].v.s[q]); break;
+            case TL_I64: tl_table_set_i64(o, c + 1, r, t->cols[c].v.i[q]); break;
+            case TL_F64: tl_table_set_f64(o, c + 1, r, t->cols[c].v.f[q]); break;
+            case TL_BOOL: tl_table_set_bool(o, c + 1, r, t->cols[c].v.b[q]); break;
             }
         }
     }
     return o;
 }
 
-void tl_inference_kernel_categories(tl_pyt_sheets *s)
+void tl_inference_kernel_categories(tl_pyt_sheets *s, int fix_quirks)
 {
     for (size_t i = 0; i < s->n; i++) {
         tl_table *t = s->v[i];
@@ -145,7 +194,9 @@ void tl_inference_kernel_categories(tl_pyt_sheets *s)
         const char **v = tl_xmalloc((t->nrows ? t->nrows : 1) * sizeof *v);
         for (size_t r = 0; r < t->nrows; r++)
             v[r] = tl_kernel_category(tl_table_is_missing(t, (size_t)kn, r) ? NULL : t->cols[kn].v.s[r]);
-        s->v[i] = with_first_column(t, "Kernel category", v);
+        size_t *ord = branch_order(t, v, fix_quirks);
+        s->v[i] = with_first_column(t, "Kernel category", v, ord);
+        free(ord);
         free(v);
         tl_table_free(t);
     }

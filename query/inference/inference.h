@@ -59,9 +59,11 @@ void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double th
 /* Kernel category of C7 (the branch's categorize_kernel_by_name, kcat.c)
  * from a kernel name: a static string; "Unknown" for NULL. */
 const char *tl_kernel_category(const char *kernel_name);
-/* The branch's `Kernel category` column, first in kernel_summary (a sheet
- * without "Kernel name" is left as it is). */
-void tl_inference_kernel_categories(tl_pyt_sheets *s);
+/* The branch's `Kernel category` column, first in kernel_summary, whose
+ * rows then come in the branch's order (its group key starts with the
+ * category; ties of the descending sort as pandas', or stable with
+ * fix_quirks). A sheet without "Kernel name" is left as it is. */
+void tl_inference_kernel_categories(tl_pyt_sheets *s, int fix_quirks);
 
 /* ---- step annotations (C8) ---------------------------------------------- */
 
