@@ -144,6 +144,22 @@ def phases(tmp):
         check("other" not in cats, f"the branch regroups 'other' launchers: {cats}")
 
 
+def sglang_names(tmp):
+    """--enable_pseudo_ops renames sglang_profiler::<op>_<digits> to sglang_profiler::<op>."""
+    import re
+    trace = os.path.join(INF, "sglang_prefilldecode", "sglang_Qwen3-8B_prefilldecode.json.gz")
+    suffixed = re.compile(r"^sglang_profiler::.+_\d+$")
+    for flags, want in (([], True), (["--enable_pseudo_ops"], False)):
+        out = os.path.join(tmp, "sg%d" % len(flags))
+        rc, _, err = run(INF_CMD, "--profile_json_path", trace, "--output_csvs_dir", out, *flags)
+        if not check(rc == 0, f"sglang {flags}: rc {rc} {err[-300:]}"):
+            continue
+        names = [r["name"] for r in rows(os.path.join(out, "ops_summary.csv"))]
+        has = any(suffixed.match(n) for n in names)
+        check(has == want, f"sglang {flags}: suffixed profiler names {'expected' if want else 'left'}: "
+              f"{[n for n in names if n.startswith('sglang_profiler::')][:4]}")
+
+
 BRANCH = os.path.join(HERE, "golden", "inference_branch")
 BRANCH_TRACES = {"sglang_prefilldecode": "sglang_Qwen3-8B_prefilldecode.json.gz",
                  "sglang_decode": "sglang_Qwen3-8B_decode.json.gz",
@@ -184,6 +200,7 @@ def main():
         inference_sheets(tmp)
         phases(tmp)
         branch_phase_sheets(tmp)
+        sglang_names(tmp)
     return check.summary()
 
 

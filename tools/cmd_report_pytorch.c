@@ -88,6 +88,7 @@ typedef struct pyt_cli {
     const char *usage;
     const char *comparison_capture; /* --comparison_capture_folder (inference) */
     int plots_asked, plots_disabled; /* the branches' phase plot flags */
+    int pseudo_ops;                  /* --enable_pseudo_ops (inference) */
     const char *input, *db, *xlsx, *csv_dir;
     const char *html;          /* --html PATH: the page (report/html.c) */
     const char *arch_json, *arch_platform;
@@ -255,7 +256,9 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_PSEUDO_OPS:
         if (!inference) goto unsupported;
         fprintf(stderr, "tracelens: note: --enable_pseudo_ops: the pseudo-op sheets (InferenceAttention_fwd, "
-                        "RMSNorm_fwd, RoPE_fwd, ...) are not produced by this build\n");
+                        "RMSNorm_fwd, RoPE_fwd, ...) are not produced by this build; SGLang profiler op names "
+                        "lose their _<digits> suffix as there\n");
+        c->pseudo_ops = 1;
         break;
     unsupported:
     case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
@@ -679,6 +682,46 @@ static void warn_unmatched_capture(const char *dir, const tl_table *summary)
                 dir, summary->nrows);
 }
 
+/* --enable_pseudo_ops: the trace `*id` with SGLang profiler op names
+ * without their _<digits> suffix (query/inference, tl_sglang_names_build),
+ * stored as a derived trace (reused when stored before); *id becomes its id
+ * when there is anything to rename, and u->r is reopened. 0 or an exit code. */
+static int sglang_names(pyt_run *u, uint64_t *id)
+{
+    tl_err err = {0};
+    tl_trace *t = NULL;
+    if (tl_trace_load(u->r, *id, &t, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
+    }
+    uint64_t nid = tl_sglang_names_id(t);
+    int rc = 0, have = tl_reader_has(u->r, nid);
+    if (!have && tl_sglang_names(t)) {
+        tl_derived d;
+        rc = tl_sglang_names_build(t, &d, &err);
+        if (!rc) {
+            tl_build_seal(d.build, &d.info);
+            rc = tl_build_commit(d.build, u->s, &d.info, &err);
+            tl_derived_free(&d);
+        }
+        if (!rc) have = 1;
+    }
+    tl_trace_free(t);
+    if (rc) {
+        fprintf(stderr, "tracelens: SGLang op names: %s\n", err.msg);
+        return tl_cli_exit_for(rc, TL_EXIT_FAIL);
+    }
+    if (!have) return TL_EXIT_OK;
+    *id = nid;
+    tl_reader_close(u->r);
+    u->r = NULL;
+    if (tl_reader_open(u->s, &u->r, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_STORE;
+    }
+    return TL_EXIT_OK;
+}
+
 /* Opens (or ingests) the trace, merges graph-capture traces, loads it and
  * the comparison trace; 0 or an exit code. */
 static int load(pyt_cli *c, pyt_run *u)
@@ -714,6 +757,7 @@ static int load(pyt_cli *c, pyt_run *u)
             return TL_EXIT_STORE;
         }
     }
+    if (c->pseudo_ops && (code = sglang_names(u, &id))) return code;
     u->t_load = tl_now();
     /* plugins get the trace and may read any column */
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;

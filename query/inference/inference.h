@@ -149,6 +149,18 @@ typedef struct tl_derived {
 /* Frees the build (once stored, or when it is not stored). */
 void tl_derived_free(tl_derived *d);
 
+/* ---- SGLang profiler op names (sglang_names.c): the reference's
+ * --enable_pseudo_ops first renames cpu ops "sglang_profiler::<name>_<digits>"
+ * to "sglang_profiler::<name>". */
+
+/* How many cpu-op rows of t such a renaming changes. */
+size_t tl_sglang_names(const tl_trace *t);
+/* Id of t's renamed trace (a hash of t's id: renaming twice finds it). */
+uint64_t tl_sglang_names_id(const tl_trace *t);
+/* The renamed trace, built and not stored, with its catalog facts (path
+ * "<t's path>#sglang-names", labels parent). t needs every column. */
+int tl_sglang_names_build(const tl_trace *t, tl_derived *out, tl_err *err);
+
 /* ---- kernels replayed from CUDA/HIP graphs, attributed to the
  * CPU ops that captured them (spec/diff-compare-phases.md C8, graph mode;
  * spec/pytorch-report.md §4.3 for how a graph launch owns its kernels).
