@@ -7,9 +7,10 @@ For every <case>/reference_csvs: TraceLens_generate_perf_report_pytorch
 --enable_kernel_summary --short_kernel_study on <case>/<case>.json.gz,
 compared sheet by sheet with golden_pytorch.py's implementation of the
 reference's rules (pandas NA cells skipped, floats abs 1e-6, rows by
-position). For every <case>/reference_csvs_inference: the inference command
-with the flags of the reference's tests (see the data README), or "pending"
-while this build has no inference command.
+position). For every <case>/reference_csvs_inference, and every
+../shared/data/inference/<case>/perf_csvs (the reference's own inference test
+cases): the inference command with the flags of the reference's tests (see
+the data README), with --capture_folder where the case has capture traces.
 
 A case listed in KNOWN_DIFFERENCES prints its mismatch count with the
 reason and does not fail the run; every other case must match exactly. A
@@ -42,7 +43,18 @@ KNOWN_DIFFERENCES = {
         "conformance item 1: epoch-scale timestamps with ns resolution",
     "hta_tracediff_test/reference_csvs":
         "conformance item 11: async_cpu_to_gpu flows linked (the reference ignores them)",
+    "xdit_sd35/reference_csvs_inference":
+        "conformance item 4: inductor Triton kernels have no perf model",
+    "xdit_flux_aiter_sage/reference_csvs_inference":
+        "conformance item 4 (Triton perf model) and the graph-capture merge's layout "
+        "(docs/CONFORMANCE.md, Inference report)",
+    "inference/sglang_decode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+    "inference/sglang_prefilldecode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+    "inference/vllm_decode_full/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+    "inference/vllm_prefilldecode_piecewise/perf_csvs":
+        "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
 }
+INFERENCE = os.path.join(golden_pytorch.DATA, "inference")
 
 
 def cases():
@@ -57,6 +69,13 @@ def cases():
         for ref in ("reference_csvs", "reference_csvs_inference"):
             if os.path.isdir(os.path.join(d, ref)):
                 out.append((case, ref, trace))
+    # the reference's own inference test cases (its tests/traces/inference):
+    # perf_csvs made with the same flags, beside the trace and its captures
+    for case in sorted(os.listdir(INFERENCE)) if os.path.isdir(INFERENCE) else []:
+        d = os.path.join(INFERENCE, case)
+        traces = sorted(f for f in os.listdir(d) if f.endswith(".json.gz"))
+        if traces and os.path.isdir(os.path.join(d, "perf_csvs")):
+            out.append(("inference/" + case, "perf_csvs", os.path.join(d, traces[0])))
     return out
 
 
@@ -95,8 +114,9 @@ def main():
             key = f"{case}/{ref}"
             if filt and filt not in key:
                 continue
-            ref_dir = os.path.join(PUBLIC, case, ref)
-            out_tmp = os.path.join(tmp, case)
+            ref_dir = os.path.join(os.path.dirname(os.path.dirname(trace)) if case.startswith("inference/")
+                                   else PUBLIC, os.path.basename(case), ref)
+            out_tmp = os.path.join(tmp, case.replace("/", "_"))
             os.makedirs(out_tmp, exist_ok=True)
             if ref == "reference_csvs":
                 res = golden_pytorch.run_folder(build, ref_dir, trace, PYTORCH_FLAGS, out_tmp, verbose)

@@ -32,6 +32,7 @@ tl_script_test(golden.pytorch ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pytor
 tl_script_test(golden.public ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_public.py ${CMAKE_BINARY_DIR})
 tl_script_test(query.sql bash ${CMAKE_CURRENT_SOURCE_DIR}/test_query_sql.sh)
 tl_script_test(inference ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference.py ${CMAKE_BINARY_DIR})
+tl_script_test(inference.report ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference_report.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.xlsx ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_xlsx_report.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.comparison_json ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_comparison_json.py ${CMAKE_BINARY_DIR})

@@ -235,6 +235,21 @@ int tl_cmd_rm(int argc, char **argv);
 int tl_cmd_report(int argc, char **argv);
 int tl_cmd_report_pytorch(int argc, char **argv);
 int tl_cmd_report_kineto(int argc, char **argv);
+/* A report built on the PyTorch report's command line (tools/cmd_report_pytorch.c):
+ * its usage text, and how it changes the report's options once parsed. */
+struct tl_pyt_opts;
+typedef struct tl_cli_report_variant {
+    const char *usage;
+    int inference;                            /* the inference report's flags and sheets */
+    void (*adjust)(struct tl_pyt_opts *o);    /* after parsing */
+} tl_cli_report_variant;
+/* The inference report (tools/cmd_report_inference.c). */
+int tl_cmd_report_pytorch_inference(int argc, char **argv);
+/* `tracelens report --inference` on a Kineto trace (tools/cmd_report.c). */
+int tl_cmd_report_kineto_inference(int argc, char **argv);
+/* The PyTorch report's command with a variant (tools/cmd_report_pytorch.c);
+ * tracelens_style: `tracelens report` (positional trace, terminal summary). */
+int tl_cli_report_pytorch_as(int argc, char **argv, const tl_cli_report_variant *v, int tracelens_style);
 int tl_cmd_report_rocprof(int argc, char **argv);
 int tl_cmd_report_jax(int argc, char **argv);
 int tl_cmd_compare(int argc, char **argv);

@@ -20,7 +20,8 @@ static const char *REPORT_USAGE =
     "flags, e.g. --enable_kernel_summary --short_kernel_study), rocprofv3\n"
     "(TraceLens_generate_perf_report_rocprof flags) or JAX/XPlane\n"
     "(TraceLens_generate_perf_report_jax flags). Without --xlsx/--csv-dir a PyTorch\n"
-    "report prints a summary (GPU timeline, top op categories and ops).\n"
+    "report prints a summary (GPU timeline, top op categories and ops). --inference:\n"
+    "the inference report (TraceLens_generate_perf_report_pytorch_inference flags).\n"
     "`TraceLens_generate_perf_report_pytorch --help` lists the PyTorch flags.\n";
 
 /* The options taking a value in any of the three reports: the positional
@@ -37,6 +38,7 @@ static const tl_cli_opt VALUE_OPTS[] = {
     {"--profile_json_path", TL_CLI_VALUE}, {"--profile_path", TL_CLI_VALUE}, {"--topk_kernels", TL_CLI_VALUE},
     {"--phase_detection_method", TL_CLI_VALUE}, {"--decode_threshold", TL_CLI_VALUE},
     {"--capture_folder", TL_CLI_VALUE}, {"--kernel_metadata_keyword_filters", TL_CLI_VALUE},
+    {"--comparison_capture_folder", TL_CLI_VALUE}, {"--plot_format", TL_CLI_VALUE}, {"--plot_dpi", TL_CLI_VALUE},
 };
 #define NVALUE_OPTS (sizeof VALUE_OPTS / sizeof *VALUE_OPTS)
 
@@ -102,6 +104,8 @@ int tl_cmd_report(int argc, char **argv)
 
     if (!strcmp(format, "kineto")) {
         free(format);
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], "--inference")) return tl_cmd_report_kineto_inference(argc, argv);
         return tl_cmd_report_kineto(argc, argv);
     }
     int (*fn)(int, char **) = NULL;

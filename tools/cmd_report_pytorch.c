@@ -65,10 +65,16 @@ static const char *PYT_USAGE =
     "                                decode with --enable_kernel_summary); phases come from step\n"
     "                                annotations where the engine writes them, else heuristics\n"
     "  --phase_detection_method M    kernel_names, operation_frequency, framework_apis,\n"
-    "                                attention_patterns, gemm_params, hybrid, union (default)\n"
+    "                                attention_patterns, gemm_params, hybrid, union (default);\n"
+    "                                any other name is refused (exit 2), as the branch's choices\n"
     "  --decode_threshold N          (10)   --no_phase_annotations: heuristics only\n"
+    "  --generate_plots, --disable_plots, --plot_format png|pdf|svg, --plot_dpi N\n"
+    "                                the branch's phase plots: accepted, not drawn (a note says\n"
+    "                                so; the phase sheets hold their data)\n"
     "  --capture_folder DIR          graph-capture traces: kernels replayed by CUDA/HIP graph\n"
-    "                                launches are attributed to the ops that captured them\n"
+    "                                launches are attributed to the ops that captured them (a\n"
+    "                                warning when no launch matches a capture window)\n"
+    "  TraceLens_generate_perf_report_pytorch_inference --help: the reference's inference report\n"
     "Comparison:\n"
     "  --comparison_json_path PATH   a second trace (file or stored id): TraceDiff against it;\n"
     "                                adds the diff_stats sheet and the LCA speedup/delta columns\n"
@@ -78,6 +84,11 @@ static const char *PYT_USAGE =
 
 typedef struct pyt_cli {
     tl_pyt_opts o;
+    const tl_cli_report_variant *variant; /* NULL: the PyTorch report */
+    const char *usage;
+    const char *comparison_capture; /* --comparison_capture_folder (inference) */
+    int plots_asked, plots_disabled; /* the branches' phase plot flags */
+    int pseudo_ops;                  /* --enable_pseudo_ops (inference) */
     const char *input, *db, *xlsx, *csv_dir;
     const char *html;          /* --html PATH: the page (report/html.c) */
     const char *arch_json, *arch_platform;
@@ -109,7 +120,7 @@ enum {
     P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
     P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
     P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE,
-    P_HTML
+    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE, P_GEN_PLOTS, P_DISABLE_PLOTS, P_PLOT_FORMAT, P_PLOT_DPI
 };
 static const tl_cli_opt OPTS[] = {
     [P_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -148,6 +159,16 @@ static const tl_cli_opt OPTS[] = {
     [P_PYTHON_PATH] = {"--python_path", TL_CLI_VALUE},
     [P_INDUCTOR_CACHE] = {"--inductor_cache_dir", TL_CLI_VALUE},
     [P_HTML] = {"--html", TL_CLI_VALUE},
+    /* the inference report's own (refused by the PyTorch report, as there) */
+    [P_GROUP_PARENT] = {"--group_by_parent_module", TL_CLI_FLAG},
+    [P_COMP_CAPTURE] = {"--comparison_capture_folder", TL_CLI_VALUE},
+    /* `tracelens report --inference`: the inference report */
+    [P_INFERENCE] = {"--inference", TL_CLI_FLAG},
+    /* the phase plots of the inference branches (matplotlib figures) */
+    [P_GEN_PLOTS] = {"--generate_plots", TL_CLI_FLAG},
+    [P_DISABLE_PLOTS] = {"--disable_plots", TL_CLI_FLAG},
+    [P_PLOT_FORMAT] = {"--plot_format", TL_CLI_VALUE},
+    [P_PLOT_DPI] = {"--plot_dpi", TL_CLI_VALUE},
 };
 
 /* One option of the command line into c; 0, or an exit code. */
@@ -155,11 +176,40 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
 {
     const char *v = p->val;
     long x = 0;
+    int inference = c->variant && c->variant->inference;
+    if ((k == P_GROUP_PARENT || k == P_COMP_CAPTURE) && !inference) {
+        fprintf(stderr, "tracelens: %s belongs to the inference report "
+                "(TraceLens_generate_perf_report_pytorch_inference, tracelens report --inference)\n",
+                p->name);
+        return TL_EXIT_USAGE;
+    }
+    if (k == P_INFERENCE && !c->tracelens_style) {
+        fprintf(stderr, "tracelens: unknown option '%s' (see --help)\n", p->arg);
+        return TL_EXIT_USAGE;
+    }
     switch (k) {
     case P_MICRO_IDLE: case P_SHORT_THRESH: case P_SHORT_BINS: case P_TOPK_SHORT: case P_TOPK_OPS:
-    case P_TOPK_ROOFLINE: case P_DECODE_THRESH:
+    case P_TOPK_ROOFLINE: case P_DECODE_THRESH: case P_PLOT_DPI:
         if (parse_num(p->name, v, &x)) return TL_EXIT_USAGE;
         break;
+    case P_PLOT_FORMAT:
+        if (strcmp(v, "png") && strcmp(v, "pdf") && strcmp(v, "svg")) {
+            fprintf(stderr, "tracelens: argument --plot_format: invalid choice: '%s' (choose from 'png', 'pdf', "
+                            "'svg')\n", v);
+            return TL_EXIT_USAGE;
+        }
+        break;
+    case P_PHASE_METHOD: {
+        int known;
+        tl_phase_method_parse(v, &known);
+        if (!known) {
+            fprintf(stderr, "tracelens: argument --phase_detection_method: invalid choice: '%s' (choose from "
+                            "'union', 'gemm_params', 'kernel_names', 'attention_patterns', 'framework_apis', "
+                            "'operation_frequency', 'hybrid')\n", v);
+            return TL_EXIT_USAGE;
+        }
+        break;
+    }
     }
     switch (k) {
     case P_PATH: c->input = v; break;
@@ -198,7 +248,20 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
         }
         c->ext[c->next++] = v;
         break;
-    case P_PSEUDO_OPS: case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
+    case P_GROUP_PARENT: c->o.group_by_parent_module = 1; break;
+    case P_COMP_CAPTURE: c->comparison_capture = v; break;
+    case P_INFERENCE: break; /* picked by tools/cmd_report.c */
+    case P_GEN_PLOTS: case P_PLOT_FORMAT: case P_PLOT_DPI: c->plots_asked = 1; break;
+    case P_DISABLE_PLOTS: c->plots_disabled = 1; break;
+    case P_PSEUDO_OPS:
+        if (!inference) goto unsupported;
+        fprintf(stderr, "tracelens: note: --enable_pseudo_ops: the pseudo-op sheets (InferenceAttention_fwd, "
+                        "RMSNorm_fwd, RoPE_fwd, ...) are not produced by this build; SGLang profiler op names "
+                        "lose their _<digits> suffix as there\n");
+        c->pseudo_ops = 1;
+        break;
+    unsupported:
+    case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
         fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
                 "reproduces; see docs/CONFORMANCE.md)\n", p->name);
         return TL_EXIT_USAGE;
@@ -210,19 +273,20 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
 static int parse_args(pyt_cli *c, int argc, char **argv)
 {
     tl_pyt_opts_default(&c->o);
+    c->usage = c->variant ? c->variant->usage : PYT_USAGE;
     c->o.timing = tl_env.timing;
     c->o.serial = tl_env.report_serial;
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
     for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
         if (k == P_HELP) {
-            fputs(PYT_USAGE, stdout);
+            fputs(c->usage, stdout);
             exit(0);
         } else if (k >= 0) {
             int rc = take_option(c, &p, k);
             if (rc) return rc;
         } else if (k == TL_CLI_BAD) {
-            fprintf(stderr, "tracelens: %s\n%s", p.msg, PYT_USAGE);
+            fprintf(stderr, "tracelens: %s\n%s", p.msg, c->usage);
             return TL_EXIT_USAGE;
         } else if (k == TL_CLI_UNKNOWN) {
             fprintf(stderr, "tracelens: unknown option '%s'%s (see --help)\n", p.arg, tl_cli_hint(&p));
@@ -235,8 +299,15 @@ static int parse_args(pyt_cli *c, int argc, char **argv)
     }
     if (!c->input) {
         fprintf(stderr, "tracelens: %s\n%s", c->tracelens_style ? "report needs a trace id or file"
-                : "--profile_json_path is required", PYT_USAGE);
+                : "--profile_json_path is required", c->usage);
         return TL_EXIT_USAGE;
+    }
+    if (c->variant && c->variant->inference) {
+        if (c->comparison_capture && !c->comparison) {
+            fprintf(stderr, "tracelens: --comparison_capture_folder requires --comparison_json_path.\n");
+            return TL_EXIT_USAGE;
+        }
+        c->variant->adjust(&c->o);
     }
     if (c->arch_json && c->arch_platform) {
         fprintf(stderr, "tracelens: --gpu_arch_json_path and --gpu_arch_platform are mutually exclusive\n");
@@ -592,6 +663,65 @@ static int load_kineto(tl_reader *r, uint64_t id, tl_trace_cols cols, const char
     return TL_EXIT_OK;
 }
 
+/* --capture_folder that attributes no kernel: the report is the replay's
+ * own, which the user did not ask for; say so (summary: graph_launches of
+ * the merge, NULL when the merge was stored before). */
+static void warn_unmatched_capture(const char *dir, const tl_table *summary)
+{
+    if (!summary) return;
+    long ck = tl_table_col(summary, "kernels attributed");
+    int64_t attributed = 0;
+    for (size_t r = 0; ck >= 0 && r < summary->nrows; r++)
+        if (!tl_table_is_missing(summary, (size_t)ck, r)) attributed += summary->cols[ck].v.i[r];
+    if (!summary->nrows)
+        fprintf(stderr, "tracelens: warning: --capture_folder %s: the trace has no graph launch; the capture "
+                        "traces change nothing\n", dir);
+    else if (!attributed)
+        fprintf(stderr, "tracelens: warning: --capture_folder %s: none of the %zu graph launches matches a "
+                        "capture window; their kernels stay with the launches (graph_launches sheet)\n",
+                dir, summary->nrows);
+}
+
+/* --enable_pseudo_ops: the trace `*id` with SGLang profiler op names
+ * without their _<digits> suffix (query/inference, tl_sglang_names_build),
+ * stored as a derived trace (reused when stored before); *id becomes its id
+ * when there is anything to rename, and u->r is reopened. 0 or an exit code. */
+static int sglang_names(pyt_run *u, uint64_t *id)
+{
+    tl_err err = {0};
+    tl_trace *t = NULL;
+    if (tl_trace_load(u->r, *id, &t, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
+    }
+    uint64_t nid = tl_sglang_names_id(t);
+    int rc = 0, have = tl_reader_has(u->r, nid);
+    if (!have && tl_sglang_names(t)) {
+        tl_derived d;
+        rc = tl_sglang_names_build(t, &d, &err);
+        if (!rc) {
+            tl_build_seal(d.build, &d.info);
+            rc = tl_build_commit(d.build, u->s, &d.info, &err);
+            tl_derived_free(&d);
+        }
+        if (!rc) have = 1;
+    }
+    tl_trace_free(t);
+    if (rc) {
+        fprintf(stderr, "tracelens: SGLang op names: %s\n", err.msg);
+        return tl_cli_exit_for(rc, TL_EXIT_FAIL);
+    }
+    if (!have) return TL_EXIT_OK;
+    *id = nid;
+    tl_reader_close(u->r);
+    u->r = NULL;
+    if (tl_reader_open(u->s, &u->r, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_STORE;
+    }
+    return TL_EXIT_OK;
+}
+
 /* Opens (or ingests) the trace, merges graph-capture traces, loads it and
  * the comparison trace; 0 or an exit code. */
 static int load(pyt_cli *c, pyt_run *u)
@@ -618,6 +748,7 @@ static int load(pyt_cli *c, pyt_run *u)
         uint64_t mid;
         code = tl_cli_graph_merge(u->s, id, c->capture_folder, &mid, &u->graph_launches);
         if (code) return code;
+        warn_unmatched_capture(c->capture_folder, u->graph_launches);
         id = mid;
         tl_reader_close(u->r);
         u->r = NULL;
@@ -626,6 +757,7 @@ static int load(pyt_cli *c, pyt_run *u)
             return TL_EXIT_STORE;
         }
     }
+    if (c->pseudo_ops && (code = sglang_names(u, &id))) return code;
     u->t_load = tl_now();
     /* plugins get the trace and may read any column */
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
@@ -644,6 +776,18 @@ static int load(pyt_cli *c, pyt_run *u)
         uint64_t id2;
         code = tl_cli_open_trace(u->s, c->comparison, &u->cmp_r, &id2);
         if (code) return code;
+        if (c->comparison_capture) {
+            /* --comparison_capture_folder: the comparison trace with its
+             * replayed kernels attributed, as the main trace's */
+            tl_reader_close(u->cmp_r);
+            u->cmp_r = NULL;
+            code = tl_cli_graph_merge(u->s, id2, c->comparison_capture, &id2, NULL);
+            if (code) return code;
+            if (tl_reader_open(u->s, &u->cmp_r, &err)) {
+                fprintf(stderr, "tracelens: %s\n", err.msg);
+                return TL_EXIT_STORE;
+            }
+        }
         if ((code = load_kineto(u->cmp_r, id2, cols, c->comparison, &u->cmp_t))) return code;
         c->o.unified_uid_pairs = 1;
     }
@@ -694,17 +838,33 @@ static void add_phases(pyt_cli *c, pyt_run *u)
     tl_err err = {0};
     tl_phase_opts po;
     tl_phase_opts_default(&po);
-    int known = 1;
-    if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, &known);
-    if (!known) fprintf(stderr, "tracelens: warning: unknown --phase_detection_method '%s': using hybrid, as the reference does\n", c->phase_method);
+    if (c->phase_method) po.method = tl_phase_method_parse(c->phase_method, NULL); /* checked when parsed */
+    if (c->plots_asked && !c->plots_disabled)
+        fprintf(stderr, "tracelens: note: phase plots are not drawn (the branch's matplotlib figures); the "
+                        "phase sheets hold their data\n");
     if (c->decode_threshold > 0) po.decode_threshold = c->decode_threshold;
     po.kernel_summary = c->o.kernel_summary;
     po.no_annotations = c->no_phase_annotations;
     tl_pyt_sheets ph = {0};
-    if (tl_phase_sheets(u->t, &c->o, &po, &ph, &err))
+    if (tl_phase_sheets(u->t, &c->o, &po, &ph, &err)) {
         fprintf(stderr, "tracelens: warning: phase analysis: %s\n", err.msg); /* reference: warn, no sheets */
-    else
+    } else {
+        /* the branch's ops_summary_by_category replaces the report's */
+        for (size_t k = 0; k < ph.n; k++) {
+            for (size_t q = 0; q < u->sheets.n && ph.v[k]; q++)
+                if (!strcmp(u->sheets.v[q]->name, ph.v[k]->name)) {
+                    tl_table_free(u->sheets.v[q]);
+                    u->sheets.v[q] = ph.v[k];
+                    ph.v[k] = NULL;
+                }
+        }
+        size_t n = 0;
+        for (size_t k = 0; k < ph.n; k++)
+            if (ph.v[k]) ph.v[n++] = ph.v[k];
+        ph.n = n;
         tl_pyt_insert_phase_sheets(&u->sheets, &ph);
+        tl_inference_kernel_categories(&u->sheets, c->o.fix_quirks);
+    }
     tl_pyt_sheets_free(&ph);
 }
 
@@ -720,6 +880,7 @@ static int compute(pyt_cli *c, pyt_run *u)
     }
     int code;
     if (u->cmp_t && (code = add_comparison(c, u))) return code;
+    if (c->variant && c->variant->inference) tl_inference_report_sheets(&u->sheets);
     tl_pyt_add_ops_without_perf_model(&u->sheets);
     if (!c->capture_folder) {
         u->graph_launches = tl_gr_launch_table(u->t);
@@ -875,23 +1036,26 @@ void tl_cli_report_hugepages_reexec(const char *input, const char *db)
     tl_cli_hugepages_reexec();
 }
 
-int tl_cmd_report_pytorch(int argc, char **argv)
+int tl_cli_report_pytorch_as(int argc, char **argv, const tl_cli_report_variant *v, int tracelens_style)
 {
     pyt_cli c;
     memset(&c, 0, sizeof c);
+    c.variant = v;
+    c.tracelens_style = tracelens_style;
     int code = parse_args(&c, argc, argv);
     if (code) return code;
-    tl_cli_report_hugepages_reexec(c.input, c.db);
+    if (!tracelens_style) tl_cli_report_hugepages_reexec(c.input, c.db);
     return run(&c);
+}
+
+int tl_cmd_report_pytorch(int argc, char **argv)
+{
+    return tl_cli_report_pytorch_as(argc, argv, NULL, 0);
 }
 
 /* `tracelens report` on a Kineto trace (called by tools/cmd_report.c with
  * argv[0] = "report"). */
 int tl_cmd_report_kineto(int argc, char **argv)
 {
-    pyt_cli c;
-    memset(&c, 0, sizeof c);
-    c.tracelens_style = 1;
-    int code = parse_args(&c, argc, argv);
-    return code ? code : run(&c);
+    return tl_cli_report_pytorch_as(argc, argv, NULL, 1);
 }

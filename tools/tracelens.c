@@ -12,6 +12,7 @@ static const tl_cli_cmd COMMANDS[] = {
     /* reference commands without a subcommand of their own: `tracelens
      * report` picks them by the trace's format */
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_pytorch", 1, tl_cmd_report_pytorch},
+    {NULL, NULL, NULL, "TraceLens_generate_perf_report_pytorch_inference", 1, tl_cmd_report_pytorch_inference},
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_rocprof", 1, tl_cmd_report_rocprof},
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_jax", 1, tl_cmd_report_jax},
     {"ingest", "PATH...", "parse traces (files or folders) into the store", NULL, 0, tl_cmd_ingest},

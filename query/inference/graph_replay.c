@@ -312,7 +312,9 @@ tl_table *tl_gr_launch_table(const tl_trace *t)
 
 uint64_t tl_gr_merged_id(const tl_trace *rp, const tl_gr_source *caps, size_t ncap)
 {
-    uint64_t h = tl_hash64("graphmerge", 10, 0);
+    /* the salt names the merge's layout: a store keeps merges of an older
+     * layout under other ids instead of handing them back */
+    uint64_t h = tl_hash64("graphmerge-2", 12, 0);
     h = tl_hash64(&rp->id, sizeof rp->id, h);
     for (size_t c = 0; c < ncap; c++) h = tl_hash64(&caps[c].t->id, sizeof caps[c].t->id, h);
     return h;
@@ -364,6 +366,38 @@ static uint32_t replay_uid_end(const tl_trace *rp)
     return uid_base;
 }
 
+/* The synthetic thread of graph launch j's copied window. */
+static int64_t window_tid(size_t j) { return 0x7ffe0000LL + (int64_t)j; }
+
+/* An id of the capture trace ct (a pid or tid, string ids by their text)
+ * equals one of the replay rp. */
+static int same_id(const tl_trace *rp, int64_t rv, int rstr, const tl_trace *ct, int64_t cv, int cstr)
+{
+    if (rstr != cstr) return 0;
+    if (!rstr) return rv == cv;
+    const char *a = tl_trace_str(rp, (uint32_t)rv), *b = tl_trace_str(ct, (uint32_t)cv);
+    return a && b && !strcmp(a, b);
+}
+
+/* The synthetic thread of a copied window is named as the reference's
+ * merged tree names the capture's ops: by the replay's thread_name of the
+ * capture thread's (pid, tid), when the replay has one. */
+static void name_thread(tl_build *b, const tl_trace *rp, const cwin *w, const tl_trace *ct, uint32_t uid,
+                        int64_t pid, uint8_t pstr, int64_t tid)
+{
+    for (size_t m = 0; m < rp->nmeta; m++) {
+        uint8_t fl = rp->m_idflags[m];
+        if (!(fl & 4) || strcmp(tl_trace_str(rp, rp->m_name[m]), "thread_name")) continue;
+        if (!same_id(rp, rp->m_pid[m], fl & 1, ct, w->pid, w->idf & 1) ||
+            !same_id(rp, rp->m_tid[m], (fl >> 1) & 1, ct, w->tid, (w->idf >> 1) & 1))
+            continue;
+        size_t len = (size_t)(rp->m_args.offsets[m + 1] - rp->m_args.offsets[m] - 1);
+        tl_build_meta(b, uid, tl_build_str(b, "thread_name", 11), pid, tid, pstr, 0, 1,
+                      rp->m_args.bytes + rp->m_args.offsets[m], len);
+        return;
+    }
+}
+
 /* Copies the capture rows of launch j's window onto a synthetic thread of
  * the replay, times shifted to the launch, and links each matched launch
  * call to its replay kernel with an ac2g flow pair. klink: per replay row
@@ -374,7 +408,7 @@ static void copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_
     int64_t shift = rp->ts[l->row] - w->lo;
     uint8_t pstr = rp->idflags[l->row] & 1;
     int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
-    int64_t tid = 0x7ffe0000LL + (int64_t)j; /* one synthetic thread per graph launch */
+    int64_t tid = window_tid(j); /* one synthetic thread per graph launch */
     /* launch row of the window -> replay kernel */
     int32_t *kof = malloc((ct->n ? ct->n : 1) * sizeof *kof);
     for (size_t q = 0; q < w->nrows; q++) kof[w->rows[q]] = -1;
@@ -431,6 +465,14 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
         const cwin *w = &W[l->win];
         copy_window(b, rp, l, j, w, caps[w->src].t, klink, uid_base, fl_name);
         uid_base += w->maxuid + 1;
+    }
+    /* the synthetic threads' names, after every copied row */
+    for (size_t j = 0; j < nl; j++) {
+        const glaunch *l = &L[j];
+        if (l->win < 0 || !l->nmatch) continue;
+        uint8_t pstr = rp->idflags[l->row] & 1;
+        int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
+        name_thread(b, rp, &W[l->win], caps[W[l->win].src].t, uid_base++, pid, pstr, window_tid(j));
     }
     free(klink);
 

@@ -56,8 +56,14 @@ typedef struct tl_phase_row {
 void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double threshold,
                        uint8_t *out);
 
-/* Kernel category of C7 (branch `Kernel category`) from a kernel name. */
+/* Kernel category of C7 (the branch's categorize_kernel_by_name, kcat.c)
+ * from a kernel name: a static string; "Unknown" for NULL. */
 const char *tl_kernel_category(const char *kernel_name);
+/* The branch's `Kernel category` column, first in kernel_summary, whose
+ * rows then come in the branch's order (its group key starts with the
+ * category; ties of the descending sort as pandas', or stable with
+ * fix_quirks). A sheet without "Kernel name" is left as it is. */
+void tl_inference_kernel_categories(tl_pyt_sheets *s, int fix_quirks);
 
 /* ---- step annotations (C8) ---------------------------------------------- */
 
@@ -108,13 +114,27 @@ typedef struct tl_phase_opts {
 void tl_phase_opts_default(tl_phase_opts *o);
 
 /* Appends to out, in this order: `phase_analysis` (source, method, row counts),
- * `inference_steps` (when steps exist), `ops_summary_prefill`,
+ * `inference_steps` (when steps exist), `ops_summary_by_category` as the
+ * branch regroups it (launchers of category "other" under their kernels'
+ * dominant family; it replaces the report's own), `ops_summary_prefill`,
  * `ops_summary_decode`, and with kernel_summary `kernel_summary_prefill`,
  * `kernel_summary_decode` (each only when it has rows). GPU-only traces get
  * only the kernel sheets. po: the report's options (categories, etc.). */
 int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opts *o,
                     tl_pyt_sheets *out, tl_err *err);
 
+
+/* ---- the reference's inference report (report.c) ------------------------ */
+
+/* Sets the options the inference report always uses over the PyTorch
+ * report's (module summaries, per-kernel call stacks, no collective
+ * analysis); the caller adds group_by_parent_module and the rest from its
+ * flags. */
+void tl_inference_report_opts(tl_pyt_opts *o);
+/* Turns the PyTorch report's sheets (computed with those options) into the
+ * inference report's: perf sheets of families other than GEMM and the
+ * elementwise ones named "<family>_fwd", no "_bwd" sheets. */
+void tl_inference_report_sheets(tl_pyt_sheets *s);
 
 /* ---- derived traces: traces built from stored ones (a graph-replay merge,
  * a split window). They come back built and unstored; the command layer
@@ -128,6 +148,18 @@ typedef struct tl_derived {
 } tl_derived;
 /* Frees the build (once stored, or when it is not stored). */
 void tl_derived_free(tl_derived *d);
+
+/* ---- SGLang profiler op names (sglang_names.c): the reference's
+ * --enable_pseudo_ops first renames cpu ops "sglang_profiler::<name>_<digits>"
+ * to "sglang_profiler::<name>". */
+
+/* How many cpu-op rows of t such a renaming changes. */
+size_t tl_sglang_names(const tl_trace *t);
+/* Id of t's renamed trace (a hash of t's id: renaming twice finds it). */
+uint64_t tl_sglang_names_id(const tl_trace *t);
+/* The renamed trace, built and not stored, with its catalog facts (path
+ * "<t's path>#sglang-names", labels parent). t needs every column. */
+int tl_sglang_names_build(const tl_trace *t, tl_derived *out, tl_err *err);
 
 /* ---- kernels replayed from CUDA/HIP graphs, attributed to the
  * CPU ops that captured them (spec/diff-compare-phases.md C8, graph mode;

@@ -9,7 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "query/pytorch/pytorch_internal.h"
+#include "query/inference/inference_internal.h"
+#include "query/core/stats.h"
 
 const char *tl_phase_name(int p)
 {
@@ -393,79 +394,6 @@ void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double th
     freq_free(&f);
 }
 
-/* ---- kernel category (C7) ------------------------------------------------ */
-
-const char *tl_kernel_category(const char *kn)
-{
-    if (!kn || !*kn) return "Unknown";
-    char *l = lower_dup(kn);
-    /* stage 1: prefix before the first '_' (else first space, else 20 chars) */
-    size_t pl = strcspn(l, "_");
-    if (!l[pl]) {
-        pl = strcspn(l, " ");
-        if (!l[pl] && pl > 20) pl = 20;
-    }
-    char pre[64];
-    snprintf(pre, sizeof pre, "%.*s", (int)(pl < 63 ? pl : 63), l);
-    static const char *const tab[][2] = {
-        {"cijk", "GEMM-CK"}, {"sgemm", "GEMM-Generic"}, {"dgemm", "GEMM-Generic"},
-        {"hgemm", "GEMM-Generic"}, {"gemm", "GEMM-Generic"}, {"cutlass", "GEMM-CUTLASS"},
-        {"cublas", "GEMM-cuBLAS"}, {"rocblas", "GEMM-ROCm"}, {"hipblas", "GEMM-ROCm"},
-        {"fmha", "Attention-Generic"}, {"flash", "Attention-Generic"},
-        {"paged", "PagedAttention-Generic"}, {"pagedattention", "PagedAttention-Generic"},
-        {"rmsnorm", "Norm-RMS"}, {"layernorm", "Norm-Layer"}, {"batchnorm", "Norm-Batch"},
-        {"softmax", "Activation-Softmax"}, {"gelu", "Activation-GELU"},
-        {"silu", "Activation-SiLU"}, {"rope", "RoPE-Generic"}, {"rotary", "RoPE-Generic"},
-        {"transpose", "Memory-Transpose"}, {"memcpy", "Memory-Copy"}, {"memset", "Memory-Set"},
-        {"triton", "Triton-Custom"}};
-    const char *res = NULL;
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (!strcmp(pre, tab[i][0])) {
-            res = tab[i][1];
-            break;
-        }
-    if (res && !strncmp(res, "GEMM", 4)) {
-        if (has(l, "splitk")) res = "GEMM-SplitK";
-        else if (has(l, "fp4") || has(l, "int4") || has(l, "f4")) res = "GEMM-FP4";
-        else if (has(l, "fp8") || has(l, "int8") || has(l, "f8")) res = "GEMM-FP8";
-    } else if (res && has(res, "Attention")) {
-        if (has(l, "fwd") || has(l, "forward")) res = !strcmp(res, "Attention-Generic") ? "Attention-Generic-Forward" : "PagedAttention-Generic-Forward";
-        else if (has(l, "bwd") || has(l, "backward")) res = !strcmp(res, "Attention-Generic") ? "Attention-Generic-Backward" : "PagedAttention-Generic-Backward";
-    }
-    if (!res) {
-        /* stage 2: an ordered keyword cascade. The branch's full lists are not
-         * in the spec; these are its families in its order (docs/CONFORMANCE.md). */
-        static const struct {
-            const char *cat;
-            const char *const kw[10];
-        } cas[] = {
-            {"PagedAttention", {"paged_attention", "paged_attn", "pa_decode", "pagedattention", NULL}},
-            {"Inference-Batching", {"continuous_batch", "batch_decode", "batch_prefill", NULL}},
-            {"GEMM", {"gemm", "cijk", "matmul", "cublas", "nvjet", "mfma", "wmma", "tensor_op", NULL}},
-            {"Attention", {"attention", "attn", "fmha", "mha", "sdpa", NULL}},
-            {"Convolution", {"conv", "winograd", NULL}},
-            {"Fused", {"fused", NULL}},
-            {"Normalization", {"norm", NULL}},
-            {"Activation", {"silu", "gelu", "relu", "softmax", "swiglu", "act_and_mul", NULL}},
-            {"Elementwise", {"elementwise", "pointwise", "add", "mul", "div", "sub", "scalar", NULL}},
-            {"Reduce", {"reduce", "reduction", "sum", "argmax", "topk", NULL}},
-            {"Memory", {"copy", "memcpy", "memset", "fill", "cat", "transpose", NULL}},
-            {"Communication", {"nccl", "rccl", "allreduce", "all_reduce", "allgather", NULL}},
-            {"Quantization", {"quant", "fp8", "int8", "scale", NULL}},
-            {"RoPE", {"rope", "rotary", NULL}},
-            {"KV-Cache", {"cache", "kv_", NULL}},
-            {"Indexing", {"index", "gather", "scatter", NULL}},
-            {"Sampling", {"sample", "sampling", NULL}},
-            {"Triton", {"triton", NULL}},
-        };
-        for (size_t i = 0; !res && i < sizeof cas / sizeof *cas; i++)
-            if (has_any(l, cas[i].kw)) res = cas[i].cat;
-        if (!res) res = "Uncategorized";
-    }
-    free(l);
-    return res;
-}
-
 /* ---- step annotations (C8) ----------------------------------------------- */
 
 const char *tl_step_kind_name(int k)
@@ -777,10 +705,9 @@ static void add_pct(tl_table *t, size_t vcol)
 
 typedef struct grp {
     const char *key;
-    double sum;
+    tl_kahan sum; /* pandas' groupby sum */
     size_t cnt;
     const char *kcat;
-    size_t first;
 } grp;
 
 static int cmp_grp_name(const void *a, const void *b)
@@ -788,11 +715,15 @@ static int cmp_grp_name(const void *a, const void *b)
     return strcmp(((const grp *)a)->key, ((const grp *)b)->key);
 }
 
-static int cmp_grp_sum(const void *a, const void *b)
+/* The order of groups (given in groupby's key order) after the branch's
+ * sort_values(ascending=False): pandas' unstable descending sort, so ties
+ * come out as there (pyt_sort_desc; stable with --fix_quirks). */
+static size_t *sum_order(pyt_ctx *c, const double *sums, size_t n)
 {
-    const grp *x = a, *y = b;
-    if (x->sum != y->sum) return x->sum > y->sum ? -1 : 1;
-    return x->first < y->first ? -1 : x->first > y->first; /* stable: name order */
+    size_t *idx = tl_xmalloc((n ? n : 1) * sizeof *idx);
+    for (size_t i = 0; i < n; i++) idx[i] = i;
+    pyt_sort_desc(c, idx, n, sums);
+    return idx;
 }
 
 static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char **kcats)
@@ -808,11 +739,11 @@ static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char
         size_t *v = tl_smap_put(&m, nm, strlen(nm), &isnew);
         if (isnew) {
             *v = n;
-            g[n] = (grp){nm, 0, 0, NULL, 0};
+            g[n] = (grp){nm, {0, 0}, 0, NULL};
             n++;
         }
         grp *e = &g[*v];
-        e->sum += c->l_direct[i];
+        tl_kahan_add(&e->sum, c->l_direct[i]);
         e->cnt++;
         if (!e->kcat && kcats[i]) e->kcat = kcats[i];
     }
@@ -822,8 +753,10 @@ static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char
         return NULL;
     }
     qsort(g, n, sizeof *g, cmp_grp_name);
-    for (size_t i = 0; i < n; i++) g[i].first = i;
-    qsort(g, n, sizeof *g, cmp_grp_sum);
+    double *sums = tl_xmalloc(n * sizeof *sums);
+    for (size_t i = 0; i < n; i++) sums[i] = g[i].sum.sum;
+    size_t *ord = sum_order(c, sums, n);
+    free(sums);
     tl_table *t = tl_table_new(phase == TL_PHASE_PREFILL ? "ops_summary_prefill" : "ops_summary_decode");
     size_t ck = tl_table_add_col(t, "Kernel categories", TL_STR);
     size_t cn = tl_table_add_col(t, "name", TL_STR);
@@ -831,14 +764,16 @@ static tl_table *ops_phase_sheet(pyt_ctx *c, const uint8_t *lab, int phase, char
     size_t cc = tl_table_add_col(t, "Count", TL_I64);
     size_t cm = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
     for (size_t i = 0; i < n; i++) {
+        const grp *G = &g[ord[i]];
         size_t r = tl_table_add_row(t);
-        if (g[i].kcat) tl_table_set_str(t, ck, r, g[i].kcat);
-        tl_table_set_str(t, cn, r, g[i].key);
-        tl_table_set_f64(t, cs, r, g[i].sum);
-        tl_table_set_i64(t, cc, r, (int64_t)g[i].cnt);
-        tl_table_set_f64(t, cm, r, g[i].sum / 1000.0);
+        if (G->kcat) tl_table_set_str(t, ck, r, G->kcat);
+        tl_table_set_str(t, cn, r, G->key);
+        tl_table_set_f64(t, cs, r, G->sum.sum);
+        tl_table_set_i64(t, cc, r, (int64_t)G->cnt);
+        tl_table_set_f64(t, cm, r, G->sum.sum / 1000.0);
     }
     add_pct(t, cm);
+    free(ord);
     free(g);
     return t;
 }
@@ -872,16 +807,9 @@ static int cmp_kv_key(const void *pa, const void *pb)
 
 typedef struct kgrp {
     size_t lo, hi; /* range in the sorted kv array */
-    double sum, mn, mx;
-    size_t order;
+    tl_kahan sum;
+    double mn, mx;
 } kgrp;
-
-static int cmp_kgrp(const void *pa, const void *pb)
-{
-    const kgrp *a = pa, *b = pb;
-    if (a->sum != b->sum) return a->sum > b->sum ? -1 : 1;
-    return a->order < b->order ? -1 : a->order > b->order;
-}
 
 static int same_key(const kv *a, const kv *b)
 {
@@ -890,7 +818,7 @@ static int same_key(const kv *a, const kv *b)
            a->stream == b->stream;
 }
 
-static tl_table *kernel_phase_sheet(kv *k, size_t n, int phase)
+static tl_table *kernel_phase_sheet(pyt_ctx *c, kv *k, size_t n, int phase)
 {
     if (!n) return NULL;
     qsort(k, n, sizeof *k, cmp_kv_key);
@@ -900,16 +828,19 @@ static tl_table *kernel_phase_sheet(kv *k, size_t n, int phase)
     for (size_t i = 0; i < n; i++) {
         tot += k[i].dur;
         if (!ng || !same_key(&k[g[ng - 1].lo], &k[i])) {
-            g[ng] = (kgrp){i, i, 0, INFINITY, -INFINITY, ng};
+            g[ng] = (kgrp){i, i, {0, 0}, INFINITY, -INFINITY};
             ng++;
         }
         kgrp *e = &g[ng - 1];
         e->hi = i + 1;
-        e->sum += k[i].dur;
+        tl_kahan_add(&e->sum, k[i].dur);
         if (k[i].dur < e->mn) e->mn = k[i].dur;
         if (k[i].dur > e->mx) e->mx = k[i].dur;
     }
-    qsort(g, ng, sizeof *g, cmp_kgrp);
+    double *sums = tl_xmalloc(ng * sizeof *sums);
+    for (size_t i = 0; i < ng; i++) sums[i] = g[i].sum.sum;
+    size_t *ord = sum_order(c, sums, ng);
+    free(sums);
     tl_table *t = tl_table_new(phase == TL_PHASE_PREFILL ? "kernel_summary_prefill" : "kernel_summary_decode");
     size_t c0 = tl_table_add_col(t, "Parent op category", TL_STR);
     size_t c1 = tl_table_add_col(t, "Parent cpu_op", TL_STR);
@@ -922,19 +853,21 @@ static tl_table *kernel_phase_sheet(kv *k, size_t n, int phase)
     size_t c8 = tl_table_add_col(t, "Kernel duration (µs)_max", TL_F64);
     size_t c9 = tl_table_add_col(t, "Percent of kernels time (%)", TL_F64);
     for (size_t i = 0; i < ng; i++) {
-        const kv *f = &k[g[i].lo];
-        size_t r = tl_table_add_row(t), cnt = g[i].hi - g[i].lo;
+        const kgrp *G = &g[ord[i]];
+        const kv *f = &k[G->lo];
+        size_t r = tl_table_add_row(t), cnt = G->hi - G->lo;
         if (f->cat) tl_table_set_str(t, c0, r, f->cat);
         if (f->op) tl_table_set_str(t, c1, r, f->op);
         tl_table_set_str(t, c2, r, f->kname);
         if (f->has_stream) tl_table_set_i64(t, c3, r, f->stream);
-        tl_table_set_f64(t, c4, r, g[i].sum);
+        tl_table_set_f64(t, c4, r, G->sum.sum);
         tl_table_set_i64(t, c5, r, (int64_t)cnt);
-        tl_table_set_f64(t, c6, r, g[i].sum / (double)cnt);
-        tl_table_set_f64(t, c7, r, g[i].mn);
-        tl_table_set_f64(t, c8, r, g[i].mx);
-        tl_table_set_f64(t, c9, r, tot != 0 ? g[i].sum / tot * 100.0 : NAN);
+        tl_table_set_f64(t, c6, r, G->sum.sum / (double)cnt);
+        tl_table_set_f64(t, c7, r, G->mn);
+        tl_table_set_f64(t, c8, r, G->mx);
+        tl_table_set_f64(t, c9, r, tot != 0 ? G->sum.sum / tot * 100.0 : NAN);
     }
+    free(ord);
     free(g);
     return t;
 }
@@ -988,11 +921,20 @@ static tl_table *phase_info_table(const tl_phase_opts *o, size_t nsteps, int use
     return info;
 }
 
-/* kernel_summary_prefill / _decode: kernel view rows labelled per kernel
- * (C5: union on a one-row table, threshold fixed at 10), annotations first. */
-static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, tl_pyt_sheets *out)
+/* kernel_summary_prefill / _decode: one labelling with the op-level
+ * sheets. A kernel of a launcher (graph-replayed kernels of a merged trace
+ * included: their launcher is the capturing op) takes the launcher's label
+ * (lab: per launcher, from the step annotations or the chosen method and
+ * threshold); a kernel without one takes its step's phase, else the chosen
+ * method on the kernel alone. */
+static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, const tl_phase_opts *o,
+                                const uint8_t *lab, tl_pyt_sheets *out)
 {
     const tl_trace *t = c->t;
+    int32_t *lof = tl_xmalloc((t->n ? t->n : 1) * sizeof *lof);
+    for (size_t g = 0; g < t->n; g++) lof[g] = -1;
+    for (size_t j = 0; j < c->nl; j++)
+        for (size_t k = c->l_koff[j]; k < c->l_koff[j + 1]; k++) lof[c->l_k[k]] = (int32_t)j;
     kv *pk = tl_xmalloc((t->n ? t->n : 1) * sizeof *pk), *dk = tl_xmalloc((t->n ? t->n : 1) * sizeof *dk);
     size_t np = 0, nd = 0;
     for (size_t g = 0; g < t->n; g++) {
@@ -1012,21 +954,22 @@ static void kernel_phase_sheets(pyt_ctx *c, const tl_steps *steps, int use_ann, 
             e.cat = has(ll, "cudagraph") || has(ll, "graphlaunch") ? "graph" : "runtime";
             free(ll);
         }
-        int p = use_ann ? step_phase(steps, t->ts[g]) : -1;
+        int p = lof[g] >= 0 ? lab[lof[g]] : use_ann ? step_phase(steps, t->ts[g]) : -1;
         if (p < 0) {
             const char *kn = e.kname;
             tl_phase_row pr = {op >= 0 ? e.op : "", op >= 0 ? sid_text(t, t->in_dims, op) : NULL, &kn, 1};
             uint8_t l;
-            tl_phase_classify(&pr, 1, TL_PM_UNION, 10, &l);
+            tl_phase_classify(&pr, 1, o->method, o->decode_threshold, &l);
             p = l;
         }
         if (p == TL_PHASE_PREFILL) pk[np++] = e;
         else if (p == TL_PHASE_DECODE) dk[nd++] = e;
     }
-    tl_table *a = kernel_phase_sheet(pk, np, TL_PHASE_PREFILL);
+    tl_table *a = kernel_phase_sheet(c, pk, np, TL_PHASE_PREFILL);
     if (a) pyt_sheets_push(out, a);
-    tl_table *b = kernel_phase_sheet(dk, nd, TL_PHASE_DECODE);
+    tl_table *b = kernel_phase_sheet(c, dk, nd, TL_PHASE_DECODE);
     if (b) pyt_sheets_push(out, b);
+    free(lof);
     free(pk);
     free(dk);
 }
@@ -1097,13 +1040,14 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
     if (steps.n) pyt_sheets_push(out, tl_steps_table(&steps));
 
     if (!c.gpu_only) {
+        if (c.nl) pyt_sheets_push(out, inf_by_category_regrouped(&c));
         tl_table *p = ops_phase_sheet(&c, lab, TL_PHASE_PREFILL, kcats);
         if (p) pyt_sheets_push(out, p);
         tl_table *d = ops_phase_sheet(&c, lab, TL_PHASE_DECODE, kcats);
         if (d) pyt_sheets_push(out, d);
     }
 
-    if (o->kernel_summary) kernel_phase_sheets(&c, &steps, use_ann, out);
+    if (o->kernel_summary) kernel_phase_sheets(&c, &steps, use_ann, o, lab, out);
 
     for (size_t i = 0; i < nl; i++) free(kcats[i]);
     free(kcats);

@@ -606,7 +606,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->n = t->n;
     tl_arena_init(&c->arena, 1 << 16);
     size_t n = t->n, nz = n ? n : 1;
-    c->python = o->detect_recompute || o->include_call_stack;
+    c->python = o->detect_recompute || o->include_call_stack || o->group_by_parent_module;
     c->parent = c->python ? t->parent_py : t->parent;
     if (!c->parent) {
         c->parent_own = tl_xmalloc(nz * sizeof *c->parent_own);

@@ -113,7 +113,79 @@ typedef struct ltab {
     int32_t **k;    /* direct kernels sorted by ts */
     size_t *nk;
     int8_t *rec;    /* -1 absent */
+    /* group_by_parent_module: the nn.Module call stack (list repr) and the
+     * parent module; NULL otherwise */
+    const char **stack, **pmod;
 } ltab;
+
+/* Appends Python's repr of a frame name as the reference's call stack
+ * holds it: names over 256 characters cut there with ".." appended. */
+static void put_frame(tl_buf *b, const char *nm)
+{
+    size_t n = strlen(nm);
+    if (n <= 256) {
+        tl_buf_pystr(b, nm, n);
+        return;
+    }
+    char *cut = tl_xmalloc(259);
+    memcpy(cut, nm, 256);
+    memcpy(cut + 256, "..", 3);
+    tl_buf_pystr(b, cut, 258);
+    free(cut);
+}
+
+/* The name without its "_<digits>" runs (re.sub(r"_\d+", "", name)). */
+static const char *strip_num_suffixes(pyt_ctx *c, const char *nm)
+{
+    size_t n = strlen(nm);
+    char *o = tl_xmalloc(n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        if (nm[i] == '_' && nm[i + 1] >= '0' && nm[i + 1] <= '9') {
+            i++;
+            while (nm[i] >= '0' && nm[i] <= '9') i++;
+            continue;
+        }
+        o[k++] = nm[i++];
+    }
+    o[k] = 0;
+    const char *r = pyt_intern(c, o);
+    free(o);
+    return r;
+}
+
+/* Launcher row r's call stack filtered to nn.Module frames (the reference's
+ * traverse_parents_and_get_callstack(filter=("nn.Module",))) and its parent
+ * module: the innermost such frame without "_<digits>", or "NA". */
+static void module_stack(pyt_ctx *c, int32_t r, tl_buf *b, const char **stack, const char **pmod)
+{
+    b->n = 0;
+    tl_buf_putc(b, '[');
+    put_frame(b, pyt_name(c, r));
+    const char *first = NULL;
+    for (int32_t a = c->parent[r]; a >= 0; a = c->parent[a]) {
+        const char *nm = pyt_name(c, a);
+        if (!strstr(nm, "nn.Module")) continue;
+        tl_buf_puts(b, ", ");
+        put_frame(b, nm);
+        if (!first) first = nm;
+    }
+    tl_buf_putc(b, ']');
+    tl_buf_putc(b, 0);
+    *stack = pyt_intern(c, b->p);
+    if (!first) {
+        *pmod = "NA";
+        return;
+    }
+    if (strlen(first) > 256) {
+        char cut[259];
+        memcpy(cut, first, 256);
+        memcpy(cut + 256, "..", 3);
+        *pmod = strip_num_suffixes(c, cut);
+    } else {
+        *pmod = strip_num_suffixes(c, first);
+    }
+}
 
 static void ltab_build(pyt_ctx *c, ltab *L)
 {
@@ -126,6 +198,14 @@ static void ltab_build(pyt_ctx *c, ltab *L)
 #undef A
     L->direct = c->l_direct;
     L->subtree = c->l_subtree;
+    L->stack = L->pmod = NULL;
+    tl_buf sb = {0};
+    if (c->o->group_by_parent_module) {
+        L->stack = tl_arena_alloc(&c->arena, nz * sizeof *L->stack);
+        L->pmod = tl_arena_alloc(&c->arena, nz * sizeof *L->pmod);
+        for (size_t j = 0; j < n; j++) module_stack(c, c->l_row[j], &sb, &L->stack[j], &L->pmod[j]);
+    }
+    tl_buf_free(&sb);
     const tl_trace *t = c->t;
     for (size_t j = 0; j < n; j++) {
         int32_t r = c->l_row[j];
@@ -148,7 +228,8 @@ static void ltab_build(pyt_ctx *c, ltab *L)
 /* ---- ops_summary_by_category / ops_summary ----------------------------------- */
 
 typedef struct sgroup {
-    const char *key;
+    const char *key, *key2; /* key2: the parent module (module grouping), else NULL */
+    size_t first;           /* launcher index of the first member */
     int rec;
     tl_kahan dsum, ssum; /* the group sums, as pandas computes them */
     int64_t count;
@@ -160,6 +241,7 @@ static int cmp_sgroup(const void *a, const void *b)
     const sgroup *x = *(const sgroup *const *)a, *y = *(const sgroup *const *)b;
     int c = strcmp(x->key, y->key);
     if (c) return c;
+    if (x->key2 && y->key2 && (c = strcmp(x->key2, y->key2))) return c;
     return x->rec - y->rec;
 }
 
@@ -172,10 +254,10 @@ static int cmp_str(const void *a, const void *b)
  * sorts by the direct-time sum descending the way pandas does (§8 note:
  * NumPy's unstable introsort decides the order of ties). Keys are
  * dictionary or interned pointers, one per distinct text. */
-static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys, size_t *ng_out,
-                             sgroup **store)
+static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys, const char **keys2,
+                             size_t *ng_out, sgroup **store)
 {
-    struct { const char *key; int64_t rec; } bk;
+    struct { const char *key, *key2; int64_t rec; } bk;
     tl_bmap m;
     tl_bmap_init(&m, sizeof bk, 64);
     sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
@@ -183,15 +265,19 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
     for (size_t j = 0; j < L->n; j++) {
         /* keys are interned (one pointer per text), and runs of launchers
          * of one op are common: the previous launcher's group first */
-        if (!(ng && g[last].key == keys[j] && g[last].rec == L->rec[j])) {
+        const char *k2 = keys2 ? keys2[j] : NULL;
+        if (!(ng && g[last].key == keys[j] && g[last].key2 == k2 && g[last].rec == L->rec[j])) {
             memset(&bk, 0, sizeof bk);
             bk.key = keys[j];
+            bk.key2 = k2;
             bk.rec = L->rec[j];
             int isnew;
             size_t *slot = tl_bmap_put(&m, &bk, &isnew);
             if (isnew) {
                 *slot = ng;
                 g[ng].key = keys[j];
+                g[ng].key2 = k2;
+                g[ng].first = j;
                 g[ng].rec = L->rec[j];
                 ng++;
             }
@@ -236,17 +322,21 @@ static tl_table *sheet_by_category(pyt_ctx *c, const ltab *L)
 {
     size_t ng;
     sgroup *g;
-    sgroup **s = group_simple(c, L, L->cat, &ng, &g);
+    sgroup **s = group_simple(c, L, L->cat, L->pmod, &ng, &g);
     tl_table *t = tl_table_new("ops_summary_by_category");
     size_t c0 = tl_table_add_col(t, "op category", TL_STR);
+    long cpm = L->pmod ? (long)tl_table_add_col(t, "parent_module", TL_STR) : -1;
     long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
     size_t ccount = tl_table_add_col(t, "Count", TL_I64);
+    long ccs = L->stack ? (long)tl_table_add_col(t, "call_stack_first", TL_STR) : -1;
     size_t cms = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
     for (size_t i = 0; i < ng; i++) {
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, c0, r, s[i]->key);
+        if (cpm >= 0) tl_table_set_str(t, (size_t)cpm, r, s[i]->key2);
         if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
         tl_table_set_i64(t, ccount, r, s[i]->count);
+        if (ccs >= 0) tl_table_set_str(t, (size_t)ccs, r, L->stack[s[i]->first]);
         tl_table_set_f64(t, cms, r, s[i]->dsum.sum / 1000.0);
     }
     pyt_add_percentages(t, cms);
@@ -258,26 +348,35 @@ static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
 {
     size_t ng;
     sgroup *g;
-    sgroup **s = group_simple(c, L, L->name, &ng, &g);
+    sgroup **s = group_simple(c, L, L->name, L->pmod, &ng, &g);
     tl_table *t = tl_table_new("ops_summary");
+    /* the inference report's module summary: subtree sum and count, no
+     * subtree ms; parent_module and call_stack_first when grouped by it */
+    int mod = c->o->module_summaries;
     size_t c0 = tl_table_add_col(t, "name", TL_STR);
+    long cpm = L->pmod ? (long)tl_table_add_col(t, "parent_module", TL_STR) : -1;
     long crec = c->recompute ? (long)tl_table_add_col(t, "is_recompute", TL_BOOL) : -1;
     size_t cds = tl_table_add_col(t, "total_direct_kernel_time_sum", TL_F64);
     size_t css = tl_table_add_col(t, "total_subtree_kernel_time_sum", TL_F64);
+    long csc = mod ? (long)tl_table_add_col(t, "total_subtree_kernel_time_count", TL_I64) : -1;
     size_t cdm = tl_table_add_col(t, "total_direct_kernel_time_ms", TL_F64);
-    size_t csm = tl_table_add_col(t, "total_subtree_kernel_time_ms", TL_F64);
+    long csm = mod ? -1 : (long)tl_table_add_col(t, "total_subtree_kernel_time_ms", TL_F64);
     size_t ccount = tl_table_add_col(t, "Count", TL_I64);
     size_t ccat = tl_table_add_col(t, "Categories", TL_STR);
+    long ccs = L->stack ? (long)tl_table_add_col(t, "call_stack_first", TL_STR) : -1;
     tl_buf b = {0};
     for (size_t i = 0; i < ng; i++) {
         size_t r = tl_table_add_row(t);
         tl_table_set_str(t, c0, r, s[i]->key);
+        if (cpm >= 0) tl_table_set_str(t, (size_t)cpm, r, s[i]->key2);
         if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, s[i]->rec);
         tl_table_set_f64(t, cds, r, s[i]->dsum.sum);
         tl_table_set_f64(t, css, r, s[i]->ssum.sum);
+        if (csc >= 0) tl_table_set_i64(t, (size_t)csc, r, s[i]->count);
         tl_table_set_f64(t, cdm, r, s[i]->dsum.sum / 1000.0);
-        tl_table_set_f64(t, csm, r, s[i]->ssum.sum / 1000.0);
+        if (csm >= 0) tl_table_set_f64(t, (size_t)csm, r, s[i]->ssum.sum / 1000.0);
         tl_table_set_i64(t, ccount, r, s[i]->count);
+        if (ccs >= 0) tl_table_set_str(t, (size_t)ccs, r, L->stack[s[i]->first]);
         qsort(s[i]->cats.v, s[i]->cats.n, sizeof *s[i]->cats.v, cmp_str);
         b.n = 0;
         tl_buf_putc(&b, '[');
@@ -363,7 +462,7 @@ static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
  * one pointer), the kernel count when grouped by it, the recompute mark
  * and (kl_overlap) the overlapping kernels' names. */
 typedef struct ukey {
-    const char *p[9];
+    const char *p[10]; /* p[9]: the parent module when grouped by it */
     int64_t nk, rec;
     const char *ov;
 } ukey;
@@ -381,6 +480,7 @@ static void fill_key(ukey *key, const pyt_ctx *c, const ltab *L, size_t j)
     key->p[6] = L->types[j];
     key->p[7] = L->strides[j];
     key->p[8] = L->conc[j];
+    key->p[9] = L->pmod ? L->pmod[j] : NULL;
     key->nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
     key->rec = L->rec[j];
 }
@@ -454,6 +554,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
     size_t cn = tl_table_add_col(t, "name", TL_STR);
     long cov = ovf ? (long)tl_table_add_col(t, "overlapping_kernel_names", TL_STR) : -1;
     size_t ccat = tl_table_add_col(t, "op category", TL_STR);
+    long cpm = L->pmod ? (long)tl_table_add_col(t, "parent_module", TL_STR) : -1;
     size_t cpn = tl_table_add_col(t, "process_name", TL_STR);
     size_t cpl = tl_table_add_col(t, "process_label", TL_STR);
     size_t ctn = tl_table_add_col(t, "thread_name", TL_STR);
@@ -476,6 +577,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         cstat[s][1] = tl_table_add_col(t, nm, TL_F64);
     }
     size_t cex = tl_table_add_col(t, "ex_UID", TL_I64);
+    long ccs = L->stack ? (long)tl_table_add_col(t, "call_stack", TL_STR) : -1;
     size_t cks = tl_table_add_col(t, "kernel_details_summary", TL_STR);
     size_t ctr = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
     size_t cos = 0, cot = 0, cop[5] = {0};
@@ -501,6 +603,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         size_t f = G->first, r = tl_table_add_row(t);
         tl_table_set_str(t, cn, r, L->name[f]);
         tl_table_set_str(t, ccat, r, L->cat[f]);
+        if (cpm >= 0) tl_table_set_str(t, (size_t)cpm, r, L->pmod[f]);
         tl_table_set_str(t, cpn, r, L->pname[f]);
         tl_table_set_str(t, cpl, r, L->plabel[f]);
         tl_table_set_str(t, ctn, r, L->tname[f]);
@@ -525,6 +628,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
             for (int s = 0; s < 6; s++) tl_table_set_f64(t, cstat[s][w], r, v[s]);
         }
         tl_table_set_i64(t, cex, r, G->ex_uid);
+        if (ccs >= 0) tl_table_set_str(t, (size_t)ccs, r, L->stack[f]);
         for (size_t q = 0; q < G->m.n; q++) {
             kl[q].rows = L->k[G->m.v[q]];
             kl[q].n = L->nk[G->m.v[q]];

@@ -76,6 +76,16 @@ typedef struct tl_pyt_opts {
                                          reproducing them (docs/CONFORMANCE.md) */
     int unified_uid_pairs;            /* fill tl_pyt_sheets.uid_pairs (--comparison_json_path);
                                          off by default so the normal report skips the work */
+    /* the inference report's launcher sheets (TraceLens_generate_perf_report_pytorch_inference,
+     * spec: the reference's get_df_kernel_launchers_summary*_module): ops_summary with
+     * total_subtree_kernel_time_count, and with group_by_parent_module the nn.Module call
+     * stack of each launcher (call_stack, parent_module columns, parent_module a grouping
+     * key of ops_summary, ops_summary_by_category and ops_unique_args) */
+    int module_summaries;
+    int group_by_parent_module;
+    /* unified_perf_summary's call_stack_full from each kernel's own stack (the
+     * inference report: common prefix, then the distinct tails) */
+    int per_kernel_call_stack;
     const char *const *perf_families; /* NULL: every perf-model family; else the NULL-terminated
                                          families whose sheets are built (events of the others
                                          get no instance: corpus-report pools a few families) */

@@ -262,6 +262,13 @@ void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, cons
 const char *pyt_call_stack(pyt_ctx *c, const int32_t *gpu, size_t ng, tl_arena *a);
 const char *pyt_entry_point(pyt_ctx *c, int32_t op);
 
+/* ---- kstack.c: the inference report's call_stack_full / entry_point ---- */
+/* From a group's kernel lists (one per instance, reference order) and its
+ * op name; with_stack 0: the kernels carry no stack (synthetic rows).
+ * Texts go into a; "Not found" when the group has no kernels. */
+void pyt_kernel_call_stack(pyt_ctx *c, const int32_t *const *lists, const size_t *lens, size_t nlists,
+                           const char *op, int with_stack, tl_arena *a, const char **stack, const char **entry);
+
 /* ---- util.c: statistics with pandas' algorithms ---- */
 typedef struct pyt_stats {
     size_t n;

@@ -626,6 +626,27 @@ static void set_overlap_cells(tl_table *tab, size_t r, const ugrp *G, const pyt_
     for (int i = 0; i < 5; i++) tl_table_set_f64(tab, K->cop[i], r, pyt_round2(stat_pick(&so, ALL5[i])));
 }
 
+/* call_stack_full and entry_point from each kernel's own stack
+ * (query/pytorch/kstack.c); a synthetic row's kernels carry no stack. */
+static void set_kernel_stacks(pyt_ctx *c, const urow *rows, const ugrp *G, tl_table *tab, size_t r,
+                              const ucols *K, tl_arena *a)
+{
+    size_t n = G->m.n;
+    const int32_t **lists = tl_xmalloc((n ? n : 1) * sizeof *lists);
+    size_t *lens = tl_xmalloc((n ? n : 1) * sizeof *lens);
+    for (size_t q = 0; q < n; q++) {
+        lists[q] = rows[G->m.v[q]].g;
+        lens[q] = rows[G->m.v[q]].ng;
+    }
+    const urow *R0 = &rows[G->m.v[0]];
+    const char *stack, *entry;
+    pyt_kernel_call_stack(c, lists, lens, n, R0->name, !strstr(R0->name, " (Synthetic Op)"), a, &stack, &entry);
+    tl_table_set_str(tab, (size_t)K->cep, r, entry);
+    tl_table_set_str(tab, (size_t)K->cstk, r, stack);
+    free(lists);
+    free(lens);
+}
+
 /* The kernel details of a group's kernel lists (kl: room for them). */
 static void group_kdetails(pyt_ctx *c, const urow *rows, const ugrp *G, pyt_klist *kl, tl_arena *arena,
                            const char **ks, const char **kt)
@@ -789,7 +810,9 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         if (pp) tl_table_set_str(tab, K.cpp, r, pp);
         tl_table_set_bool(tab, K.chp, r, R0->has_pm);
         if (ovf) set_overlap_cells(tab, r, G, ovf, ol, tmp, &K);
-        if (K.cep >= 0) {
+        if (K.cep >= 0 && c->o->per_kernel_call_stack) {
+            set_kernel_stacks(c, rows, G, tab, r, &K, &u->a);
+        } else if (K.cep >= 0) {
             /* the first instance's: an op's stack is the same at every call
              * site that shares its arguments in practice */
             tl_table_set_str(tab, (size_t)K.cep, r, pyt_entry_point(c, R0->src));
