@@ -89,6 +89,27 @@ def main():
         r = run(tl, "--db", db, "report", os.path.join(tmp, "missing.json"))
         check(r.returncode == 4 and "missing.json: no such file" in r.stderr, f"missing file: {r.stderr!r}")
 
+        # one behaviour for report: a summary naming the trace, no files
+        roc = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "rocprof_908_slice",
+                           "rocprof_908_slice.json.gz")
+        r = run(tl, "--db", db, "ingest", "-q", roc)
+        rid = r.stdout.split("\t")[0]
+        cwd = os.path.join(tmp, "cwd")
+        os.makedirs(cwd)
+        r = run(tl, "--db", db, "report", rid, cwd=cwd)
+        check(r.returncode == 0 and f"rocprofv3 report of trace {rid}" in r.stdout and "gpu_timeline" in r.stdout,
+              f"rocprof report summary: {r.returncode} {r.stdout[:200]!r} {r.stderr[-200:]!r}")
+        check(os.listdir(cwd) == [], f"report of a rocprof id wrote files: {os.listdir(cwd)}")
+        pid = subprocess.run([tl, "--db", db, "ingest", "-q", os.path.join(traces, "rank_0.json")],
+                             capture_output=True, text=True).stdout.split("\t")[0]
+        r = run(tl, "--db", db, "report", pid, cwd=cwd)
+        check(r.stdout.startswith(f"PyTorch report of trace {pid}"), f"PyTorch summary head: {r.stdout[:120]!r}")
+        out_x = os.path.join(tmp, "compat.xlsx")
+        r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json_path",
+                            os.path.join(traces, "rank_0.json"), "--output_xlsx_path", out_x],
+                           capture_output=True, text=True, env=dict(os.environ, TRACELENS_DB=db))
+        check(f"DataFrames successfully written to {out_x}" in r.stdout, f"compat says what it wrote: {r.stdout!r}")
+
         h = run(tl, "--help").stdout
         for code in ("0 success", "1 an input", "2 bad command line", "3 no store", "4 trace not found",
                      "5 nothing to do", "130 interrupted"):

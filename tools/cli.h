@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include "store/store.h"
 #include "query/core/table.h"
+#include "report/report.h"
 #include "query/multirank/multirank.h"
 #include "ingest/ingest.h"
 
@@ -212,6 +213,24 @@ typedef struct tl_cli_walk_fns {
  * each folder. A folder (also one reached through a link) is entered once
  * per (device, inode), so link loops end; paths have no length limit. */
 void tl_cli_walk(const char *dir, const tl_cli_walk_fns *fns);
+
+/* ---- the terminal view of a report (tools/cli_summary.c) ---- */
+
+/* Printing options for one table of a summary: a title, max_rows rows,
+ * cells cut to share the terminal's width (not cut when standard output
+ * is not a terminal). */
+tl_term_opts tl_cli_term_opts(const tl_table *t, size_t max_rows);
+/* "WHAT of trace ID (SOURCE)" and a blank line; SOURCE (the path or id as
+ * given) is left out when it is the id itself. */
+void tl_cli_summary_head(const char *what, uint64_t id, const char *source);
+/* The head, then the sheets named in show (NULL-terminated, in that
+ * order) that the report has, then how to write every sheet. */
+void tl_cli_print_summary(const char *what, uint64_t id, const char *source, tl_table *const *sheets, size_t n,
+                          const char *const *show);
+
+/* --html PATH of a report without a roofline (rocprofv3, JAX): the page
+ * of its sheets; prints "wrote PATH"; 0 or an exit code. */
+int tl_cli_write_html(tl_table *const *sheets, size_t n, const char *path, const char *source);
 
 /* ---- huge pages (tools/cli_hugepages.c) ---- */
 

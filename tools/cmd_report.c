@@ -45,6 +45,11 @@ static const tl_cli_opt VALUE_OPTS[] = {
 /* The output flags of `tracelens report`, renamed to the reference's for
  * the rocprofv3 and JAX reports. */
 static const tl_cli_opt SHORT_OUTPUTS[] = {{"--xlsx", TL_CLI_VALUE}, {"--csv-dir", TL_CLI_VALUE}};
+/* Flags that ask for files; without one, `report` prints a summary. */
+static const tl_cli_opt OUTPUT_FLAGS[] = {{"--xlsx", TL_CLI_VALUE},           {"--csv-dir", TL_CLI_VALUE},
+                                          {"--output_xlsx_path", TL_CLI_VALUE}, {"--output_csvs_dir", TL_CLI_VALUE},
+                                          {"--html", TL_CLI_VALUE}};
+#define NOUTPUT_FLAGS (sizeof OUTPUT_FLAGS / sizeof *OUTPUT_FLAGS)
 
 static int takes_value(const char *a) { return tl_cli_takes_next(VALUE_OPTS, NVALUE_OPTS, a); }
 
@@ -136,6 +141,11 @@ int tl_cmd_report(int argc, char **argv)
         if (!seen_input && !strcmp(a, input)) { seen_input = 1; continue; }
         sub[n++] = (char *)a;
     }
+    /* no output flag: the terminal summary, as for a PyTorch trace */
+    int files = 0;
+    for (int i = 1; i < argc; i++)
+        if (tl_cli_match(OUTPUT_FLAGS, NOUTPUT_FLAGS, argv[i]) >= 0) files = 1;
+    if (!files) sub[n++] = (char *)"--summary";
     sub[n] = NULL;
     code = fn(n, sub);
     free(sub);

@@ -92,7 +92,8 @@ static int xspace_file_ok(const char *self, const char *path)
     return 0;
 }
 
-enum { J_HELP, J_PROFILE, J_XLSX, J_CSV, J_ARCH_JSON, J_ARCH_PLATFORM, J_DB, J_KEYWORDS, J_ORIGAMI };
+enum { J_HELP, J_PROFILE, J_XLSX, J_CSV, J_ARCH_JSON, J_ARCH_PLATFORM, J_DB, J_KEYWORDS, J_ORIGAMI, J_SUMMARY,
+       J_HTML };
 static const tl_cli_opt OPTS[] = {
     [J_HELP] = {"-h|--help", TL_CLI_FLAG},
     [J_PROFILE] = {"--profile_path", TL_CLI_VALUE},
@@ -103,13 +104,36 @@ static const tl_cli_opt OPTS[] = {
     [J_DB] = {"--db", TL_CLI_VALUE},
     [J_KEYWORDS] = {"--kernel_metadata_keyword_filters", TL_CLI_VALUES},
     [J_ORIGAMI] = {"--enable-origami|--enable_origami", TL_CLI_FLAG},
+    [J_SUMMARY] = {"--summary", TL_CLI_FLAG},
+    [J_HTML] = {"--html", TL_CLI_VALUE},
 };
+
+/* The terminal summary (--summary, no file asked for), or the page and the
+ * workbook/CSVs; 0 or an exit code. */
+static int jax_outputs(const char *self, uint64_t id, const char *trace_arg, tl_table **sheets, size_t nsheets,
+                       const char *csv, const char *xlsx, const char *html, int summary)
+{
+    if (summary && !csv && !xlsx) {
+        static const char *const show[] = {"gpu_timeline", "kernel_launchers_summary_by_category", "xla_summary",
+                                           NULL};
+        tl_cli_print_summary("JAX report", id, trace_arg, sheets, nsheets, show);
+        return TL_EXIT_OK;
+    }
+    int code = TL_EXIT_OK;
+    if (html && (code = tl_cli_write_html(sheets, nsheets, html, trace_arg)) != TL_EXIT_OK) return code;
+    if (csv || xlsx) {
+        code = tl_cli_write_sheets(sheets, nsheets, csv, xlsx);
+        if (!code) printf("%s: wrote %zu sheets to %s\n", self, nsheets, csv ? csv : xlsx);
+    }
+    return code;
+}
 
 int tl_cmd_report_jax(int argc, char **argv)
 {
     const char *self = argc > 0 ? argv[0] : "TraceLens_generate_perf_report_jax";
     const char *profile = NULL, *positional = NULL, *xlsx = NULL, *csv = NULL, *db = NULL;
-    const char *arch_json = NULL, *arch_platform = NULL;
+    const char *arch_json = NULL, *arch_platform = NULL, *html = NULL;
+    int summary = 0;
     const char **kw = tl_xcalloc((size_t)argc + 1, sizeof *kw);
     size_t nkw = 0;
     int code = TL_EXIT_OK;
@@ -129,6 +153,8 @@ int tl_cmd_report_jax(int argc, char **argv)
         else if (k == J_ARCH_JSON) arch_json = v;
         else if (k == J_ARCH_PLATFORM) arch_platform = v;
         else if (k == J_DB) db = v;
+        else if (k == J_SUMMARY) summary = 1;
+        else if (k == J_HTML) html = v;
         else if (k == J_KEYWORDS) {
             for (size_t q = 0; q < tl_cli_nvalues(&p); q++) kw[nkw++] = tl_cli_value(&p, q);
             if (!nkw) {
@@ -183,6 +209,8 @@ int tl_cmd_report_jax(int argc, char **argv)
     if (csv) {
         if (xlsx) fprintf(stderr, "%s: note: --output_csvs_dir given, writing CSVs only (as the reference)\n", self);
         xlsx = NULL;
+    } else if (!xlsx && (html || summary)) {
+        summary = summary && !html; /* files asked for: no terminal view */
     } else if (!xlsx) {
         struct stat st;
         if (stat(trace_arg, &st) != 0) {
@@ -238,8 +266,7 @@ int tl_cmd_report_jax(int argc, char **argv)
         goto out;
     }
     if (warn.n) fwrite(warn.p, 1, warn.n, stderr);
-    code = tl_cli_write_sheets(sheets, nsheets, csv, xlsx);
-    if (!code) printf("%s: wrote %zu sheets to %s\n", self, nsheets, csv ? csv : xlsx);
+    code = jax_outputs(self, id, trace_arg, sheets, nsheets, csv, xlsx, html, summary);
 
 out:
     tl_jax_sheets_free(sheets, nsheets);

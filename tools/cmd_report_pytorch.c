@@ -534,26 +534,32 @@ static tl_table *project(const tl_table *t, const char *const *cols)
     return o;
 }
 
-static void print_summary(const tl_pyt_sheets *s)
+static void print_summary(const tl_pyt_sheets *s, uint64_t id, const char *source)
 {
-    tl_term_opts to = {0};
-    to.title = 1;
-    to.max_rows = 15;
+    tl_cli_summary_head("PyTorch report", id, source);
     const tl_table *t = tl_pyt_sheet(s, "gpu_timeline");
-    if (t) tl_report_term_print(stdout, t, &to);
+    tl_term_opts to;
+    if (t) {
+        to = tl_cli_term_opts(t, 15);
+        tl_report_term_print(stdout, t, &to);
+    }
     t = tl_pyt_sheet(s, "ops_summary_by_category");
-    if (t) { putchar('\n'); tl_report_term_print(stdout, t, &to); }
+    if (t) {
+        putchar('\n');
+        to = tl_cli_term_opts(t, 15);
+        tl_report_term_print(stdout, t, &to);
+    }
     t = tl_pyt_sheet(s, "ops_summary");
     if (t) {
         static const char *const cols[] = {"name", "is_recompute", "Count", "total_direct_kernel_time_ms",
                                            "Categories", "Percentage (%)", NULL};
         tl_table *v = project(t, cols);
         putchar('\n');
-        to.max_rows = 10;
+        to = tl_cli_term_opts(v, 10);
         tl_report_term_print(stdout, v, &to);
         tl_table_free(v);
     }
-    printf("\n%zu sheets; write them with --xlsx PATH or --csv-dir DIR.\n", s->n);
+    printf("\n%zu sheets; write them with --xlsx PATH, --csv-dir DIR or --html PATH.\n", s->n);
 }
 
 /* Memory a stage frees goes back to the system before the next stage
@@ -934,17 +940,21 @@ static int write_outputs(pyt_cli *c, pyt_run *u)
             return TL_EXIT_FAIL;
         }
         if (c->tracelens_style) printf("wrote %zu CSV files to %s\n", sh->n, c->csv_dir);
+        else /* the reference's own lines */
+            for (size_t i = 0; i < sh->n; i++)
+                printf("DataFrame '%s' written to %s/%s.csv\n", sh->v[i]->name, c->csv_dir, sh->v[i]->name);
     }
     if (u->xlsx) {
         int code = write_xlsx(u->xlsx, sh, c->o.arch);
         if (code) return code;
         if (c->tracelens_style) printf("wrote %s (%zu sheets)\n", u->xlsx, sh->n);
+        else printf("DataFrames successfully written to %s\n", u->xlsx);
     }
     if (c->html) {
         int code = write_html(c, sh);
         if (code) return code;
     }
-    if (c->tracelens_style && !c->xlsx && !c->csv_dir && !c->html) print_summary(sh);
+    if (c->tracelens_style && !c->xlsx && !c->csv_dir && !c->html) print_summary(sh, u->t->id, c->input);
     return TL_EXIT_OK;
 }
 

@@ -63,13 +63,17 @@ static const char *HELP =
     "                                $XDG_STATE_HOME/tracelens, ~/.local/state).\n"
     "  --db DIR                      trace store (default $TRACELENS_DB, else\n"
     "                                $XDG_DATA_HOME/tracelens)\n"
+    "  --html PATH                   also (or only) one self-contained HTML page\n"
+    "  --summary                     print a terminal summary instead of writing\n"
+    "                                files (what `tracelens report ID` does)\n"
     "  -h, --help                    this text\n"
     "\n"
     "Flags may be abbreviated to a unique prefix, as with the reference tool.\n"
     "exit status: 0 ok; 1 input missing or not a rocprofv3 file, or the report\n"
     "failed; 2 bad command line; 3 store error; 4 no such trace id.\n";
 
-enum { F_PATH, F_XLSX, F_CSV, F_NOSUM, F_DETAILS, F_SHORT, F_THRESH, F_BINS, F_TOPK, F_REF, F_DB, F_HELP, F_N };
+enum { F_PATH, F_XLSX, F_CSV, F_NOSUM, F_DETAILS, F_SHORT, F_THRESH, F_BINS, F_TOPK, F_REF, F_DB, F_HELP,
+       F_SUMMARY, F_HTML, F_N };
 static const tl_cli_opt FLAGS[F_N] = {
     [F_PATH] = {"--profile_json_path", TL_CLI_VALUE},
     [F_XLSX] = {"--output_xlsx_path", TL_CLI_VALUE},
@@ -83,6 +87,8 @@ static const tl_cli_opt FLAGS[F_N] = {
     [F_REF] = {"--reference-units", TL_CLI_FLAG},
     [F_DB] = {"--db", TL_CLI_VALUE},
     [F_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [F_SUMMARY] = {"--summary", TL_CLI_FLAG},
+    [F_HTML] = {"--html", TL_CLI_VALUE},
 };
 
 static int usage_error(const char *prog, const char *fmt, const char *arg)
@@ -179,6 +185,22 @@ static int check_rocprof(const char *path, tl_err *err)
     const char *what = n == 0 ? "empty" : head[i] == '{' ? "JSON without it (a PyTorch/Kineto trace?)" : "not JSON";
     return tl_errf(err, TL_EFORMAT, "Not a valid rocprofv3 file: missing 'rocprofiler-sdk-tool' key (%s is %s)",
                    path, what);
+}
+
+/* What the report found, on stderr as the reference prints it. */
+static void print_counts(const tl_rocprof_result *res, const tl_rocprof_opts *o)
+{
+    fprintf(stderr, "Found %llu kernel dispatches\n", (unsigned long long)res->n_kernels);
+    fprintf(stderr, "Found %llu memory operations\n", (unsigned long long)res->n_memcpy);
+    fprintf(stderr, "Found %llu API calls\n", (unsigned long long)res->n_api);
+    fprintf(stderr, "PID: %lld, Hostname: %s\n", (long long)res->pid, res->hostname);
+    if (res->warnings) fprintf(stderr, "warning: %s", res->warnings);
+    if (!res->n_kernels) fprintf(stderr, "warning: No kernel events found in rocprof data\n");
+    if (o->short_kernel_study && !res->n_short)
+        fprintf(stderr, "No kernels found with duration < %g %s\n", o->short_threshold,
+                o->reference_units ? "(ns; the reference labels it µs)" : "µs");
+    for (size_t i = 0; i < res->nsheets; i++)
+        fprintf(stderr, "  %s: %zu rows\n", res->sheets[i]->name, res->sheets[i]->nrows);
 }
 
 int tl_cmd_report_rocprof(int argc, char **argv)
@@ -289,19 +311,18 @@ int tl_cmd_report_rocprof(int argc, char **argv)
         rc = err.code == TL_EUSAGE ? TL_EXIT_USAGE : TL_EXIT_FAIL;
         goto out;
     }
-    fprintf(stderr, "Found %llu kernel dispatches\n", (unsigned long long)res.n_kernels);
-    fprintf(stderr, "Found %llu memory operations\n", (unsigned long long)res.n_memcpy);
-    fprintf(stderr, "Found %llu API calls\n", (unsigned long long)res.n_api);
-    fprintf(stderr, "PID: %lld, Hostname: %s\n", (long long)res.pid, res.hostname);
-    if (res.warnings) fprintf(stderr, "warning: %s", res.warnings);
-    if (!res.n_kernels) fprintf(stderr, "warning: No kernel events found in rocprof data\n");
-    if (o.short_kernel_study && !res.n_short)
-        fprintf(stderr, "No kernels found with duration < %g %s\n", o.short_threshold,
-                o.reference_units ? "(ns; the reference labels it µs)" : "µs");
-    for (size_t i = 0; i < res.nsheets; i++)
-        fprintf(stderr, "  %s: %zu rows\n", res.sheets[i]->name, res.sheets[i]->nrows);
-    if (!o.reference_units) units_note();
+    print_counts(&res, &o);
 
+    if (!o.reference_units) units_note();
+    /* --summary (tracelens report without an output flag): the terminal
+     * view instead of files */
+    if (set[F_SUMMARY] && !val[F_CSV] && !val[F_XLSX] && !val[F_HTML]) {
+        static const char *const show[] = {"gpu_timeline", "kernel_summary_by_category", "kernel_summary", NULL};
+        tl_cli_print_summary("rocprofv3 report", id, input, res.sheets, res.nsheets, show);
+        goto out;
+    }
+    if (val[F_HTML] && (rc = tl_cli_write_html(res.sheets, res.nsheets, val[F_HTML], input)) != TL_EXIT_OK) goto out;
+    if (val[F_HTML] && !val[F_CSV] && !val[F_XLSX]) goto out;
     /* CSVs replace the workbook when a directory is given (as the reference). */
     const char *csv = val[F_CSV];
     if (!csv) {
