@@ -7,7 +7,10 @@ CSVs): our command on the traceEvents JSON must give the reference's CSVs
 (columns by name, rows by position; an empty reference cell is not
 checked; numbers within 1e-6, other text equal), and our command on the
 .pftrace holding the same events (built here by pftrace_encode.py) must give
-byte-identical CSVs. The two stored traces must also be equal row for row
+byte-identical CSVs. Genesis cases run our command on a copy of their
+capture folder (with the .pftrace of their input) and compare the
+workbook's sheets (written as CSVs too) with the reference's. The two
+stored traces must also be equal row for row
 (`tracelens sql`), and damaged .pftrace files must fail with the file and
 byte offset named.
 
@@ -18,6 +21,7 @@ import csv
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -103,6 +107,32 @@ def stored_rows(build, db, path):
     return q.stdout, q.stderr
 
 
+def genesis_case(build, tmp, db, case):
+    """Our genesis command on a copy of the case's capture (with the
+    .pftrace of its input); (ok, cells, mismatched, missing, notes)."""
+    cap = os.path.join(tmp, "genesis", case["case"])
+    shutil.copytree(os.path.join(GOLD, case["capture"]), cap)
+    if case["input"]:
+        with open(os.path.join(GOLD, "inputs", case["input"]), encoding="utf-8") as f:
+            data = pftrace_encode.encode(json.load(f))
+        with open(os.path.join(cap, "kernel_trace", "kernel_results.pftrace"), "wb") as f:
+            f.write(data)
+    out = os.path.join(tmp, "genesis_out", case["case"])
+    p = run([os.path.join(build, case["command"]), "--db", db, "--capture-dir", cap, "--output-dir", out,
+             "--output_csvs_dir", os.path.join(out, "csv")] + case["flags"])
+    if p.returncode:
+        return False, 0, 0, 0, [f"exit {p.returncode}: {p.stderr.strip()[-300:]}"]
+    cells, bad, missing, notes = compare(os.path.join(out, "csv"), os.path.join(GOLD, "expected", case["case"]))
+    for f in ("genesis_perf_report.xlsx", "genesis_summary.md"):
+        if not os.path.exists(os.path.join(out, f)):
+            notes.append(f"{f} not written")
+            bad += 1
+    if os.path.exists(os.path.join(out, ".work")):
+        notes.append(".work left behind without --keep-work")
+        bad += 1
+    return not bad and not missing, cells, bad, missing, notes
+
+
 def bad_inputs(build, tmp, db, results):
     """Damaged .pftrace files: exit 1, the message names file and offset."""
     with open(os.path.join(GOLD, "inputs", "hip_api_minimal.json"), encoding="utf-8") as f:
@@ -135,6 +165,8 @@ def main():
         pftraces = {}
         for case in cases:
             inp = case["input"]
+            if case.get("capture"):
+                continue
             if inp not in pftraces:
                 src = os.path.join(GOLD, "inputs", inp)
                 with open(src, encoding="utf-8") as f:
@@ -149,6 +181,13 @@ def main():
         for case in cases:
             name = case["case"]
             if only and only not in name:
+                continue
+            if case.get("capture"):
+                ok, cells, bad, missing, notes = genesis_case(build, tmp, db, case)
+                totals[0] += cells
+                totals[1] += bad
+                totals[2] += missing
+                results.append((name, ok, notes))
                 continue
             outs = {}
             for form, path in (("json", os.path.join(GOLD, "inputs", case["input"])),

@@ -255,6 +255,7 @@ int tl_cmd_report_jax(int argc, char **argv);
 int tl_cmd_report_pftrace_hip_api(int argc, char **argv);
 int tl_cmd_report_pftrace_hip_activity(int argc, char **argv);
 int tl_cmd_report_pftrace_memory_copy(int argc, char **argv);
+int tl_cmd_report_genesis(int argc, char **argv);
 int tl_cmd_compare(int argc, char **argv);
 int tl_cmd_diff(int argc, char **argv);
 int tl_cmd_query(int argc, char **argv);

@@ -61,4 +61,25 @@ int tl_pf_activity_report(const tl_trace *t, const tl_pf_activity_opts *o, tl_pf
                           tl_err *err);
 void tl_pf_activity_result_free(tl_pf_activity_result *res);
 
+/* ---- the Genesis report's supplements (generate_perf_report_genesis) */
+/* Physics kernel category of a kernel name ("Rigid Body Solver", ...,
+ * "Other"): the first category one of whose patterns the name holds. */
+const char *tl_pf_genesis_category(const char *name);
+/* The rocprof report's kernel_summary (reference units) as the Genesis
+ * report shows it: "Total Kernel Time (ms)" and "Mean Kernel Time (µs)"
+ * divided by 1000, "Category" the physics category. Returns the matching
+ * kernel_summary_by_category (columns only when ks is empty). */
+tl_table *tl_pf_genesis_recategorize(tl_table *ks);
+/* The steady-state window of dispatches [starts[i], ends[i]) ns: the
+ * dispatches after the largest gap (when at least gap_ns) or those of the
+ * last fallback_ns, whichever keeps the GPU busier, as the gpu_timeline
+ * sheet (type, time ms, percent) and what the summary prints. */
+typedef struct tl_pf_steady {
+    char method[64];
+    int64_t cutoff_ns, dispatches;
+    double window_ms, gpu_util_pct;
+} tl_pf_steady;
+int tl_pf_genesis_steady_state(const int64_t *starts, const int64_t *ends, size_t n, int64_t gap_ns,
+                               int64_t fallback_ns, tl_table **timeline, tl_pf_steady *meta, tl_err *err);
+
 #endif

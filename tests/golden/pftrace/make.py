@@ -16,7 +16,11 @@ Inputs (inputs/<name>.json) are written compactly
 .pftrace of the same events is stored as (pftrace_encode.py). Events that
 the reference's tests leave without "ts"/"dur" get "ts": 0, "dur": 0:
 tracelens requires both on a complete event, and none of these reports
-reads them for such events (memory copies). cases.json lists every case:
+reads them for such events (memory copies). Genesis cases (genesis/<case>/
+capture/) are capture folders of the CSV texts of tests/test_genesis.py; the
+reference's workbook is read back with pandas into expected/<case>/<sheet>.csv,
+and the input a case names is given to the reference as the traceEvents
+JSON of the capture's kernel_results.pftrace (which the test writes). cases.json lists every case:
 input, command, flags; expected/<case>/ holds the reference's CSVs,
 written by the reference's generate_* function with output_csvs_dir (what
 its command line does)."""
@@ -25,6 +29,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +37,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 API = "TraceLens_generate_perf_report_pftrace_hip_api"
 ACT = "TraceLens_generate_perf_report_pftrace_hip_activity"
 MEM = "TraceLens_generate_perf_report_pftrace_memory_copy"
+GEN = "TraceLens_generate_perf_report_genesis"
 
 # command-line flags per case; each input runs every list of its commands
 API_FLAGS = [[], ["--include_nonlaunch_apis", "--allow_multi_kernel_per_api"], ["--exclude_kernel_regex", ""]]
@@ -90,11 +96,76 @@ def run_reference(command, trace, flags, out_dir):
         sys.argv = argv
 
 
+# Genesis cases: a capture folder made of the reference's test CSVs
+# (tests/test_genesis.py) plus, where named, a kernel_results.pftrace of an
+# input above; flags of the reference's command line.
+GENESIS_CASES = [
+    ("genesis_basic", "fixture_full", []),
+    ("genesis_api_details", None, ["--include-api", "--kernel-details", "--steady-state-gap-ms", "100"]),
+    ("genesis_fallback", "fixture_rich", ["--no-short-kernel-study", "--steady-state-fallback-s", "200000"]),
+]
+GENESIS_CSVS = {
+    "kernel_kernel_trace.csv": "KERNEL_TRACE_CSV",
+    "kernel_hip_api_trace.csv": "HIP_API_TRACE_CSV",
+    "kernel_hsa_api_trace.csv": "HSA_API_TRACE_CSV",
+    "kernel_agent_info.csv": "AGENT_INFO_CSV",
+}
+
+
+def genesis_capture(checkout, dest):
+    """capture/kernel_trace/ with the test's CSV texts."""
+    path = os.path.join(checkout, "tests", "test_genesis.py")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    texts = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            texts[node.targets[0].id] = ast.literal_eval(node.value)
+    kdir = os.path.join(dest, "kernel_trace")
+    os.makedirs(kdir)
+    for name, var in GENESIS_CSVS.items():
+        with open(os.path.join(kdir, name), "w", encoding="utf-8") as f:
+            f.write(texts[var])
+
+
+def run_genesis(checkout, case, pf_input, flags, tmp):
+    """The reference on the capture; its workbook's sheets as CSVs. The
+    .pftrace's traceEvents JSON is put where the reference keeps its
+    traceconv output (.work/pftrace_events.json), so no traceconv runs."""
+    import pandas as pd
+    from TraceLens.Reporting import generate_perf_report_genesis as m_gen
+
+    cap = os.path.join(HERE, "genesis", case, "capture")
+    genesis_capture(checkout, cap)
+    out = os.path.join(tmp, case)
+    fake = os.path.join(tmp, "traceconv")  # ensure_traceconv would download one otherwise
+    open(fake, "w").close()
+    argv = [GEN, "--capture-dir", cap, "--output-dir", out, "--traceconv", fake] + flags
+    if pf_input:
+        open(os.path.join(cap, "kernel_trace", "kernel_results.pftrace"), "wb").close()
+        os.makedirs(os.path.join(out, ".work"))
+        shutil.copy(os.path.join(HERE, "inputs", pf_input + ".json"), os.path.join(out, ".work", "pftrace_events.json"))
+    saved = sys.argv
+    sys.argv = argv
+    try:
+        m_gen.main()
+    finally:
+        sys.argv = saved
+    if pf_input:
+        os.remove(os.path.join(cap, "kernel_trace", "kernel_results.pftrace"))
+    exp = os.path.join(HERE, "expected", case)
+    os.makedirs(exp)
+    for sheet, df in pd.read_excel(os.path.join(out, "genesis_perf_report.xlsx"), sheet_name=None).items():
+        df.to_csv(os.path.join(exp, sheet + ".csv"), index=False)
+    return {"case": case, "input": pf_input + ".json" if pf_input else None, "command": GEN, "flags": flags,
+            "capture": os.path.relpath(cap, HERE)}
+
+
 def main():
     checkout = os.path.abspath(sys.argv[1])
     sys.path.insert(0, checkout)
     inputs = load_inputs(checkout)
-    for d in ("inputs", "expected"):
+    for d in ("inputs", "expected", "genesis"):
         shutil.rmtree(os.path.join(HERE, d), ignore_errors=True)
         os.makedirs(os.path.join(HERE, d))
     cases = []
@@ -112,6 +183,9 @@ def main():
                 out = os.path.join(HERE, "expected", case)
                 run_reference(command, path, flags, out)
                 cases.append({"case": case, "input": name + ".json", "command": command, "flags": flags})
+    with tempfile.TemporaryDirectory() as tmp:
+        for case, pf_input, flags in GENESIS_CASES:
+            cases.append(run_genesis(checkout, case, pf_input, flags, tmp))
     with open(os.path.join(HERE, "cases.json"), "w") as f:
         json.dump(cases, f, indent=1)
         f.write("\n")
