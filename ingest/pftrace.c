@@ -148,8 +148,18 @@ typedef struct slice {
     tl_buf args;  /* members written so far, without the braces */
 } slice;
 
+/* Interned texts of one sequence by small iid (pool offsets, 0 unknown):
+ * the lookups of every annotation name without hashing. */
+#define PF_CACHE_IIDS 1024
+typedef struct intern_cache {
+    uint32_t seq, gen;
+    int valid;
+    size_t off[5][PF_CACHE_IIDS];
+} intern_cache;
+
 typedef struct pf_reader {
     tl_build *b;
+    intern_cache *cache;
     const char *path;
     uint64_t off; /* byte offset of the packet being read */
     tl_bmap interned;
@@ -174,11 +184,13 @@ static void reader_init(pf_reader *r, tl_build *b, const char *path)
     tl_imap_init(&r->seq_gen, 8);
     tl_imap_init(&r->track_of, 64);
     r->free_slice = -1;
+    r->cache = tl_xcalloc(1, sizeof *r->cache);
     tl_buf_putc(&r->pool, '\0'); /* offset 0: absent */
 }
 
 static void reader_free(pf_reader *r)
 {
+    free(r->cache);
     tl_bmap_free(&r->interned);
     tl_imap_free(&r->seq_gen);
     tl_imap_free(&r->track_of);
@@ -208,6 +220,8 @@ static void intern_put(pf_reader *r, uint32_t seq, uint32_t table, uint64_t iid,
     int isnew;
     size_t *slot = tl_bmap_put(&r->interned, &k, &isnew);
     *slot = r->pool.n;
+    if (iid < PF_CACHE_IIDS && r->cache->valid && r->cache->seq == seq && r->cache->gen == k.gen)
+        r->cache->off[table][iid] = r->pool.n;
     tl_buf_append(&r->pool, s, n);
     tl_buf_putc(&r->pool, '\0');
 }
@@ -215,11 +229,21 @@ static void intern_put(pf_reader *r, uint32_t seq, uint32_t table, uint64_t iid,
 /* Interned text, or NULL when the sequence has no such iid. */
 static const char *intern_get(pf_reader *r, uint32_t seq, uint32_t table, uint64_t iid)
 {
-    intern_key k = {seq, seq_generation(r, seq), table, 0, iid};
+    uint32_t gen = seq_generation(r, seq);
+    intern_cache *c = r->cache;
+    if (!c->valid || c->seq != seq || c->gen != gen) {
+        memset(c, 0, sizeof *c);
+        c->seq = seq;
+        c->gen = gen;
+        c->valid = 1;
+    }
+    if (iid < PF_CACHE_IIDS && c->off[table][iid]) return r->pool.p + c->off[table][iid];
+    intern_key k = {seq, gen, table, 0, iid};
     int isnew;
     size_t *slot = tl_bmap_put(&r->interned, &k, &isnew);
-    if (isnew) return NULL; /* left as the absent offset 0 */
-    return *slot ? r->pool.p + *slot : NULL;
+    if (isnew || !*slot) return NULL; /* a miss is left as the absent offset 0 */
+    if (iid < PF_CACHE_IIDS) c->off[table][iid] = *slot;
+    return r->pool.p + *slot;
 }
 
 static void take_interned(pf_reader *r, uint32_t seq, const Tlpf__InternedData *d)
@@ -348,6 +372,7 @@ static void promote(pf_reader *r, tl_ev_in *e, const char *key, const char *v, s
 {
     int64_t *iv = NULL;
     uint32_t *tv = NULL;
+    if (!strchr("cdsEFSgbIO", key[0])) return; /* no promoted key starts otherwise */
     if (!strcmp(key, "corr_id") || !strcmp(key, "correlation")) iv = &e->corr;
     else if (!strcmp(key, "stream")) iv = &e->stream;
     else if (!strcmp(key, "device")) iv = &e->device;
@@ -384,13 +409,24 @@ static void write_double(tl_buf *o, double d)
 static void write_members(pf_reader *r, uint32_t seq, Tlpf__DebugAnnotation **a, size_t n, tl_buf *o,
                           tl_ev_in *promo);
 
+/* Decimal text of v (with '-' when neg). */
+static void put_u64(tl_buf *o, uint64_t v, int neg)
+{
+    char t[24];
+    size_t i = sizeof t;
+    do t[--i] = (char)('0' + v % 10); while (v /= 10);
+    if (neg) t[--i] = '-';
+    tl_buf_append(o, t + i, sizeof t - i);
+}
+
 /* The JSON text of an annotation's value (pftrace.h). */
 static void write_value(pf_reader *r, uint32_t seq, const Tlpf__DebugAnnotation *a, tl_buf *o)
 {
     const char *s;
     if (a->has_bool_value) tl_buf_puts(o, a->bool_value ? "true" : "false");
-    else if (a->has_uint_value) tl_buf_printf(o, "%" PRIu64, a->uint_value);
-    else if (a->has_int_value) tl_buf_printf(o, "%" PRId64, a->int_value);
+    else if (a->has_uint_value) put_u64(o, a->uint_value, 0);
+    else if (a->has_int_value) put_u64(o, a->int_value < 0 ? 0 - (uint64_t)a->int_value : (uint64_t)a->int_value,
+                                       a->int_value < 0);
     else if (a->has_double_value) write_double(o, a->double_value);
     else if (a->string_value) tl_buf_json_str(o, a->string_value, strlen(a->string_value));
     else if (a->has_string_value_iid && (s = intern_get(r, seq, IT_ASTR, a->string_value_iid)))
@@ -547,7 +583,7 @@ static int take_event(pf_reader *r, const Tlpf__TracePacket *pk, tl_err *err)
 /* One TracePacket's bytes. */
 static int take_packet(pf_reader *r, const unsigned char *p, size_t n, tl_err *err)
 {
-    if (packet_too_deep(p, n))
+    if (n > 2 * PF_MAX_DEPTH && packet_too_deep(p, n)) /* each level takes at least 2 bytes */
         return fail(r, err, "debug annotations nested more than 64 levels deep");
     Tlpf__TracePacket *pk = tlpf__trace_packet__unpack(NULL, n, p);
     if (!pk) return fail(r, err, "expected a TracePacket; these bytes do not decode as one (corrupt or truncated)");
@@ -596,7 +632,7 @@ static int read_packets(pf_reader *r, tl_source *src, tl_err *err)
     size_t len;
     uint64_t base;
     int eof = 0, rc;
-    uint64_t off = 0;
+    uint64_t off = 0, released = 0;
     for (;;) {
         if ((rc = tl_source_window(src, off, &buf, &len, &base, &eof, err))) return rc;
         const unsigned char *w = (const unsigned char *)buf;
@@ -609,6 +645,10 @@ static int read_packets(pf_reader *r, tl_source *src, tl_err *err)
             if ((rc = take_packet(r, w + pos, plen, err))) return rc;
             pos += plen;
             off = base + pos;
+            if (off - released >= (1u << 20)) {
+                if ((rc = tl_source_release(src, off))) return rc;
+                released = off;
+            }
         }
         if ((rc = tl_source_release(src, off))) return rc;
         if (eof && pos == len) return 0;
