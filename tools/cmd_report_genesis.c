@@ -740,8 +740,9 @@ static int parse_args(genesis *g, int argc, char **argv)
             return -1;
         }
         if (f < 0) {
-            fprintf(stderr, "%s: error: %s\n", g->prog, f == TL_CLI_BAD ? p.msg : "unrecognized arguments");
-            if (f != TL_CLI_BAD) fprintf(stderr, "  %s\n", p.arg);
+            if (f == TL_CLI_BAD) fprintf(stderr, "%s: error: %s\n", g->prog, p.msg);
+            else fprintf(stderr, "%s: error: unrecognized arguments: %s%s\n", g->prog, p.arg,
+                         f == TL_CLI_UNKNOWN ? tl_cli_hint(&p) : "");
             return TL_EXIT_USAGE;
         }
         char *end = NULL;

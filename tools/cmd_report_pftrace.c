@@ -269,16 +269,27 @@ static int take_options(pf_cmd *c)
 
 static int parse_cmdline(pf_cmd *c, int argc, char **argv)
 {
+    /* this command's options only, so that prefixes resolve as in its
+     * argparse parser (another command's options never match) */
+    tl_cli_opt opts[O_N];
+    int which[O_N], n = 0;
+    for (int o = 0; o < O_N; o++)
+        if (has_opt(c->kind, o)) which[n] = o, opts[n++] = OPTS[o];
     tl_cli_args p;
-    tl_cli_args_init(&p, argc, argv, OPTS, O_N);
-    for (int f; (f = tl_cli_next(&p)) != TL_CLI_END;) {
+    tl_cli_args_init(&p, argc, argv, opts, (size_t)n);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        int f = k >= 0 ? which[k] : k;
         if (f == TL_CLI_POSITIONAL) {
             if (c->positional) return usage_error(c->prog, "unrecognized arguments: %s", p.arg);
             c->positional = p.arg;
             continue;
         }
         if (f == TL_CLI_BAD) return usage_error(c->prog, "%s", p.msg);
-        if (f < 0 || !has_opt(c->kind, f)) return usage_error(c->prog, "unrecognized arguments: %s", p.arg);
+        if (f < 0) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "unrecognized arguments: %%s%s", tl_cli_hint(&p));
+            return usage_error(c->prog, msg, p.arg);
+        }
         if (f == O_HELP) {
             printf(HELP_HEAD[c->kind], c->prog);
             printf(HELP_COMMON, XLSX_SUFFIX[c->kind]);
