@@ -148,6 +148,50 @@ typedef struct slice {
     tl_buf args;  /* members written so far, without the braces */
 } slice;
 
+/* protobuf-c's allocations for one packet: bumped from one block, all
+ * dropped at once when the packet is done (no per-object malloc/free, no
+ * walk of the message to free it). A packet that outgrows the block
+ * takes extra blocks, and the block is regrown to cover them. */
+typedef struct pkt_arena {
+    char *base;
+    size_t cap, used, overflow;
+    void **extra;
+    size_t nextra, capextra;
+} pkt_arena;
+
+static void *pkt_alloc(void *data, size_t size)
+{
+    pkt_arena *a = data;
+    size = (size + 15) & ~(size_t)15;
+    if (size <= a->cap - a->used) {
+        void *p = a->base + a->used;
+        a->used += size;
+        return p;
+    }
+    if (a->nextra == a->capextra) a->extra = tl_xrealloc(a->extra, (a->capextra = a->capextra * 2 + 8) * sizeof *a->extra);
+    a->overflow += size;
+    return a->extra[a->nextra++] = tl_xmalloc(size);
+}
+
+static void pkt_free(void *data, void *p)
+{
+    (void)data;
+    (void)p; /* the whole arena is reset after the packet */
+}
+
+static void pkt_reset(pkt_arena *a)
+{
+    for (size_t i = 0; i < a->nextra; i++) free(a->extra[i]);
+    a->nextra = 0;
+    if (a->overflow) {
+        size_t want = 2 * (a->cap + a->overflow);
+        free(a->base);
+        a->base = tl_xmalloc(want);
+        a->cap = want;
+    }
+    a->used = a->overflow = 0;
+}
+
 /* Interned texts of one sequence by small iid (pool offsets, 0 unknown):
  * the lookups of every annotation name without hashing. */
 #define PF_CACHE_IIDS 1024
@@ -160,6 +204,8 @@ typedef struct intern_cache {
 typedef struct pf_reader {
     tl_build *b;
     intern_cache *cache;
+    pkt_arena pkt;
+    ProtobufCAllocator alloc;
     const char *path;
     uint64_t off; /* byte offset of the packet being read */
     tl_bmap interned;
@@ -185,12 +231,18 @@ static void reader_init(pf_reader *r, tl_build *b, const char *path)
     tl_imap_init(&r->track_of, 64);
     r->free_slice = -1;
     r->cache = tl_xcalloc(1, sizeof *r->cache);
+    r->pkt.cap = 1 << 16;
+    r->pkt.base = tl_xmalloc(r->pkt.cap);
+    r->alloc = (ProtobufCAllocator){pkt_alloc, pkt_free, &r->pkt};
     tl_buf_putc(&r->pool, '\0'); /* offset 0: absent */
 }
 
 static void reader_free(pf_reader *r)
 {
     free(r->cache);
+    pkt_reset(&r->pkt);
+    free(r->pkt.base);
+    free(r->pkt.extra);
     tl_bmap_free(&r->interned);
     tl_imap_free(&r->seq_gen);
     tl_imap_free(&r->track_of);
@@ -585,7 +637,8 @@ static int take_packet(pf_reader *r, const unsigned char *p, size_t n, tl_err *e
 {
     if (n > 2 * PF_MAX_DEPTH && packet_too_deep(p, n)) /* each level takes at least 2 bytes */
         return fail(r, err, "debug annotations nested more than 64 levels deep");
-    Tlpf__TracePacket *pk = tlpf__trace_packet__unpack(NULL, n, p);
+    Tlpf__TracePacket *pk = tlpf__trace_packet__unpack(&r->alloc, n, p);
+    if (!pk) pkt_reset(&r->pkt);
     if (!pk) return fail(r, err, "expected a TracePacket; these bytes do not decode as one (corrupt or truncated)");
     uint32_t seq = pk->trusted_packet_sequence_id;
     if ((pk->has_sequence_flags && (pk->sequence_flags & 1)) ||
@@ -597,7 +650,7 @@ static int take_packet(pf_reader *r, const unsigned char *p, size_t n, tl_err *e
     if (pk->interned_data) take_interned(r, seq, pk->interned_data);
     if (pk->track_descriptor) take_track(r, pk->track_descriptor);
     int rc = pk->track_event ? take_event(r, pk, err) : 0;
-    tlpf__trace_packet__free_unpacked(pk, NULL);
+    pkt_reset(&r->pkt); /* the packet and everything protobuf-c allocated for it */
     return rc;
 }
 
