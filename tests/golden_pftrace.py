@@ -133,6 +133,19 @@ def genesis_case(build, tmp, db, case):
     return not bad and not missing, cells, bad, missing, notes
 
 
+def report_dispatch(build, tmp, db, pftraces, results):
+    """`tracelens report FILE.pftrace` is the HIP activity report with its
+    defaults (and --traceconv is accepted, unused)."""
+    pf = pftraces["fixture_full.json"]
+    a, b = os.path.join(tmp, "dispatch_report"), os.path.join(tmp, "dispatch_cmd")
+    p = run([os.path.join(build, "tracelens"), "--db", db, "report", pf, "--csv-dir", a])
+    q = run([os.path.join(build, "TraceLens_generate_perf_report_pftrace_hip_activity"), "--db", db,
+             "--trace_path", pf, "--output_csvs_dir", b, "--traceconv", "/nonexistent/traceconv"])
+    ok = p.returncode == 0 and q.returncode == 0 and sorted(os.listdir(a)) == sorted(os.listdir(b)) and all(
+        open(os.path.join(a, n), "rb").read() == open(os.path.join(b, n), "rb").read() for n in os.listdir(a))
+    results.append(("report_dispatch", ok, [p.stderr[-300:], q.stderr[-300:]] if not ok else []))
+
+
 def bad_inputs(build, tmp, db, results):
     """Damaged .pftrace files: exit 1, the message names file and offset."""
     with open(os.path.join(GOLD, "inputs", "hip_api_minimal.json"), encoding="utf-8") as f:
@@ -211,6 +224,7 @@ def main():
             if not same:
                 notes.append(".pftrace output differs from the JSON's")
             results.append((name, not bad and not missing and same, notes))
+        report_dispatch(build, tmp, db, pftraces, results)
         bad_inputs(build, tmp, db, results)
     failed = 0
     for name, ok, notes in results:
