@@ -72,6 +72,12 @@ static int cmp_ev(const void *x, const void *y)
     return c ? c : (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* Sorts by (ts, dur, name), ties in event order (an empty list has no array). */
+static void list_sort(pf_act_list *l)
+{
+    if (l->n > 1) qsort(l->v, l->n, sizeof *l->v, cmp_ev);
+}
+
 /* extract_time_ns(): args begin_ns/delta_ns, else ts/dur in µs (times
  * 1000 when ts < 10^10). -1 where int() raises. */
 static int act_time(const pf_ev *e, int64_t *ts, int64_t *dur)
@@ -213,10 +219,10 @@ static int build_lists(const pf_events *ev, const tl_pf_activity_opts *o, act *A
         if (c == C_XLA) xla_add(A, o->merge_kernels ? pf_strip_digits(a, e->name) : e->name, x.dur_ns);
     }
     for (size_t g = 0; g < A->nagents; g++) {
-        qsort(A->compute[g].v, A->compute[g].n, sizeof *A->compute[g].v, cmp_ev);
-        qsort(A->rccl[g].v, A->rccl[g].n, sizeof *A->rccl[g].v, cmp_ev);
+        list_sort(&A->compute[g]);
+        list_sort(&A->rccl[g]);
     }
-    qsort(A->hip.v, A->hip.n, sizeof *A->hip.v, cmp_ev);
+    list_sort(&A->hip);
     return 0;
 }
 
@@ -396,7 +402,6 @@ int tl_pf_activity_report(const tl_trace *t, const tl_pf_activity_opts *o, tl_pf
     if (!rc) rc = build_lists(&ev, o, &A, &a, err);
     if (!rc) {
         gpu_stats(&A, o->min_event_ns, &a);
-        res->n_events = ev.n;
         res->sheets[res->nsheets++] = category_summary(&A, &a);
         res->sheets[res->nsheets++] = xla_top(&A, o->top_xla);
         if (o->kernel_summary) res->sheets[res->nsheets++] = kernel_summary(&A, o, &a);

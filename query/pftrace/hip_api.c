@@ -334,7 +334,7 @@ int tl_pf_hip_api_report(const tl_trace *t, const tl_pf_hip_api_opts *o, tl_tabl
             rc = tl_errf(err, TL_EFORMAT, "begin_ns/end_ns/delta_ns of an event are not integers");
     if (!rc) {
         /* stable order is not needed: a group's statistics sort its values */
-        qsort(rows, nrows, sizeof *rows, cmp_key);
+        if (nrows > 1) qsort(rows, nrows, sizeof *rows, cmp_key);
         tl_table *tab = summary_table();
         int64_t *scratch = tl_xmalloc((nrows ? nrows : 1) * sizeof *scratch);
         for (size_t g0 = 0, g1; g0 < nrows; g0 = g1) {

@@ -8,17 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tl_pf_is_pftrace(const tl_trace *t)
-{
-    if (t->format && !strcmp(t->format, "pftrace")) return 1;
-    if (!t->cat) return 0;
-    for (size_t i = 0; i < t->n; i++) {
-        const char *c = tl_trace_str(t, t->cat[i]);
-        if (c && (!strcmp(c, "hip_api") || !strcmp(c, "kernel_dispatch") || !strcmp(c, "memory_copy"))) return 1;
-    }
-    return 0;
-}
-
 /* Python int() of text: surrounding white space, a sign, decimal digits
  * with single underscores between them. */
 static int py_int_text(const char *s, size_t n, int64_t *out)

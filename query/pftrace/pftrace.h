@@ -16,11 +16,6 @@
 #include "query/core/table.h"
 #include "query/core/trace.h"
 
-/* Does the stored trace look like rocprofv3's Perfetto output: format
- * "pftrace", or traceEvents JSON holding an event of category hip_api,
- * kernel_dispatch or memory_copy (what `tracelens report` checks). */
-int tl_pf_is_pftrace(const tl_trace *t);
-
 /* ---- api_kernel_summary (HIP API <-> kernel by correlation id) */
 typedef struct tl_pf_hip_api_opts {
     const char *exclude_kernel_regex; /* Python syntax; NULL or "": none */
@@ -54,7 +49,6 @@ void tl_pf_activity_opts_default(tl_pf_activity_opts *o);
 typedef struct tl_pf_activity_result {
     tl_table *sheets[TL_PF_ACTIVITY_MAX_SHEETS]; /* in the reference's order */
     size_t nsheets;
-    size_t n_events;  /* complete events read */
     char *agents;     /* agent names, ", "-joined (malloc'ed) */
 } tl_pf_activity_result;
 int tl_pf_activity_report(const tl_trace *t, const tl_pf_activity_opts *o, tl_pf_activity_result *res,
