@@ -60,15 +60,18 @@ static int cmp_total(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
+/* The buckets' statistics, the buckets in row order, and (total_all not
+ * NULL) the sum of every bucket's time. */
 static bucket **sorted_buckets(buckets *b, int64_t *total_all)
 {
     bucket **order = tl_xmalloc((b->n ? b->n : 1) * sizeof *order);
-    *total_all = 0;
+    int64_t total = 0;
     for (size_t i = 0; i < b->n; i++) {
         pf_stats_of(b->v[i].durs, b->v[i].n, &b->v[i].st);
-        *total_all += b->v[i].st.sum;
+        total += b->v[i].st.sum;
         order[i] = &b->v[i];
     }
+    if (total_all) *total_all = total;
     qsort(order, b->n, sizeof *order, cmp_total);
     return order;
 }
@@ -80,8 +83,8 @@ static void buckets_free(buckets *b)
     tl_bmap_free(&b->index);
 }
 
-/* The shared pretty/raw columns of one bucket row; `mid` names the key
- * columns that sit between StdDev and the raw (ns) columns. */
+/* The pretty and raw (ns) statistics cells of one bucket's row; Time %
+ * is of baseline. */
 static void stat_cells(tl_table *t, size_t r, const bucket *x, int64_t baseline, tl_arena *a)
 {
     double frac = baseline > 0 ? (double)x->st.sum / (double)baseline : 0.0;
@@ -141,8 +144,7 @@ tl_table *pf_kernel_summary(const pf_act_ev *const *evs, size_t n, int64_t basel
         }
         bucket_add(&b, &k, e, k.name);
     }
-    int64_t total;
-    bucket **order = sorted_buckets(&b, &total);
+    bucket **order = sorted_buckets(&b, NULL);
     static const char *const cfg_mid[] = {"GridXYZ", "BlockXYZ", "VGPR", "AccumVGPR", "SGPR", "LDS", "Scratch", "Name"};
     static const tl_type cfg_t[] = {TL_STR, TL_STR, TL_I64, TL_I64, TL_I64, TL_I64, TL_I64, TL_STR};
     static const char *const cfg_tail[] = {"GridX", "GridY", "GridZ", "BlockX", "BlockY", "BlockZ"};
@@ -164,7 +166,6 @@ tl_table *pf_kernel_summary(const pf_act_ev *const *evs, size_t n, int64_t basel
         int64_t tail[] = {e->grid, 1, 1, e->block, 1, 1};
         for (size_t c = 0; c < 6; c++) tl_table_set_i64(t, (size_t)tl_table_col(t, cfg_tail[c]), r, tail[c]);
     }
-    (void)total;
     free(order);
     tl_smap_free(&names);
     buckets_free(&b);
