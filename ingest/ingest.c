@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ingest/pftrace.h"
 #include "ingest/rocprof.h"
 #include "ingest/xplane.h"
 
@@ -16,6 +17,7 @@ const char *tl_format_name(tl_format f)
     case TL_FMT_KINETO: return "kineto";
     case TL_FMT_ROCPROF: return "rocprof";
     case TL_FMT_XPLANE: return "xplane";
+    case TL_FMT_PFTRACE: return "pftrace";
     default: return "unknown";
     }
 }
@@ -33,6 +35,7 @@ tl_format tl_sniff(tl_source *src, tl_err *err)
     /* Other JSON, or nothing but whitespace: the JSON reader names the
      * problem precisely ("expected '{'", "empty file"). */
     if ((i < n && p[i] == '[') || (i == n && n < 4096)) return TL_FMT_KINETO;
+    if (tl_pftrace_sniff(p, n)) return TL_FMT_PFTRACE; /* before XSpace: both start with field 1 */
     if (tl_xplane_sniff(p, n)) return TL_FMT_XPLANE;
     return TL_FMT_UNKNOWN;
 }
@@ -107,10 +110,11 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     case TL_FMT_KINETO: rc = tl_read_kineto(src, path, b, err); break;
     case TL_FMT_ROCPROF: rc = tl_read_rocprof(src, path, b, err); break;
     case TL_FMT_XPLANE: rc = tl_read_xplane(src, path, b, err); break;
+    case TL_FMT_PFTRACE: rc = tl_read_pftrace(src, path, b, err); break;
     default: {
         const char *p;
         size_t n = tl_source_peek(src, &p, 1, err);
-        rc = tl_errf(err, TL_EFORMAT, n ? "%s: byte 0: not a trace (expected a JSON object, gzip data or an XSpace protobuf)"
+        rc = tl_errf(err, TL_EFORMAT, n ? "%s: byte 0: not a trace (expected a JSON object, gzip data, an XSpace or a Perfetto protobuf)"
                                         : "%s: empty file", path);
     }
     }

@@ -11,7 +11,7 @@
 #include "ingest/builder.h"
 #include "ingest/source.h"
 
-typedef enum { TL_FMT_UNKNOWN = 0, TL_FMT_KINETO, TL_FMT_ROCPROF, TL_FMT_XPLANE } tl_format;
+typedef enum { TL_FMT_UNKNOWN = 0, TL_FMT_KINETO, TL_FMT_ROCPROF, TL_FMT_XPLANE, TL_FMT_PFTRACE } tl_format;
 const char *tl_format_name(tl_format f);
 
 /* Sniffs the decompressed head of a source. */
@@ -22,6 +22,7 @@ tl_format tl_sniff(tl_source *src, tl_err *err);
 int tl_read_kineto(tl_source *src, const char *path, tl_build *b, tl_err *err);
 int tl_read_rocprof(tl_source *src, const char *path, tl_build *b, tl_err *err);
 int tl_read_xplane(tl_source *src, const char *path, tl_build *b, tl_err *err);
+int tl_read_pftrace(tl_source *src, const char *path, tl_build *b, tl_err *err);
 
 /* Input guards, the defaults of tl_ingest_opts' fields of the same names
  * (used where a field is 0): no size limit; a gzip file may inflate to

@@ -27,22 +27,6 @@ void tl_kreader_free(kreader *k)
     free(k->scache);
 }
 
-static uint8_t kind_from_cat(const char *c, size_t n)
-{
-#define IS(lit) (n == sizeof(lit) - 1 && memcmp(c, lit, n) == 0)
-    if (IS("cpu_op")) return TL_K_CPU_OP;
-    if (IS("python_function")) return TL_K_PYTHON;
-    if (IS("cuda_runtime")) return TL_K_RUNTIME;
-    if (IS("cuda_driver")) return TL_K_DRIVER;
-    if (IS("kernel")) return TL_K_KERNEL;
-    if (IS("gpu_memcpy")) return TL_K_MEMCPY;
-    if (IS("gpu_memset")) return TL_K_MEMSET;
-    if (IS("user_annotation")) return TL_K_USER_ANNOTATION;
-    if (IS("gpu_user_annotation")) return TL_K_GPU_ANNOTATION;
-#undef IS
-    return TL_K_OTHER;
-}
-
 static uint8_t kind_of(kreader *k, uint32_t cat)
 {
     if (cat >= k->kind_cap) {
@@ -55,7 +39,7 @@ static uint8_t kind_of(kreader *k, uint32_t cat)
     if (!k->kind_of[cat]) {
         size_t n;
         const char *s = tl_build_strget(k->b, cat, &n);
-        k->kind_of[cat] = (uint8_t)(kind_from_cat(s, n) + 1);
+        k->kind_of[cat] = (uint8_t)(tl_kind_from_cat(s, n) + 1);
     }
     return (uint8_t)(k->kind_of[cat] - 1);
 }
@@ -189,6 +173,9 @@ static int parse_args(kreader *k, tl_ev_in *e)
         case 6:
             if (KEYIS("stream")) { rc = int_arg(k, &e->stream); break; }
             if (KEYIS("device")) { rc = int_arg(k, &e->device); break; }
+            goto skip;
+        case 7:
+            if (KEYIS("corr_id")) { rc = int_arg(k, &e->corr); break; } /* rocprofv3's Perfetto output */
             goto skip;
         case 4:
             if (KEYIS("grid")) { rc = promoted_text(k, &e->grid); break; }

@@ -70,6 +70,10 @@ extern const char *const TL_ARGS_SEL_KEYS[];
 /* §5.1 communication kernel name: contains nccl, rccl or
  * cross_device_reduce, any case (ingest/comm_kernel.c). */
 int tl_is_comm_kernel_name(const char *s, size_t n);
+/* Event kind of a category (exact, case-sensitive): Kineto's categories
+ * (§2.3) and rocprofv3's Perfetto ones (kernel_dispatch, memory_copy,
+ * hip_api, hsa_api; ingest/event_kind.c). */
+int tl_kind_from_cat(const char *c, size_t n);
 #define TL_C_ROW "row"             /* args_sel: u32 event row */
 
 /* events columns */

@@ -34,6 +34,7 @@ LAYERS = {
     "query/diff": 5,
     "query/rocprof": 5,
     "query/jax": 5,
+    "query/pftrace": 5,
     "query/inference": 6,
     "query/multirank": 6,
     "query/adhoc": 6,

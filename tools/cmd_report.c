@@ -2,7 +2,8 @@
  * --csv-dir DIR] [flags]`: one command for every trace format. It resolves
  * (or ingests) the trace, reads its format from the catalog and hands the
  * command line to the matching report: Kineto -> the PyTorch report,
- * rocprof -> the rocprofv3 report, xplane -> the JAX report, translating
+ * rocprof -> the rocprofv3 report, xplane -> the JAX report, pftrace ->
+ * the pftrace HIP activity report, translating
  * the short output flags into the reference tools' names. */
 #include "tools/cli.h"
 #include "store/store.h"
@@ -18,8 +19,9 @@ static const char *REPORT_USAGE =
     "The performance report of a stored trace (or of a file, ingested first). The\n"
     "trace's format picks the report: PyTorch/Kineto (TraceLens_generate_perf_report_pytorch\n"
     "flags, e.g. --enable_kernel_summary --short_kernel_study), rocprofv3\n"
-    "(TraceLens_generate_perf_report_rocprof flags) or JAX/XPlane\n"
-    "(TraceLens_generate_perf_report_jax flags). Without --xlsx/--csv-dir a PyTorch\n"
+    "(TraceLens_generate_perf_report_rocprof flags), JAX/XPlane\n"
+    "(TraceLens_generate_perf_report_jax flags) or rocprofv3 Perfetto (.pftrace:\n"
+    "TraceLens_generate_perf_report_pftrace_hip_activity flags). Without --xlsx/--csv-dir a PyTorch\n"
     "report prints a summary (GPU timeline, top op categories and ops). --inference:\n"
     "the inference report (TraceLens_generate_perf_report_pytorch_inference flags).\n"
     "`TraceLens_generate_perf_report_pytorch --help` lists the PyTorch flags.\n";
@@ -39,6 +41,10 @@ static const tl_cli_opt VALUE_OPTS[] = {
     {"--phase_detection_method", TL_CLI_VALUE}, {"--decode_threshold", TL_CLI_VALUE},
     {"--capture_folder", TL_CLI_VALUE}, {"--kernel_metadata_keyword_filters", TL_CLI_VALUE},
     {"--comparison_capture_folder", TL_CLI_VALUE}, {"--plot_format", TL_CLI_VALUE}, {"--plot_dpi", TL_CLI_VALUE},
+    {"--trace_path", TL_CLI_VALUE}, {"--traceconv", TL_CLI_VALUE}, {"--min_tid", TL_CLI_VALUE},
+    {"--max_tid", TL_CLI_VALUE}, {"--min_event_ns", TL_CLI_VALUE}, {"--kernel_summary_baseline", TL_CLI_VALUE},
+    {"--kernel_summary_group", TL_CLI_VALUE}, {"--hip_summary_group", TL_CLI_VALUE}, {"--top_xla", TL_CLI_VALUE},
+    {"--kernel_summary_top", TL_CLI_VALUE}, {"--hip_summary_top", TL_CLI_VALUE},
 };
 #define NVALUE_OPTS (sizeof VALUE_OPTS / sizeof *VALUE_OPTS)
 
@@ -117,6 +123,10 @@ int tl_cmd_report(int argc, char **argv)
     const char *prog = NULL;
     if (!strcmp(format, "rocprof")) { fn = tl_cmd_report_rocprof; prog = "TraceLens_generate_perf_report_rocprof"; }
     else if (!strcmp(format, "xplane")) { fn = tl_cmd_report_jax; prog = "TraceLens_generate_perf_report_jax"; }
+    else if (!strcmp(format, "pftrace")) {
+        fn = tl_cmd_report_pftrace_hip_activity;
+        prog = "TraceLens_generate_perf_report_pftrace_hip_activity";
+    }
     if (!fn) {
         fprintf(stderr, "tracelens: no report for %s traces in this build\n", format);
         free(format);
