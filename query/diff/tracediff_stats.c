@@ -36,6 +36,7 @@ struct td_stats {
     TL_VEC(td_row) rows;
     TL_VEC(td_group) groups;  /* summary rows in output order */
     int identical, empty;
+    int int_times;            /* kernel_time, busy_time are Python ints (whole_us) */
     tl_table *stats;          /* as written (identical: trace1 rows, no source) */
     tl_table *stats_src;      /* always with source (the A10 sheet) */
     tl_table *summary;
@@ -56,6 +57,25 @@ static double busy_time(const td_side *s, const int32_t *ev, size_t n)
     double total = tl_fival_union_len(v, n);
     free(v);
     return total;
+}
+
+/* Does every GPU event of the trace have whole-µs ts and dur? Old Kineto
+ * writes them as JSON integers, which the reference keeps as Python ints:
+ * kernel_time (the dur) and busy_time (sums of end - start) are then ints,
+ * and pandas prints such a column as integers ("2", not "2.0"). Traces
+ * with fractional µs text are floats throughout. */
+static int whole_us(const tl_trace *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (tl_kind_is_gpu(t->kind[i]) && (t->ts[i] % 1000 != 0 || t->dur[i] % 1000 != 0)) return 0;
+    return 1;
+}
+
+/* A time cell: an integer in an int64 column (whole values), else a float. */
+static void set_time(tl_table *t, size_t col, size_t row, double v, int as_int)
+{
+    if (as_int) tl_table_set_i64(t, col, row, (int64_t)llround(v));
+    else tl_table_set_f64(t, col, row, v);
 }
 
 /* numpy's round(x, 3): scale, round half to even, unscale. */
@@ -289,8 +309,9 @@ static tl_table *stats_table(tl_diff *d, int with_source, int only_trace1)
     size_t c_str = tl_table_add_col(t, "Input Strides", TL_STR);
     size_t c_typ = tl_table_add_col(t, "Input type", TL_STR);
     size_t c_con = tl_table_add_col(t, "Concrete Inputs", TL_STR);
-    size_t c_kt = tl_table_add_col(t, "kernel_time", TL_F64);
-    size_t c_busy = tl_table_add_col(t, "busy_time", TL_F64);
+    tl_type tt = st->int_times ? TL_I64 : TL_F64;
+    size_t c_kt = tl_table_add_col(t, "kernel_time", tt);
+    size_t c_busy = tl_table_add_col(t, "busy_time", tt);
     size_t c_lca = tl_table_add_col(t, "lowest_common_ancestor_name", TL_STR);
     size_t c_lid = tl_table_add_col(t, "lowest_common_ancestor_id", TL_I64);
     size_t c_guid = tl_table_add_col(t, "gpu_op_uid", TL_I64);
@@ -317,8 +338,8 @@ static tl_table *stats_table(tl_diff *d, int with_source, int only_trace1)
         tl_table_set_str_ref(t, c_str, k, r->strides);
         tl_table_set_str_ref(t, c_typ, k, r->type);
         tl_table_set_str_ref(t, c_con, k, r->conc);
-        tl_table_set_f64(t, c_kt, k, r->kt);
-        tl_table_set_f64(t, c_busy, k, r->busy);
+        set_time(t, c_kt, k, r->kt, st->int_times);
+        set_time(t, c_busy, k, r->busy, st->int_times);
         tl_table_set_str_ref(t, c_lca, k, r->lca);
         if (r->lca_id >= 0) tl_table_set_i64(t, c_lid, k, r->lca_id);
         tl_table_set_i64(t, c_guid, k, s->t->uid[r->gpu]);
@@ -802,12 +823,13 @@ static tl_table *summary_table(tl_diff *d)
     size_t c_str = tl_table_add_col(t, "Input Strides", TL_STR);
     size_t c_typ = tl_table_add_col(t, "Input type", TL_STR);
     size_t c_con = tl_table_add_col(t, "Concrete Inputs", TL_STR);
-    size_t c_busy = tl_table_add_col(t, "busy_time", TL_F64);
+    tl_type tt = st->int_times ? TL_I64 : TL_F64;
+    size_t c_busy = tl_table_add_col(t, "busy_time", tt);
     size_t c_lca = tl_table_add_col(t, "lowest_common_ancestor_name", TL_STR);
     size_t c_nns = tl_table_add_col(t, "nn_module_stack", TL_STR);
     size_t c_nnp = tl_table_add_col(t, "nn_module_parent", TL_STR);
     size_t c_mean = tl_table_add_col(t, "kernel_time_mean", TL_F64);
-    size_t c_sum = tl_table_add_col(t, "kernel_time_sum", TL_F64);
+    size_t c_sum = tl_table_add_col(t, "kernel_time_sum", tt); /* an int64 column's sum stays int64 */
     for (size_t g = 0; g < st->groups.n; g++) {
         const td_group *gr = &st->groups.v[g];
         const td_row *r = &st->rows.v[gr->first];
@@ -822,12 +844,12 @@ static tl_table *summary_table(tl_diff *d)
         tl_table_set_str_ref(t, c_str, k, r->strides);
         tl_table_set_str_ref(t, c_typ, k, r->type);
         tl_table_set_str_ref(t, c_con, k, r->conc);
-        tl_table_set_f64(t, c_busy, k, r->busy);
+        set_time(t, c_busy, k, r->busy, st->int_times);
         tl_table_set_str_ref(t, c_lca, k, r->lca);
         tl_table_set_str_ref(t, c_nns, k, r->nn_stack);
         tl_table_set_str_ref(t, c_nnp, k, gr->nn_parent);
         tl_table_set_f64(t, c_mean, k, gr->mean);
-        tl_table_set_f64(t, c_sum, k, gr->sum);
+        set_time(t, c_sum, k, gr->sum, st->int_times);
     }
     return t;
 }
@@ -868,6 +890,9 @@ int td_build_stats(tl_diff *d, tl_err *err)
             if (d->log) fprintf(d->log, "[TraceDiff] Identical traces detected\n");
         }
     }
+    /* the dtype pandas gives kernel_time and busy_time: int64 when every
+     * row's value is a Python int (a side with rows must be whole-µs) */
+    st->int_times = (n1 == 0 || whole_us(d->s[0].t)) && (n2 == 0 || whole_us(d->s[1].t));
     st->stats_src = stats_table(d, 1, 0);
     st->stats = st->identical ? stats_table(d, 0, 1) : NULL;
 

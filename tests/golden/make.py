@@ -34,6 +34,15 @@ How a PyTorch trace is cut, so that it stays a valid trace for both tools:
   instant events and profiler overhead events are dropped.
 The rocprofv3 sample is cut to a run of dispatches (by start time), with the
 kernel symbols they use.
+
+The TraceDiff pair (HTA's trace_diff control and test, old Kineto traces
+whose only flows are `async_cpu_to_gpu`, which the reference ignores) is cut
+the same way (those flows kept like ac2g ones) and then shifted: every ts
+less the same whole second, so that the µs values stay small (epoch-scale
+timestamps are conformance item 1, not what this case checks). Its folder
+holds both cut traces and tracediff_reference/, the reference's TraceDiff
+files (Python API: TraceDiff(control tree, test tree),
+generate_tracediff_report, print_tracediff_report_files), each gzipped.
 """
 import gzip
 import json
@@ -63,6 +72,24 @@ PYTORCH_CASES = [
 # rocprofv3 sample (TraceLens tests/rocprof): dispatches 20000-20799 by
 # start time, past the start-up copies, with 34 distinct kernels
 ROCPROF_CASE = ("rocprof_908_slice", "rocprof/908_results.json.gz", (20000, 20800))
+# TraceDiff pair: 60-76 ms into ProfilerStep#1009 of each side (backward;
+# the test side's CompiledFunctionBackward makes a cudaGraphLaunch at 67 ms,
+# whose kernels are the only ones the reference links; earlier windows give
+# it no GPU path shared by both trees, and so no diff_stats rows)
+TRACEDIFF_CASE = ("hta_tracediff_window",
+                  [("control", "public/hta_tracediff_control/hta_tracediff_control.json.gz"),
+                   ("test", "public/hta_tracediff_test/hta_tracediff_test.json.gz")],
+                  ("ProfilerStep#1009", 60000.0, 76000.0))
+TRACEDIFF_SCRIPT = """
+import sys
+from TraceLens import TreePerfAnalyzer
+from TraceLens.TraceDiff import TraceDiff
+t1 = TreePerfAnalyzer.from_file(sys.argv[1]).tree
+t2 = TreePerfAnalyzer.from_file(sys.argv[2]).tree
+td = TraceDiff(t1, t2)
+td.generate_tracediff_report()
+td.print_tracediff_report_files(sys.argv[3])
+"""
 
 HOST_DROP_CATS = {"Trace", "overhead"}
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset"}
@@ -140,7 +167,7 @@ def cut_pytorch(doc, window):
             kept.add(i)
         elif cat == "gpu_user_annotation" and e["ts"] < dhi and e["ts"] + e.get("dur", 0) > dlo:
             kept.add(i)
-        elif cat == "ac2g" and ph in ("s", "f") and e.get("id") in corr:
+        elif cat in ("ac2g", "async_cpu_to_gpu") and ph in ("s", "f") and e.get("id") in corr:
             kept.add(i)
         elif cat == "fwdbwd" and all(lo <= events[j]["ts"] <= hi for j in fwdbwd[e.get("id")]):
             kept.add(i)
@@ -169,6 +196,43 @@ def reference(checkout, module, trace, out, flags):
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
 
 
+def shift_seconds(doc):
+    """Every ts less the whole seconds of the smallest one (integers stay
+    integers, so the shifted text is exact)."""
+    events = doc["traceEvents"]
+    t0 = min(e["ts"] for e in events if "ts" in e)
+    base = int(t0 // 1000000) * 1000000
+    for e in events:
+        if "ts" in e:
+            e["ts"] -= base
+    return doc
+
+
+def make_tracediff(checkout, data):
+    name, sides, window = TRACEDIFF_CASE
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    paths = []
+    for side, src in sides:
+        trace = os.path.join(d, side + ".json.gz")
+        doc = shift_seconds(cut_pytorch(load(os.path.join(data, src)), window))
+        save(doc, trace)
+        print(f"{name}/{side}: {len(doc['traceEvents'])} events, {os.path.getsize(trace)} bytes")
+        paths.append(trace)
+    out = os.path.join(d, "tracediff_reference")
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    env = dict(os.environ, PYTHONPATH=checkout)
+    subprocess.run(["/usr/bin/python3", "-c", TRACEDIFF_SCRIPT] + paths + [out], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    for f in sorted(os.listdir(out)):
+        path = os.path.join(out, f)
+        with open(path, "rb") as src, open(path + ".gz", "wb") as dst, \
+                gzip.GzipFile(filename="", mode="wb", fileobj=dst, mtime=0) as g:
+            g.write(src.read())
+        os.remove(path)
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         print(__doc__)
@@ -191,6 +255,7 @@ def main():
     save(cut_rocprof(load(os.path.join(data, src)), dispatches), trace)
     print(f"{name}: dispatches {dispatches}, {os.path.getsize(trace)} bytes")
     reference(checkout, "generate_perf_report_rocprof", trace, os.path.join(d, "reference_csvs"), ROCPROF_FLAGS)
+    make_tracediff(checkout, data)
     return 0
 
 
