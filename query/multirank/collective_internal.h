@@ -100,8 +100,11 @@ tl_table *coll_sheet_imb_colls(coll_run *run);
  * reordered for the median). Unknown names return NaN. */
 double coll_agg(const char *agg, double *v, size_t n, size_t nrows);
 int coll_agg_known(const char *agg);
-/* Stable sort of idx[0..n) by key descending (NaN last). */
+/* idx[0..n) by key descending, NaN last: as the reference's
+ * sort_values(ascending=False) orders rows (ties as NumPy's quicksort
+ * leaves them), and a stable sort for our own sheets. */
 void coll_sort_desc(size_t *idx, size_t n, const double *key);
+void coll_sort_desc_stable(size_t *idx, size_t n, const double *key);
 /* Adds a column holding v (NaN = missing). */
 size_t coll_col_f64(tl_table *t, const char *name);
 size_t coll_col_i64(tl_table *t, const char *name);

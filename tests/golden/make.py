@@ -2,14 +2,15 @@
 """make.py — regenerates the in-repo golden set: small real traces cut from
 the public traces in ../shared/data, and the reference tool's CSVs on them.
 
-usage: /usr/bin/python3 tests/golden/make.py TRACELENS_CHECKOUT [SHARED_DATA]
+usage: /usr/bin/python3 tests/golden/make.py TRACELENS_CHECKOUT [SHARED_DATA [BUILD_DIR]]
 
 TRACELENS_CHECKOUT is a checkout of AMD-AGI/TraceLens at commit 171dd747
 (the commit that made the shared reference outputs), e.g.
     git --git-dir=<mirror> archive 171dd747 TraceLens LICENSE | tar x -C /tmp/tl
 Needs Debian's python3-pandas, python3-openpyxl and python3-tqdm (pandas 1.5.3,
 numpy 1.24).
-SHARED_DATA defaults to ../shared/data beside the repository.
+SHARED_DATA defaults to ../shared/data beside the repository, BUILD_DIR
+(where tracegen is) to build/ in it.
 
 Each case below names its source trace (all MIT: TraceLens's own test data,
 or HolisticTraceAnalysis's; see LICENSE-TraceLens and LICENSE-HTA here), the
@@ -43,6 +44,14 @@ timestamps are conformance item 1, not what this case checks). Its folder
 holds both cut traces and tracediff_reference/, the reference's TraceDiff
 files (Python API: TraceDiff(control tree, test tree),
 generate_tracediff_report, print_tracediff_report_files), each gzipped.
+
+The collective case is not cut from a trace: `tracegen --ranks 4` writes a
+4-rank corpus (deterministic: same arguments, same bytes) with process
+sub-groups (TP pairs) beside the world group, and reference_collective/
+holds the reference's multi-rank collective report CSVs on it
+(TraceLens.Reporting.generate_multi_rank_collective_report_pytorch
+--trace_pattern DIR/rank_*.json --world_size 4). The corpus itself is not
+kept: tests/golden_collective.py writes it again.
 """
 import gzip
 import json
@@ -80,6 +89,8 @@ TRACEDIFF_CASE = ("hta_tracediff_window",
                   [("control", "public/hta_tracediff_control/hta_tracediff_control.json.gz"),
                    ("test", "public/hta_tracediff_test/hta_tracediff_test.json.gz")],
                   ("ProfilerStep#1009", 60000.0, 76000.0))
+# (case folder, tracegen arguments)
+COLLECTIVE_CASE = ("collective_tp4", ["--ranks", "4", "--size", "256K", "--seed", "1"])
 TRACEDIFF_SCRIPT = """
 import sys
 from TraceLens import TreePerfAnalyzer
@@ -233,12 +244,30 @@ def make_tracediff(checkout, data):
         os.remove(path)
 
 
+def make_collective(checkout, build):
+    name, args = COLLECTIVE_CASE
+    d = os.path.join(HERE, name)
+    out = os.path.join(d, "reference_collective")
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    os.makedirs(d, exist_ok=True)
+    corpus = os.path.join(d, "corpus.tmp")
+    subprocess.run([os.path.join(build, "tracegen")] + args + ["-q", "-o", corpus], check=True)
+    env = dict(os.environ, PYTHONPATH=checkout)
+    cmd = ["/usr/bin/python3", "-m", "TraceLens.Reporting.generate_multi_rank_collective_report_pytorch",
+           "--trace_pattern", os.path.join(corpus, "rank_*.json"), "--world_size", "4", "--output_csvs_dir", out]
+    print("+", " ".join(cmd[2:]), flush=True)
+    subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(corpus)
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
+    if len(sys.argv) not in (2, 3, 4):
         print(__doc__)
         return 2
     checkout = os.path.abspath(sys.argv[1])
-    data = sys.argv[2] if len(sys.argv) == 3 else os.path.join(HERE, "..", "..", "..", "shared", "data")
+    data = sys.argv[2] if len(sys.argv) >= 3 else os.path.join(HERE, "..", "..", "..", "shared", "data")
+    build = sys.argv[3] if len(sys.argv) == 4 else os.path.join(HERE, "..", "..", "build")
     for name, src, window in PYTORCH_CASES:
         d = os.path.join(HERE, name)
         os.makedirs(d, exist_ok=True)
@@ -256,6 +285,7 @@ def main():
     print(f"{name}: dispatches {dispatches}, {os.path.getsize(trace)} bytes")
     reference(checkout, "generate_perf_report_rocprof", trace, os.path.join(d, "reference_csvs"), ROCPROF_FLAGS)
     make_tracediff(checkout, data)
+    make_collective(checkout, build)
     return 0
 
 
