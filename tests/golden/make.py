@@ -45,6 +45,16 @@ holds both cut traces and tracediff_reference/, the reference's TraceDiff
 files (Python API: TraceDiff(control tree, test tree),
 generate_tracediff_report, print_tracediff_report_files), each gzipped.
 
+The comparison case compares the reference's own workbook of
+hta_mi250_minitoy (generate_perf_report_pytorch --output_xlsx_path
+--enable_kernel_summary; its perf sheets hold the text "None" for a
+missing parameter such as `param: stride_output`) with that case's
+reference_csvs folder: compare_perf_reports_pytorch WORKBOOK FOLDER
+--names xlsx csv --output_csvs_dir reference_compare. Debian's pandas 1.5.3
+recurses forever in the reference's Series.replace({0: pd.NA}) (the pct
+denominators); COMPARE_SHIM swaps that one call for the equivalent
+Series.mask(s == 0), which gives the same (empty) cells.
+
 The collective case is not cut from a trace: `tracegen --ranks 4` writes a
 4-rank corpus (deterministic: same arguments, same bytes) with process
 sub-groups (TP pairs) beside the world group, and reference_collective/
@@ -89,6 +99,19 @@ TRACEDIFF_CASE = ("hta_tracediff_window",
                   [("control", "public/hta_tracediff_control/hta_tracediff_control.json.gz"),
                    ("test", "public/hta_tracediff_test/hta_tracediff_test.json.gz")],
                   ("ProfilerStep#1009", 60000.0, 76000.0))
+COMPARE_CASE = ("compare_mi250_workbook", "hta_mi250_minitoy")
+COMPARE_SHIM = """
+import runpy, sys
+import pandas as pd
+_replace = pd.Series.replace
+def replace(self, to_replace=None, *a, **k):
+    if isinstance(to_replace, dict) and list(to_replace) == [0] and to_replace[0] is pd.NA and not a and not k:
+        return self.mask(self == 0)
+    return _replace(self, to_replace, *a, **k)
+pd.Series.replace = replace
+sys.argv = ["compare_perf_reports_pytorch"] + sys.argv[1:]
+runpy.run_module("TraceLens.Reporting.compare_perf_reports_pytorch", run_name="__main__")
+"""
 # (case folder, tracegen arguments)
 COLLECTIVE_CASE = ("collective_tp4", ["--ranks", "4", "--size", "256K", "--seed", "1"])
 TRACEDIFF_SCRIPT = """
@@ -244,6 +267,25 @@ def make_tracediff(checkout, data):
         os.remove(path)
 
 
+def make_compare(checkout):
+    name, src_case = COMPARE_CASE
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    src = os.path.join(HERE, src_case)
+    workbook = os.path.join(d, "reference_report.xlsx")
+    env = dict(os.environ, PYTHONPATH=checkout)
+    subprocess.run(["/usr/bin/python3", "-m", "TraceLens.Reporting.generate_perf_report_pytorch", "--profile_json_path",
+                    os.path.join(src, src_case + ".json.gz"), "--output_xlsx_path", workbook,
+                    "--enable_kernel_summary"], env=env, check=True, stdout=subprocess.DEVNULL)
+    out = os.path.join(d, "reference_compare")
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    subprocess.run(["/usr/bin/python3", "-c", COMPARE_SHIM, workbook, os.path.join(src, "reference_csvs"),
+                    "--names", "xlsx", "csv", "-o", os.path.join(d, "comparison.tmp.xlsx"),
+                    "--output_csvs_dir", out], env=env, check=True, stdout=subprocess.DEVNULL)
+    os.remove(os.path.join(d, "comparison.tmp.xlsx"))
+
+
 def make_collective(checkout, build):
     name, args = COLLECTIVE_CASE
     d = os.path.join(HERE, name)
@@ -286,6 +328,7 @@ def main():
     reference(checkout, "generate_perf_report_rocprof", trace, os.path.join(d, "reference_csvs"), ROCPROF_FLAGS)
     make_tracediff(checkout, data)
     make_collective(checkout, build)
+    make_compare(checkout)
     return 0
 
 
