@@ -55,6 +55,12 @@ recurses forever in the reference's Series.replace({0: pd.NA}) (the pct
 denominators); COMPARE_SHIM swaps that one call for the equivalent
 Series.mask(s == 0), which gives the same (empty) cells.
 
+OVERLAP_CASES also run the reference's PyTorch report with
+--include_overlap_info on those cut traces and keep, in
+<case>/reference_kl_overlap/, its per-family _kl_overlap sheets
+(GEMM_kl_overlap, Reduce_fwd_kl_overlap, ...; not ops_unique_args_ or
+unified_perf_summary_kl_overlap).
+
 The collective case is not cut from a trace: `tracegen --ranks 4` writes a
 4-rank corpus (deterministic: same arguments, same bytes) with process
 sub-groups (TP pairs) beside the world group, and reference_collective/
@@ -100,6 +106,10 @@ TRACEDIFF_CASE = ("hta_tracediff_window",
                    ("test", "public/hta_tracediff_test/hta_tracediff_test.json.gz")],
                   ("ProfilerStep#1009", 60000.0, 76000.0))
 COMPARE_CASE = ("compare_mi250_workbook", "hta_mi250_minitoy")
+# in-repo cases whose per-family _kl_overlap sheets are kept (NCCL kernels
+# overlap the GEMMs and reductions of hta_negq_step551)
+OVERLAP_CASES = ["hta_mi250_minitoy", "hta_negq_step551"]
+OVERLAP_NOT_KEPT = {"ops_unique_args_kl_overlap.csv", "unified_perf_summary_kl_overlap.csv"}
 COMPARE_SHIM = """
 import runpy, sys
 import pandas as pd
@@ -286,6 +296,22 @@ def make_compare(checkout):
     os.remove(os.path.join(d, "comparison.tmp.xlsx"))
 
 
+def make_overlap(checkout):
+    for case in OVERLAP_CASES:
+        d = os.path.join(HERE, case)
+        tmp = os.path.join(d, "overlap.tmp")
+        reference(checkout, "generate_perf_report_pytorch", os.path.join(d, case + ".json.gz"), tmp,
+                  ["--include_overlap_info"])
+        out = os.path.join(d, "reference_kl_overlap")
+        if os.path.isdir(out):
+            shutil.rmtree(out)
+        os.makedirs(out)
+        for f in sorted(os.listdir(tmp)):
+            if f.endswith("_kl_overlap.csv") and f not in OVERLAP_NOT_KEPT:
+                shutil.copy(os.path.join(tmp, f), os.path.join(out, f))
+        shutil.rmtree(tmp)
+
+
 def make_collective(checkout, build):
     name, args = COLLECTIVE_CASE
     d = os.path.join(HERE, name)
@@ -329,6 +355,7 @@ def main():
     make_tracediff(checkout, data)
     make_collective(checkout, build)
     make_compare(checkout)
+    make_overlap(checkout)
     return 0
 
 
