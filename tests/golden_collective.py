@@ -523,21 +523,8 @@ def check_corpus_report(tmp, db):
     check(p.returncode != 0 and "Invalid extension txt, json and gz are supported" in p.stdout, "-e check")
 
 
-def check_reference(tmp):
-    """Our report on tests/golden/collective_tp4's corpus against the
-    reference's CSVs there, byte for byte."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
-    import make
-    name, args = make.COLLECTIVE_CASE
-    ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", name, "reference_collective")
-    corpus = os.path.join(tmp, name)
-    p = run([os.path.join(BUILD, "tracegen")] + args + ["-q", "-o", corpus])
-    check(p.returncode == 0, "tracegen " + name)
-    out = os.path.join(tmp, name + "_csv")
-    p = run([os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch"), "--db",
-             os.path.join(tmp, "db"), "--trace_pattern", os.path.join(corpus, "rank_*.json"), "--world_size", "4",
-             "--output_csvs_dir", out, "-q"])
-    check(p.returncode == 0, "collective report " + name)
+def same_files(name, ref, out):
+    """Every reference CSV of ref against out/, byte for byte."""
     for f in sorted(os.listdir(ref)):
         want = open(os.path.join(ref, f), "rb").read()
         path = os.path.join(out, f)
@@ -548,6 +535,39 @@ def check_reference(tmp):
             print("  %s line %d:\n    ours: %s\n    ref:  %s" % (f, diff + 1, (gl + [""])[diff][:200],
                                                              (wl + [""])[diff][:200]))
         check(got == want, "%s: %s equals the reference's" % (name, f))
+
+
+def check_reference(tmp):
+    """Our report against the reference's CSVs, byte for byte: on the
+    corpus tracegen writes for tests/golden/collective_tp4, and on HTA's
+    trace_filter pair (tests/golden/collective_hta_filter; JSON-integer
+    ts, so nccl_long prints integers; skipped without ../shared/data)."""
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+    sys.path.insert(0, golden)
+    import make
+    exe = os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch")
+    name, args = make.COLLECTIVE_CASE
+    corpus = os.path.join(tmp, name)
+    p = run([os.path.join(BUILD, "tracegen")] + args + ["-q", "-o", corpus])
+    check(p.returncode == 0, "tracegen " + name)
+    out = os.path.join(tmp, name + "_csv")
+    p = run([exe, "--db", os.path.join(tmp, "db"), "--trace_pattern", os.path.join(corpus, "rank_*.json"),
+             "--world_size", "4", "--output_csvs_dir", out, "-q"])
+    check(p.returncode == 0, "collective report " + name)
+    same_files(name, os.path.join(golden, name, "reference_collective"), out)
+    ranks = [os.path.join(DATA, "public", "hta_filter_rank%d" % r, "hta_filter_rank%d.json.gz" % r) for r in (0, 1)]
+    if not all(os.path.isfile(x) for x in ranks):
+        print("collective_hta_filter: skipped (no %s)" % ranks[0])
+        return
+    links = os.path.join(tmp, "hta_filter")
+    os.makedirs(links)
+    for r, x in enumerate(ranks):
+        os.symlink(x, os.path.join(links, "rank_%d.json.gz" % r))
+    out = os.path.join(tmp, "hta_filter_csv")
+    p = run([exe, "--db", os.path.join(tmp, "db"), "--trace_pattern", os.path.join(links, "rank_*.json.gz"),
+             "--world_size", "2", "--output_csvs_dir", out, "-q"])
+    check(p.returncode == 0, "collective report hta_filter")
+    same_files("collective_hta_filter", os.path.join(golden, "collective_hta_filter", "reference_collective"), out)
 
 
 def main():

@@ -32,6 +32,7 @@ typedef struct coll_ev {
 typedef struct coll_rank {
     coll_ev *ev;                /* trace order */
     size_t n, cap;
+    int ts_int, dur_int;        /* the trace writes JSON-integer ts / dur (tl_catalog_time_text) */
     tl_coll_rankinfo info;
     int ndevices;               /* length of deviceProperties (-1: absent) */
     tl_arena arena;             /* strings of this rank's events */

@@ -61,6 +61,11 @@ OVERLAP_CASES also run the reference's PyTorch report with
 (GEMM_kl_overlap, Reduce_fwd_kl_overlap, ...; not ops_unique_args_ or
 unified_perf_summary_kl_overlap).
 
+collective_hta_filter/reference_collective holds the reference's
+collective report on HTA's 2-rank trace_filter pair (public/hta_filter_rank0
+and _rank1, read from SHARED_DATA: JSON-integer ts, float dur), linked as
+rank_0.json.gz and rank_1.json.gz.
+
 The collective case is not cut from a trace: `tracegen --ranks 4` writes a
 4-rank corpus (deterministic: same arguments, same bytes) with process
 sub-groups (TP pairs) beside the world group, and reference_collective/
@@ -312,6 +317,23 @@ def make_overlap(checkout):
         shutil.rmtree(tmp)
 
 
+def make_collective_hta(checkout, data):
+    d = os.path.join(HERE, "collective_hta_filter")
+    out = os.path.join(d, "reference_collective")
+    if os.path.isdir(out):
+        shutil.rmtree(out)
+    links = os.path.join(d, "ranks.tmp")
+    os.makedirs(links, exist_ok=True)
+    for r in (0, 1):
+        os.symlink(os.path.join(os.path.abspath(data), "public", "hta_filter_rank%d" % r, "hta_filter_rank%d.json.gz" % r),
+                   os.path.join(links, "rank_%d.json.gz" % r))
+    env = dict(os.environ, PYTHONPATH=checkout)
+    subprocess.run(["/usr/bin/python3", "-m", "TraceLens.Reporting.generate_multi_rank_collective_report_pytorch",
+                    "--trace_pattern", os.path.join(links, "rank_*.json.gz"), "--world_size", "2",
+                    "--output_csvs_dir", out], env=env, check=True, stdout=subprocess.DEVNULL)
+    shutil.rmtree(links)
+
+
 def make_collective(checkout, build):
     name, args = COLLECTIVE_CASE
     d = os.path.join(HERE, name)
@@ -354,6 +376,7 @@ def main():
     reference(checkout, "generate_perf_report_rocprof", trace, os.path.join(d, "reference_csvs"), ROCPROF_FLAGS)
     make_tracediff(checkout, data)
     make_collective(checkout, build)
+    make_collective_hta(checkout, data)
     make_compare(checkout)
     make_overlap(checkout)
     return 0
