@@ -220,6 +220,11 @@ static void grow_cold_ids(tl_build *b)
             b->cold[i].buf = tl_xrealloc(b->cold[i].buf, (size_t)b->cold_cap * tl_ctype_size(b->cold[i].type));
 }
 
+void tl_build_time_text(tl_build *b, int ts_float, int dur_float)
+{
+    b->time_text |= (uint8_t)(1 | (ts_float ? 2 : 0) | (dur_float ? 4 : 0));
+}
+
 void tl_build_event(tl_build *b, const tl_ev_in *e)
 {
     if (b->sel_on && e->args && args_selected(b, e)) tl_build_sel_add(b, (uint32_t)b->n, e->args, e->args_len);
@@ -467,6 +472,9 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
                   (unsigned long long)b->n_other, b->soff.n, (unsigned long long)ngpu);
     if (n) tl_buf_printf(&c, ",\"ts_min_ns\":%lld,\"ts_max_ns\":%lld", (long long)ts_min, (long long)ts_max);
     if (ngpu) tl_buf_printf(&c, ",\"gpu_ts_min_ns\":%lld,\"gpu_ts_max_ns\":%lld", (long long)g_min, (long long)g_max);
+    if (b->time_text & 1)
+        tl_buf_printf(&c, ",\"ts_text\":\"%s\",\"dur_text\":\"%s\"", b->time_text & 2 ? "float" : "int",
+                      b->time_text & 4 ? "float" : "int");
     tl_buf_puts(&c, ",\"kinds\":{");
     for (int k = 0; k < TL_K_COUNT; k++)
         tl_buf_printf(&c, "%s\"%s\":%llu", k ? "," : "", KIND_NAMES[k], (unsigned long long)kinds[k]);

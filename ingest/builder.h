@@ -46,6 +46,12 @@ uint32_t tl_build_str(tl_build *b, const char *s, size_t n);
 const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len);
 
 void tl_build_event(tl_build *b, const tl_ev_in *e);
+/* A reader of JSON text times (Kineto) reports, per complete event,
+ * whether its ts / dur text had a fraction or an exponent; the catalog
+ * then records "ts_text" and "dur_text": "int" when every one was a JSON
+ * integer (the reference keeps those as Python ints and prints them so),
+ * else "float". Readers that never call this leave both out. */
+void tl_build_time_text(tl_build *b, int ts_float, int dur_float);
 /* The reader sets tl_ev_in.args_sel on every event whose args the reports
  * read by key: the builder then also stores the args_sel table (schema.h)
  * and marks the catalog ("args_sel":true). */

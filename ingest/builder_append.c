@@ -111,5 +111,6 @@ void tl_build_append(tl_build *b, tl_build *s, uint32_t uid_base)
     }
     b->n_other += s->n_other;
     b->n_instant += s->n_instant;
+    b->time_text |= s->time_text;
     free(map);
 }

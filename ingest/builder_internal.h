@@ -74,6 +74,7 @@ struct tl_build {
     blob_acc m_args;
 
     uint64_t n_other, n_instant;
+    uint8_t time_text;     /* tl_build_time_text: 1 reported, 2 a ts float, 4 a dur float */
     tl_buf toplevel;       /* ,"key":value pairs */
     tl_wtrace *w;          /* encoded chunks pending commit */
     int sealed;            /* rows encoded into w and freed (tl_build_seal) */

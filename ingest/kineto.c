@@ -210,6 +210,15 @@ static int parse_args(kreader *k, tl_ev_in *e)
 
 enum { F_PH = 1, F_CAT = 2, F_NAME = 4, F_PID = 8, F_TID = 16, F_TS = 32, F_DUR = 64, F_ARGS = 128, F_ID = 256 };
 
+/* Does the number text s[0..n) (whitespace before it included) hold a
+ * fraction or an exponent, i.e. is it a JSON float, not an integer? */
+static int num_text_float(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '.' || s[i] == 'e' || s[i] == 'E') return 1;
+    return 0;
+}
+
 /* One element of traceEvents. No side effects on the builder until the
  * whole object parsed (apart from interning, which is idempotent). */
 int tl_kineto_event(kreader *k)
@@ -224,6 +233,7 @@ int tl_kineto_event(kreader *k)
     char ph = 0;
     unsigned seen = 0;
     int64_t flow_id = 0;
+    int ts_float = 0, dur_float = 0;
     const char *args = NULL;
     size_t args_len = 0;
     int first = 1;
@@ -257,10 +267,14 @@ int tl_kineto_event(kreader *k)
             rc = id_value(k, &e.tid, &e.tid_is_str);
         } else if (kn == 2 && key[0] == 't' && key[1] == 's') {
             bit = F_TS;
+            size_t p0 = j->pos;
             rc = tl_json_us_to_ns(j, &e.ts);
+            ts_float = !rc && num_text_float(j->buf + p0, j->pos - p0);
         } else if (kn == 3 && KEYIS("dur")) {
             bit = F_DUR;
+            size_t p0 = j->pos;
             rc = tl_json_us_to_ns(j, &e.dur);
+            dur_float = !rc && num_text_float(j->buf + p0, j->pos - p0);
         } else if (kn == 4 && KEYIS("args")) {
             bit = F_ARGS;
             size_t a0;
@@ -310,6 +324,7 @@ int tl_kineto_event(kreader *k)
         e.args = args;
         e.args_len = args_len;
         tl_build_event(k->b, &e);
+        tl_build_time_text(k->b, ts_float, dur_float);
         break;
     case 's':
     case 'f':

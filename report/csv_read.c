@@ -28,13 +28,16 @@ tl_table *tl_report_tables_find(const tl_report_tables *l, const char *name)
 
 /* ---- pandas-style cell classification */
 
-/* pandas' default na_values (pandas >= 2.0, which added "None"). */
+/* pandas 1.5's default na_values, as read_csv and read_excel apply them
+ * for the reference (pandas 2.0 added "None"; under 1.5 the text "None" the
+ * reference writes for a missing perf-model parameter stays text, so a
+ * compared column such as `param: stride_output` is kept, not dropped as
+ * all-NA). */
 static int is_na_text(const char *s)
 {
     static const char *const na[] = {"",     "#N/A", "#N/A N/A", "#NA",     "-1.#IND", "-1.#QNAN",
                                      "-NaN", "-nan", "1.#IND",   "1.#QNAN", "<NA>",    "N/A",
-                                     "NA",   "NULL", "NaN",      "None",    "n/a",     "nan",
-                                     "null"};
+                                     "NA",   "NULL", "NaN",      "n/a",     "nan",     "null"};
     if (!s) return 1;
     if (s[0] && !memchr("#-1<NnN", s[0], 7)) return 0; /* fast path for most text */
     for (size_t i = 0; i < sizeof na / sizeof *na; i++)

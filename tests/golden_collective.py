@@ -21,6 +21,12 @@ trace (the MI300 resnet trace as rank 0 and rank 1: identical ranks, so skew
 0 and latency = duration) is checked against the reference's coll_analysis
 CSV of that trace; skipped when ../shared/data is absent.
 
+The reference's own output is checked too: tests/golden/collective_tp4
+holds the reference's collective report CSVs on the 4-rank corpus that
+tracegen writes for its arguments there (tests/golden/make.py; world group
+and TP-pair sub-groups); ours on the same corpus must equal every file
+byte for byte.
+
 usage: golden_collective.py BUILD_DIR   (prints cells compared and
 "N passed, M failed" last; exit 0 when nothing failed)
 
@@ -276,9 +282,10 @@ def check_corpus(tmp, name, ranks, size, gpn_expected):
         same(row["bus bw (GB/s)_max"], max(buses), w + " bus bw max")
         skews = [e["skew"] for e in g]
         same(row["skew in start time_max"], max(skews), w + " skew max")
-        same(row["Total comm latency (ms)"], kahan(lats) / 1000, w + " total")
+        # the reference's lambda x: x.sum() / 1000 is Series.sum: pairwise
+        same(row["Total comm latency (ms)"], pairwise(lats) / 1000, w + " total")
         same(row["Group size"], g[0]["c"]["group_size"], w + " group size")
-        totals.append(kahan(lats) / 1000)
+        totals.append(pairwise(lats) / 1000)
     check(totals == sorted(totals, reverse=True), "summary sorted by total descending")
 
     # ---- straggler_summary
@@ -291,7 +298,10 @@ def check_corpus(tmp, name, ranks, size, gpn_expected):
         w = "straggler rank %d" % r
         same(row["total_wait_time_us"], rnd1(kahan(ws)), w + " total wait")
         same(row["mean_wait_time_us"], rnd1(kahan(ws) / len(ws)), w + " mean wait")
-        same(row["num_collectives"], len(ws), w + " collectives")
+        # every implicit-sync collective counts, the rank's own or not
+        same(row["num_collectives"], len(sync), w + " collectives")
+        last = sum(1 for e in exp.values() if e["last"] == r)
+        same(row["pct_arrived_last"], round(100.0 * last / len(sync), 1), w + " pct last")
         same(row["times_arrived_last"], sum(1 for e in exp.values() if e["last"] == r), w + " last")
         same(row["times_arrived_first"], sum(1 for e in exp.values() if e["earliest"] == r), w + " first")
         same(row["total_nccl_dur_us"], rnd1(kahan(durs)), w + " nccl dur")
@@ -318,7 +328,7 @@ def check_corpus(tmp, name, ranks, size, gpn_expected):
         same(row["total data communicated (MB)"], tot, w + " total MB")
         same(row["wall_time (us)"], wall, w + " wall")
         same(row["throughput (GB/s)"], (tot / 1024) / (wall / 1e6), w + " throughput")
-        same(row["max_rank_dur"], max(dur), w + " max dur")
+        same(row["max_rank_dur (us)"], max(dur), w + " max dur")
         same(row["skew in start time"], max(ts) - min(ts), w + " start skew")
         for r in ranks:
             split = [int(x) for x in c["ranks"][str(r)]["in_split_size"].strip("[]").split(",")]
@@ -513,9 +523,57 @@ def check_corpus_report(tmp, db):
     check(p.returncode != 0 and "Invalid extension txt, json and gz are supported" in p.stdout, "-e check")
 
 
+def same_files(name, ref, out):
+    """Every reference CSV of ref against out/, byte for byte."""
+    for f in sorted(os.listdir(ref)):
+        want = open(os.path.join(ref, f), "rb").read()
+        path = os.path.join(out, f)
+        got = open(path, "rb").read() if os.path.exists(path) else None
+        if got != want and got is not None:
+            gl, wl = got.decode().splitlines(), want.decode().splitlines()
+            diff = next((i for i, (a, b) in enumerate(zip(gl, wl)) if a != b), min(len(gl), len(wl)))
+            print("  %s line %d:\n    ours: %s\n    ref:  %s" % (f, diff + 1, (gl + [""])[diff][:200],
+                                                             (wl + [""])[diff][:200]))
+        check(got == want, "%s: %s equals the reference's" % (name, f))
+
+
+def check_reference(tmp):
+    """Our report against the reference's CSVs, byte for byte: on the
+    corpus tracegen writes for tests/golden/collective_tp4, and on HTA's
+    trace_filter pair (tests/golden/collective_hta_filter; JSON-integer
+    ts, so nccl_long prints integers; skipped without ../shared/data)."""
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+    sys.path.insert(0, golden)
+    import make
+    exe = os.path.join(BUILD, "TraceLens_generate_multi_rank_collective_report_pytorch")
+    name, args = make.COLLECTIVE_CASE
+    corpus = os.path.join(tmp, name)
+    p = run([os.path.join(BUILD, "tracegen")] + args + ["-q", "-o", corpus])
+    check(p.returncode == 0, "tracegen " + name)
+    out = os.path.join(tmp, name + "_csv")
+    p = run([exe, "--db", os.path.join(tmp, "db"), "--trace_pattern", os.path.join(corpus, "rank_*.json"),
+             "--world_size", "4", "--output_csvs_dir", out, "-q"])
+    check(p.returncode == 0, "collective report " + name)
+    same_files(name, os.path.join(golden, name, "reference_collective"), out)
+    ranks = [os.path.join(DATA, "public", "hta_filter_rank%d" % r, "hta_filter_rank%d.json.gz" % r) for r in (0, 1)]
+    if not all(os.path.isfile(x) for x in ranks):
+        print("collective_hta_filter: skipped (no %s)" % ranks[0])
+        return
+    links = os.path.join(tmp, "hta_filter")
+    os.makedirs(links)
+    for r, x in enumerate(ranks):
+        os.symlink(x, os.path.join(links, "rank_%d.json.gz" % r))
+    out = os.path.join(tmp, "hta_filter_csv")
+    p = run([exe, "--db", os.path.join(tmp, "db"), "--trace_pattern", os.path.join(links, "rank_*.json.gz"),
+             "--world_size", "2", "--output_csvs_dir", out, "-q"])
+    check(p.returncode == 0, "collective report hta_filter")
+    same_files("collective_hta_filter", os.path.join(golden, "collective_hta_filter", "reference_collective"), out)
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="tl_golden_coll_")
     try:
+        check_reference(tmp)
         out4, corpus4, db = check_corpus(tmp, "cfg4", 4, "1M", 8) or (None, None, None)
         if out4:
             # --trace_dir: rank{i}_trace.json names, same results

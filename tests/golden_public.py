@@ -42,7 +42,8 @@ KNOWN_DIFFERENCES = {
     "hta_ns_resolution_rank0/reference_csvs":
         "conformance item 1: epoch-scale timestamps with ns resolution",
     "hta_tracediff_test/reference_csvs":
-        "conformance item 11: async_cpu_to_gpu flows linked (the reference ignores them)",
+        "conformance items 1 and 6: epoch-scale timestamps (~1.7e15 us), the empty short_kernels_summary "
+        "(the linking matches with --reference_linking)",
     "xdit_sd35/reference_csvs_inference":
         "conformance item 4: inductor Triton kernels have no perf model",
     "xdit_flux_aiter_sage/reference_csvs_inference":
@@ -53,6 +54,12 @@ KNOWN_DIFFERENCES = {
     "inference/vllm_decode_full/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
     "inference/vllm_prefilldecode_piecewise/perf_csvs":
         "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+}
+
+# Extra flags per case: HTA's old trace has only async_cpu_to_gpu flows,
+# which the reference ignores; --reference_linking links as it does.
+CASE_FLAGS = {
+    "hta_tracediff_test/reference_csvs": ["--reference_linking"],
 }
 INFERENCE = os.path.join(golden_pytorch.DATA, "inference")
 
@@ -119,7 +126,8 @@ def main():
             out_tmp = os.path.join(tmp, case.replace("/", "_"))
             os.makedirs(out_tmp, exist_ok=True)
             if ref == "reference_csvs":
-                res = golden_pytorch.run_folder(build, ref_dir, trace, PYTORCH_FLAGS, out_tmp, verbose)
+                flags = PYTORCH_FLAGS + CASE_FLAGS.get(key, [])
+                res = golden_pytorch.run_folder(build, ref_dir, trace, flags, out_tmp, verbose)
             else:
                 res = run_inference(build, case, ref_dir, trace, out_tmp)
                 if res is None:

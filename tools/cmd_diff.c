@@ -36,6 +36,11 @@ static const char *HELP =
     "  --summary            print the summary also when --out is given\n"
     "  --prune-non-gpu      leave roots without GPU work out of the merged tree text\n"
     "  --python             include python_function events in both trees\n"
+    "  --reference-linking  link GPU events to runtime calls only as the reference\n"
+    "                       does: in a trace without ac2g flows (older Kineto writes\n"
+    "                       async_cpu_to_gpu flows) only graph launches keep their\n"
+    "                       GPU events; the default links the others by correlation\n"
+    "                       id. For byte-exact comparisons with the reference\n"
     "  --uid T:UID          print the corresponding UID of node UID of tree T (1|2),\n"
     "                       or -1 (one-sided or never visited)\n"
     "  --subtree T:UID      print the merged subtree holding that node\n"
@@ -44,8 +49,12 @@ static const char *HELP =
     "  --db DIR             trace store (default $TRACELENS_DB, else $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help           this text\n"
     "\n"
+    "Both traces must be PyTorch (Kineto) traces; a rocprof or JAX (XPlane) trace\n"
+    "is refused, naming the file and its format (exit 2).\n"
+    "\n"
     "Exit status: 0 ok; 1 a trace could not be read or a file written; 2 bad\n"
-    "command line; 3 store error; 4 no such trace.\n";
+    "command line or a trace that is not a PyTorch trace; 3 store error; 4 no\n"
+    "such trace.\n";
 
 static int parse_tuid(const char *s, int *tree, int64_t *uid)
 {
@@ -165,7 +174,7 @@ static void print_summary(const tl_diff *d, long top)
     tl_table_free(s);
 }
 
-enum { D_HELP, D_DB, D_OUT, D_TOP, D_UID, D_SUBTREE, D_PRUNE, D_PYTHON, D_DEBUG, D_SUMMARY, D_VERBOSE };
+enum { D_HELP, D_DB, D_OUT, D_TOP, D_UID, D_SUBTREE, D_PRUNE, D_PYTHON, D_REFLINK, D_DEBUG, D_SUMMARY, D_VERBOSE };
 static const tl_cli_opt OPTS[] = {
     [D_HELP] = {"-h|--help", TL_CLI_FLAG},
     [D_DB] = {"--db", TL_CLI_VALUE},
@@ -175,15 +184,45 @@ static const tl_cli_opt OPTS[] = {
     [D_SUBTREE] = {"--subtree", TL_CLI_VALUE},
     [D_PRUNE] = {"--prune-non-gpu", TL_CLI_FLAG},
     [D_PYTHON] = {"--python", TL_CLI_FLAG},
+    [D_REFLINK] = {"--reference-linking", TL_CLI_FLAG},
     [D_DEBUG] = {"--debug", TL_CLI_FLAG},
     [D_SUMMARY] = {"--summary", TL_CLI_FLAG},
     [D_VERBOSE] = {"-v|--verbose", TL_CLI_FLAG},
 };
 
+/* Loads the trace named by arg through r: a PyTorch (Kineto) trace, with
+ * the reference's linking when asked; 0 or an exit code. */
+static int load_side(tl_store *s, const char *arg, int reflink, tl_reader **r, tl_trace **t)
+{
+    uint64_t id;
+    tl_err err = {0};
+    int code = tl_cli_open_trace(s, arg, r, &id);
+    if (code) return code;
+    if (tl_trace_load(*r, id, t, &err)) {
+        fprintf(stderr, "tracelens diff: %s: %s\n", arg, err.msg);
+        return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
+    }
+    const char *fmt = (*t)->format;
+    if (strcmp(fmt, "kineto") != 0) {
+        int jax = strcmp(fmt, "xplane") == 0, roc = strcmp(fmt, "rocprof") == 0;
+        fprintf(stderr, "tracelens diff: %s is a %s trace; TraceDiff compares PyTorch (Kineto) traces only%s\n", arg,
+                jax ? "JAX (XPlane)" : roc ? "rocprofv3" : fmt,
+                jax ? " (its report: tracelens report / TraceLens_generate_perf_report_jax)"
+                : roc ? " (its report: tracelens report / TraceLens_generate_perf_report_rocprof)" : "");
+        return TL_EXIT_USAGE;
+    }
+    size_t dropped;
+    if (reflink && tl_trace_reference_links(*t, &dropped, &err)) {
+        fprintf(stderr, "tracelens diff: %s: %s\n", arg, err.msg);
+        return TL_EXIT_FAIL;
+    }
+    return TL_EXIT_OK;
+}
+
 int tl_cmd_diff(int argc, char **argv)
 {
     const char *db = NULL, *out = NULL, *pos[2] = {0}, *v;
-    int npos = 0, prune = 0, python = 0, debug = tl_env.debug, verbose = 0, want_summary = 0, uid_tree = 0,
+    int npos = 0, prune = 0, python = 0, reflink = 0, debug = tl_env.debug, verbose = 0, want_summary = 0, uid_tree = 0,
         sub_tree = 0;
     int64_t uid_q = -1, sub_uid = -1;
     long top = 20;
@@ -204,6 +243,7 @@ int tl_cmd_diff(int argc, char **argv)
             if (parse_tuid(v, &sub_tree, &sub_uid)) { fprintf(stderr, "tracelens diff: --subtree wants T:UID with T 1 or 2\n"); return TL_EXIT_USAGE; }
         } else if (k == D_PRUNE) prune = 1;
         else if (k == D_PYTHON) python = 1;
+        else if (k == D_REFLINK) reflink = 1;
         else if (k == D_DEBUG) debug = 1;
         else if (k == D_SUMMARY) want_summary = 1;
         else if (k == D_VERBOSE) verbose = 1;
@@ -223,15 +263,7 @@ int tl_cmd_diff(int argc, char **argv)
     tl_diff *d = NULL;
     tl_err err = {0};
     int code = TL_EXIT_OK;
-    for (int k = 0; k < 2 && !code; k++) {
-        uint64_t id;
-        code = tl_cli_open_trace(s, pos[k], &r[k], &id);
-        if (code) break;
-        if (tl_trace_load(r[k], id, &t[k], &err)) {
-            fprintf(stderr, "tracelens diff: %s: %s\n", pos[k], err.msg);
-            code = tl_cli_exit_for(err.code, TL_EXIT_FAIL);
-        }
-    }
+    for (int k = 0; k < 2 && !code; k++) code = load_side(s, pos[k], reflink, &r[k], &t[k]);
     if (!code) {
         tl_diff_opts o = {.python = python, .debug = debug, .log = verbose ? stdout : NULL};
         if (tl_diff_run(t[0], t[1], &o, &d, &err)) {

@@ -49,7 +49,8 @@ static const char *PYT_USAGE =
     "  --short_kernel_threshold_us N (10)   --short_kernel_histogram_bins N (100)\n"
     "  --topk_short_kernels N        keep the top N short-kernel groups\n"
     "  --group_by_num_kernels        num_kernels as an extra grouping key\n"
-    "  --include_overlap_info        ops_unique_args_kl_overlap, unified_perf_summary_kl_overlap\n"
+    "  --include_overlap_info        ops_unique_args_kl_overlap, unified_perf_summary_kl_overlap and\n"
+    "                                each perf sheet's _kl_overlap twin (GEMM_kl_overlap, ...)\n"
     "  --detect_recompute            split by activation-checkpoint recompute\n"
     "  --include_first_occurrence_time, --include_call_stack\n"
     "  --gpu_arch_json_path PATH | --gpu_arch_platform NAME   roofline columns and charts\n"
@@ -79,6 +80,11 @@ static const char *PYT_USAGE =
     "  --comparison_json_path PATH   a second trace (file or stored id): TraceDiff against it;\n"
     "                                adds the diff_stats sheet and the LCA speedup/delta columns\n"
     "                                after Kernel Time (µs)_sum in unified_perf_summary\n"
+    "Linking:\n"
+    "  --reference_linking           link GPU events to runtime calls only as the reference does:\n"
+    "                                in a trace without ac2g flows (older Kineto writes\n"
+    "                                async_cpu_to_gpu flows) only graph launches keep their GPU\n"
+    "                                events (default: the others are linked by correlation id)\n"
     "Not supported: --enable_pseudo_ops, --enable-origami, --python_path,\n"
     "  --inductor_cache_dir.\n";
 
@@ -98,6 +104,7 @@ typedef struct pyt_cli {
     int phase, no_phase_annotations, no_auto_arch;
     const char *phase_method, *capture_folder;
     const char *comparison;   /* --comparison_json_path */
+    int reference_linking;    /* --reference_linking */
     double decode_threshold;
 } pyt_cli;
 
@@ -120,7 +127,8 @@ enum {
     P_RECOMPUTE, P_FIRST_OCCURRENCE, P_CALL_STACK, P_FIX_QUIRKS, P_PHASE, P_NO_AUTO_ARCH, P_NO_PHASE_ANNOT,
     P_PHASE_METHOD, P_DECODE_THRESH, P_CAPTURE, P_COMPARISON, P_ARCH_JSON, P_ARCH_PLATFORM, P_EXTENSION,
     P_PSEUDO_OPS, P_ORIGAMI, P_PYTHON_PATH, P_INDUCTOR_CACHE,
-    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE, P_GEN_PLOTS, P_DISABLE_PLOTS, P_PLOT_FORMAT, P_PLOT_DPI
+    P_HTML, P_GROUP_PARENT, P_COMP_CAPTURE, P_INFERENCE, P_GEN_PLOTS, P_DISABLE_PLOTS, P_PLOT_FORMAT, P_PLOT_DPI,
+    P_REFLINK
 };
 static const tl_cli_opt OPTS[] = {
     [P_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -151,6 +159,7 @@ static const tl_cli_opt OPTS[] = {
     [P_DECODE_THRESH] = {"--decode_threshold", TL_CLI_VALUE},
     [P_CAPTURE] = {"--capture_folder", TL_CLI_VALUE},
     [P_COMPARISON] = {"--comparison_json_path", TL_CLI_VALUE},
+    [P_REFLINK] = {"--reference_linking", TL_CLI_FLAG},
     [P_ARCH_JSON] = {"--gpu_arch_json_path", TL_CLI_VALUE},
     [P_ARCH_PLATFORM] = {"--gpu_arch_platform", TL_CLI_VALUE},
     [P_EXTENSION] = {"--extension_file", TL_CLI_VALUE},
@@ -239,6 +248,7 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_DECODE_THRESH: c->decode_threshold = (double)x; break;
     case P_CAPTURE: c->capture_folder = v; break;
     case P_COMPARISON: c->comparison = v; break;
+    case P_REFLINK: c->reference_linking = 1; break;
     case P_ARCH_JSON: c->arch_json = v; break;
     case P_ARCH_PLATFORM: c->arch_platform = v; break;
     case P_EXTENSION:
@@ -654,6 +664,22 @@ static int setup(pyt_cli *c, pyt_run *u)
     return TL_EXIT_OK;
 }
 
+/* --reference_linking: the reference's runtime -> GPU links on a loaded
+ * trace (what: its argument); 0 or an exit code. */
+static int reference_links(tl_trace *t, const char *what)
+{
+    tl_err err = {0};
+    size_t dropped;
+    if (tl_trace_reference_links(t, &dropped, &err)) {
+        fprintf(stderr, "tracelens: %s: %s\n", what, err.msg);
+        return TL_EXIT_FAIL;
+    }
+    if (dropped)
+        fprintf(stderr, "tracelens: %s: %zu GPU events linked by correlation id left unlinked "
+                        "(--reference_linking: the trace has no ac2g flows)\n", what, dropped);
+    return TL_EXIT_OK;
+}
+
 /* Loads the comparison trace (what: its argument) through r; 0 or an exit code. */
 static int load_kineto(tl_reader *r, uint64_t id, tl_trace_cols cols, const char *what, tl_trace **t)
 {
@@ -767,6 +793,7 @@ static int load(pyt_cli *c, pyt_run *u)
     u->t_load = tl_now();
     /* plugins get the trace and may read any column */
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
+    if (c->reference_linking) cols |= TL_TC_FLOWS;
     if (tl_trace_load_cols(u->r, id, cols, &u->t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
@@ -776,6 +803,7 @@ static int load(pyt_cli *c, pyt_run *u)
         fprintf(stderr, "tracelens: %s is a %s trace, not a PyTorch (Kineto) trace\n", c->input, u->t->format);
         return TL_EXIT_USAGE;
     }
+    if (c->reference_linking && (code = reference_links(u->t, c->input))) return code;
     if (c->comparison) {
         /* the second trace of the comparison: a file (ingested if new) or a
          * stored id, opened now so that a bad path fails before the report */
@@ -795,6 +823,7 @@ static int load(pyt_cli *c, pyt_run *u)
             }
         }
         if ((code = load_kineto(u->cmp_r, id2, cols, c->comparison, &u->cmp_t))) return code;
+        if (c->reference_linking && (code = reference_links(u->cmp_t, c->comparison))) return code;
         c->o.unified_uid_pairs = 1;
     }
     if (!c->o.arch && !c->no_auto_arch) {

@@ -87,4 +87,13 @@ double tl_median_i64(int64_t *v, size_t n);
  * NumPy's _lerp: a + (b - a) * g, or b - (b - a) * (1 - g) when g >= 0.5. */
 double tl_quantile_linear(double *v, size_t n, double q);
 
+/* ---- pandas' sort_values of one float column (npsort.c) ---- */
+
+/* Reorders idx[0..n) as DataFrame.sort_values(key, ascending) orders the
+ * rows idx lists (key is indexed by the values of idx): NumPy's
+ * argsort(kind="quicksort"), unstable above 16 rows, through pandas'
+ * nargsort (descending = reverse, sort, reverse); NaN keys last in their
+ * order. */
+void tl_pd_sort_values(size_t *idx, size_t n, const double *key, int ascending);
+
 #endif

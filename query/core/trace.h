@@ -108,6 +108,24 @@ int tl_trace_column_chunks(tl_reader *r, uint64_t id, const char *col, const tl_
                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx, tl_err *err);
 void tl_trace_free(tl_trace *t);
 
+/* The reference's runtime -> GPU linking (trace_links.c): in a trace with
+ * no ac2g start flow, where ingest linked GPU events to runtime calls by
+ * correlation id, those links (graph launches excepted) are removed from
+ * the loaded edge columns (parent, parent_py, launcher, linked), as the
+ * reference finds none. Traces with ac2g flows are left as they are. The
+ * trace must be loaded with TL_TC_FLOWS (else TL_EUSAGE). *dropped: the
+ * links removed. */
+int tl_trace_reference_links(tl_trace *t, size_t *dropped, tl_err *err);
+
+/* How the source wrote its complete events' times (trace_text.c, from the
+ * catalog's "ts_text" / "dur_text", ingest/builder.h): returns 1 with
+ * *ts_int / *dur_int set (1: every one a JSON integer, which the reference
+ * keeps as a Python int), 0 when not recorded (a store written before, or
+ * a format without JSON text times); both are 0 then. */
+int tl_trace_time_text(const tl_trace *t, int *ts_int, int *dur_int);
+/* The same from a catalog record's text. */
+int tl_catalog_time_text(const char *catalog, int *ts_int, int *dur_int);
+
 static inline const char *tl_trace_str(const tl_trace *t, uint32_t sid) { return tl_dict_get(&t->dict, sid, NULL); }
 /* Raw args JSON of event row i ("" when the event had none). */
 const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len);

@@ -36,6 +36,7 @@ struct td_stats {
     TL_VEC(td_row) rows;
     TL_VEC(td_group) groups;  /* summary rows in output order */
     int identical, empty;
+    int int_kt, int_busy;     /* kernel_time / busy_time are Python ints (int_text) */
     tl_table *stats;          /* as written (identical: trace1 rows, no source) */
     tl_table *stats_src;      /* always with source (the A10 sheet) */
     tl_table *summary;
@@ -56,6 +57,26 @@ static double busy_time(const td_side *s, const int32_t *ev, size_t n)
     double total = tl_fival_union_len(v, n);
     free(v);
     return total;
+}
+
+/* Are the trace's kernel_time (its durs) and busy_time (sums of end -
+ * start) Python ints in the reference? They are when the trace writes
+ * every dur (and ts) as a JSON integer, as old Kineto does; pandas then
+ * prints those columns as integers ("2", not "2.0"). Unknown (a store
+ * from before ingest recorded it): floats. */
+static void int_text(const tl_trace *t, int *kt, int *busy)
+{
+    int ts_int, dur_int;
+    if (!tl_trace_time_text(t, &ts_int, &dur_int)) ts_int = dur_int = 0;
+    *kt = dur_int;
+    *busy = ts_int && dur_int;
+}
+
+/* A time cell: an integer in an int64 column (whole values), else a float. */
+static void set_time(tl_table *t, size_t col, size_t row, double v, int as_int)
+{
+    if (as_int) tl_table_set_i64(t, col, row, (int64_t)llround(v));
+    else tl_table_set_f64(t, col, row, v);
 }
 
 /* numpy's round(x, 3): scale, round half to even, unscale. */
@@ -289,8 +310,8 @@ static tl_table *stats_table(tl_diff *d, int with_source, int only_trace1)
     size_t c_str = tl_table_add_col(t, "Input Strides", TL_STR);
     size_t c_typ = tl_table_add_col(t, "Input type", TL_STR);
     size_t c_con = tl_table_add_col(t, "Concrete Inputs", TL_STR);
-    size_t c_kt = tl_table_add_col(t, "kernel_time", TL_F64);
-    size_t c_busy = tl_table_add_col(t, "busy_time", TL_F64);
+    size_t c_kt = tl_table_add_col(t, "kernel_time", st->int_kt ? TL_I64 : TL_F64);
+    size_t c_busy = tl_table_add_col(t, "busy_time", st->int_busy ? TL_I64 : TL_F64);
     size_t c_lca = tl_table_add_col(t, "lowest_common_ancestor_name", TL_STR);
     size_t c_lid = tl_table_add_col(t, "lowest_common_ancestor_id", TL_I64);
     size_t c_guid = tl_table_add_col(t, "gpu_op_uid", TL_I64);
@@ -317,8 +338,8 @@ static tl_table *stats_table(tl_diff *d, int with_source, int only_trace1)
         tl_table_set_str_ref(t, c_str, k, r->strides);
         tl_table_set_str_ref(t, c_typ, k, r->type);
         tl_table_set_str_ref(t, c_con, k, r->conc);
-        tl_table_set_f64(t, c_kt, k, r->kt);
-        tl_table_set_f64(t, c_busy, k, r->busy);
+        set_time(t, c_kt, k, r->kt, st->int_kt);
+        set_time(t, c_busy, k, r->busy, st->int_busy);
         tl_table_set_str_ref(t, c_lca, k, r->lca);
         if (r->lca_id >= 0) tl_table_set_i64(t, c_lid, k, r->lca_id);
         tl_table_set_i64(t, c_guid, k, s->t->uid[r->gpu]);
@@ -802,12 +823,13 @@ static tl_table *summary_table(tl_diff *d)
     size_t c_str = tl_table_add_col(t, "Input Strides", TL_STR);
     size_t c_typ = tl_table_add_col(t, "Input type", TL_STR);
     size_t c_con = tl_table_add_col(t, "Concrete Inputs", TL_STR);
-    size_t c_busy = tl_table_add_col(t, "busy_time", TL_F64);
+    size_t c_busy = tl_table_add_col(t, "busy_time", st->int_busy ? TL_I64 : TL_F64);
     size_t c_lca = tl_table_add_col(t, "lowest_common_ancestor_name", TL_STR);
     size_t c_nns = tl_table_add_col(t, "nn_module_stack", TL_STR);
     size_t c_nnp = tl_table_add_col(t, "nn_module_parent", TL_STR);
     size_t c_mean = tl_table_add_col(t, "kernel_time_mean", TL_F64);
-    size_t c_sum = tl_table_add_col(t, "kernel_time_sum", TL_F64);
+    /* an int64 column's sum stays int64 */
+    size_t c_sum = tl_table_add_col(t, "kernel_time_sum", st->int_kt ? TL_I64 : TL_F64);
     for (size_t g = 0; g < st->groups.n; g++) {
         const td_group *gr = &st->groups.v[g];
         const td_row *r = &st->rows.v[gr->first];
@@ -822,12 +844,12 @@ static tl_table *summary_table(tl_diff *d)
         tl_table_set_str_ref(t, c_str, k, r->strides);
         tl_table_set_str_ref(t, c_typ, k, r->type);
         tl_table_set_str_ref(t, c_con, k, r->conc);
-        tl_table_set_f64(t, c_busy, k, r->busy);
+        set_time(t, c_busy, k, r->busy, st->int_busy);
         tl_table_set_str_ref(t, c_lca, k, r->lca);
         tl_table_set_str_ref(t, c_nns, k, r->nn_stack);
         tl_table_set_str_ref(t, c_nnp, k, gr->nn_parent);
         tl_table_set_f64(t, c_mean, k, gr->mean);
-        tl_table_set_f64(t, c_sum, k, gr->sum);
+        set_time(t, c_sum, k, gr->sum, st->int_kt);
     }
     return t;
 }
@@ -867,6 +889,16 @@ int td_build_stats(tl_diff *d, tl_err *err)
             st->identical = 1;
             if (d->log) fprintf(d->log, "[TraceDiff] Identical traces detected\n");
         }
+    }
+    /* the dtype pandas gives kernel_time and busy_time: int64 when every
+     * row's value is a Python int (a side with rows must be whole-µs) */
+    st->int_kt = st->int_busy = 1;
+    for (int side = 0; side < 2; side++) {
+        if (!(side ? n2 : n1)) continue;
+        int kt, busy;
+        int_text(d->s[side].t, &kt, &busy);
+        st->int_kt &= kt;
+        st->int_busy &= busy;
     }
     st->stats_src = stats_table(d, 1, 0);
     st->stats = st->identical ? stats_table(d, 0, 1) : NULL;

@@ -1,8 +1,8 @@
 /* collective_a2a.c — the all_to_allv sheets of §3.6: nccl_all2allv (one row
  * per matched all_to_allv with per-rank sizes and skews), its summary by
  * (process group, dtype), and the src -> dst volume heatmap (long form).
- * The spec names the quantities but not every column; the names chosen here
- * are listed in docs/CONFORMANCE.md (Multi-rank). */
+ * Column names and order are the reference's (NcclAnalyser
+ * build_df_nccl_all2allv / build_df_summary_nccl_all2allv). */
 #include "query/multirank/collective_internal.h"
 #include "query/core/pyval.h"
 
@@ -28,24 +28,52 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
            c_gs = coll_col_i64(t, "Group size"), c_dt = coll_col_str(t, "dtype"),
            c_st = coll_col_i64(t, "stream"), c_tmb = coll_col_f64(t, "total data communicated (MB)"),
            c_tnel = coll_col_i64(t, "total nelems communicated"), c_wall = coll_col_f64(t, "wall_time (us)"),
-           c_maxd = coll_col_f64(t, "max_rank_dur"), c_mind = coll_col_f64(t, "min_rank_dur"),
-           c_avgd = coll_col_f64(t, "avg_rank_dur"), c_thr = coll_col_f64(t, "throughput (GB/s)"),
+           c_maxd = coll_col_f64(t, "max_rank_dur (us)"), c_mind = coll_col_f64(t, "min_rank_dur (us)"),
+           c_avgd = coll_col_f64(t, "avg_rank_dur (us)"), c_thr = coll_col_f64(t, "throughput (GB/s)"),
            c_maxt = coll_col_f64(t, "max_rank_throughput (GB/s)"),
            c_mint = coll_col_f64(t, "min_rank_throughput (GB/s)"), c_imb = coll_col_f64(t, "size_imbalance"),
            c_sks = coll_col_f64(t, "skew in start time"), c_ske = coll_col_f64(t, "skew in end time");
-    size_t c_r0 = t->ncols;
-    enum { PR_TS, PR_DUR, PR_INN, PR_INMB, PR_OUTN, PR_OUTMB, PR_INS, PR_OUTS, PR_SS, PR_ES, PR_N };
-    static const char *const PRN[PR_N] = {"ts", "dur", "In msg nelems", "In msg size (MB)", "Out msg nelems",
-                                          "Out msg size (MB)", "In split size", "Out split size",
-                                          "start_skew", "end_skew"};
+    /* Per-rank columns, as the reference's DataFrame of row dicts orders
+     * them: by first appearance over the rows (collectives in match order,
+     * members by rank), a rank's eight data columns then, after those of
+     * every rank new in that row, its two skews. c8[r], c2[r]: the first
+     * column of each block, 0 = the rank is in no all_to_allv. */
+    enum { PR_TS, PR_DUR, PR_INN, PR_OUTN, PR_INMB, PR_OUTMB, PR_INS, PR_OUTS, PR_N };
+    static const char *const PRN[PR_N] = {"ts", "dur", "In msg nelems", "Out msg nelems", "In msg size (MB)",
+                                          "Out msg size (MB)", "In split size", "Out split size"};
+    size_t *c8 = tl_xcalloc(N, sizeof *c8), *c2 = tl_xcalloc(N, sizeof *c2);
+    size_t *memb = tl_xcalloc(N, sizeof *memb); /* rows each rank is in */
     char name[128];
-    for (size_t r = 0; r < N; r++)
-        for (int k = 0; k < PR_N; k++) {
-            snprintf(name, sizeof name, "rank_%zu_%s", r, PRN[k]);
-            if (k == PR_INN || k == PR_OUTN) coll_col_i64(t, name);
-            else if (k == PR_INS || k == PR_OUTS) coll_col_str(t, name);
-            else coll_col_f64(t, name);
+    for (size_t i = 0; i < gs.n; i++) {
+        const coll_group *G = &run->groups[gs.v[i]];
+        uint8_t *in = tl_xcalloc(N, 1);
+        for (size_t k = 0; k < G->n; k++) in[G->ev[k]->rank] = 1;
+        for (size_t r = 0; r < N; r++) {
+            memb[r] += in[r];
+            if (!in[r] || c8[r]) continue;
+            c8[r] = t->ncols;
+            for (int k = 0; k < PR_N; k++) {
+                snprintf(name, sizeof name, "rank_%zu_%s", r, PRN[k]);
+                if (k == PR_INN || k == PR_OUTN) coll_col_i64(t, name);
+                else if (k == PR_INS || k == PR_OUTS) coll_col_str(t, name);
+                else coll_col_f64(t, name);
+            }
+            in[r] = 2; /* new in this row: its skews follow the data blocks */
         }
+        for (size_t r = 0; r < N; r++) {
+            if (in[r] != 2) continue;
+            c2[r] = t->ncols;
+            snprintf(name, sizeof name, "rank_%zu_skew in start time", r);
+            coll_col_f64(t, name);
+            snprintf(name, sizeof name, "rank_%zu_skew in end time", r);
+            coll_col_f64(t, name);
+        }
+        free(in);
+    }
+    /* an int column with a missing cell is a float column in pandas */
+    for (size_t r = 0; r < N; r++)
+        if (c8[r] && memb[r] < gs.n) t->cols[c8[r] + PR_INN].as_float = t->cols[c8[r] + PR_OUTN].as_float = 1;
+    free(memb);
     tl_table_set_nrows(t, gs.n);
     t->cols[c_gs].as_float = run->miss_gs;
     t->cols[c_st].as_float = run->miss_st;
@@ -103,7 +131,7 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
         double sks = 0, ske = 0;
         for (size_t k = 0; k < G->n; k++) {
             const coll_ev *e = G->ev[k];
-            size_t c = c_r0 + (size_t)e->rank * PR_N;
+            size_t c = c8[e->rank];
             double ss = e->ts - smin, es = emax - (e->ts + e->dur);
             if (ss > sks) sks = ss;
             if (es > ske) ske = es;
@@ -115,8 +143,8 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
             coll_set_f64(t, c + PR_OUTMB, i, e->out_mb);
             coll_set_str(t, c + PR_INS, i, e->in_split);
             coll_set_str(t, c + PR_OUTS, i, e->out_split);
-            tl_table_set_f64(t, c + PR_SS, i, ss);
-            tl_table_set_f64(t, c + PR_ES, i, es);
+            tl_table_set_f64(t, c2[e->rank], i, ss);
+            tl_table_set_f64(t, c2[e->rank] + 1, i, es);
         }
         tl_table_set_f64(t, c_sks, i, sks);
         tl_table_set_f64(t, c_ske, i, ske);
@@ -125,7 +153,7 @@ int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err)
     for (size_t i = 0; i < gs.n; i++) perm[i] = i;
     coll_sort_desc(perm, gs.n, tot);
     tl_table_permute(t, perm, gs.n);
-    free(perm), free(tot), free(mb), free(dur);
+    free(perm), free(tot), free(mb), free(dur), free(c8), free(c2);
     tl_vec_free(&gs);
     *out = t;
     return 0;
@@ -148,7 +176,8 @@ tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a)
 {
     size_t n = a->nrows;
     long c_pgn = tl_table_col(a, "Process Group Name"), c_dt = tl_table_col(a, "dtype"),
-         c_pgr = tl_table_col(a, "Process Group Ranks"), c_gs = tl_table_col(a, "Group size");
+         c_pgr = tl_table_col(a, "Process Group Ranks"), c_gs = tl_table_col(a, "Group size"),
+         c_cn = tl_table_col(a, "Collective name");
     /* groups: keys sorted, members in row order */
     pdkey *keys = tl_xmalloc(n * sizeof *keys);
     for (size_t i = 0; i < n; i++) keys[i].pg = a->cols[c_pgn].v.s[i], keys[i].dt = a->cols[c_dt].v.s[i];
@@ -172,16 +201,21 @@ tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a)
     tl_table *t = tl_table_new("nccl_summary_all2allv");
     size_t o_pgn = coll_col_str(t, "Process Group Name"), o_dt = coll_col_str(t, "dtype");
     static const char *const M1[] = {"total data communicated (MB)", "wall_time (us)", "throughput (GB/s)"};
-    static const char *const M2[] = {"size_imbalance", "max_rank_dur", "skew in start time", "skew in end time"};
+    static const char *const M2[] = {"size_imbalance", "max_rank_dur (us)", "skew in start time",
+                                     "skew in end time"};
     char name[160];
-    size_t o_m1 = t->ncols;
-    for (int k = 0; k < 3; k++)
+    /* the agg metrics of each of M1, wall time's sum ("Total wall_time
+     * (us)") right after its own (the reference's agg dict order) */
+    size_t o_m1[3], o_wsum = 0;
+    for (int k = 0; k < 3; k++) {
+        o_m1[k] = t->ncols;
         for (size_t ag = 0; ag < run->nagg; ag++) {
             snprintf(name, sizeof name, "%s_%s", M1[k], run->agg[ag]);
             if (!strcmp(run->agg[ag], "count")) coll_col_i64(t, name);
             else coll_col_f64(t, name);
         }
-    size_t o_wsum = coll_col_f64(t, "wall_time (us)_sum");
+        if (k == 1) o_wsum = coll_col_f64(t, "Total wall_time (us)");
+    }
     size_t o_m2 = t->ncols;
     for (int k = 0; k < 4; k++) {
         snprintf(name, sizeof name, "%s_mean", M2[k]);
@@ -190,7 +224,8 @@ tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a)
         coll_col_f64(t, name);
     }
     size_t o_cnt = coll_col_i64(t, "count"), o_pgr = coll_col_str(t, "Process Group Ranks"),
-           o_gs = coll_col_i64(t, "Group size"), o_tot = coll_col_f64(t, "Total wall_time (ms)");
+           o_cn = coll_col_str(t, "Collective name"), o_gs = coll_col_i64(t, "Group size"),
+           o_tot = coll_col_f64(t, "Total wall_time (ms)");
     tl_table_set_nrows(t, ng);
     double *sc = tl_xmalloc((n ? n : 1) * sizeof *sc), *tot = tl_xmalloc((ng ? ng : 1) * sizeof *tot);
     for (size_t row = 0; row < ng; row++) {
@@ -204,14 +239,16 @@ tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a)
         for (size_t i = 0; i < n; i++)                                                  \
             if (gid[i] == g) sc[m++] = src_[i];                                         \
     } while (0)
-        size_t m, c = o_m1;
-        for (int k = 0; k < 3; k++)
+        size_t m, c;
+        for (int k = 0; k < 3; k++) {
+            c = o_m1[k];
             for (size_t ag = 0; ag < run->nagg; ag++, c++) {
                 FILL(M1[k]);
                 double v = coll_agg(run->agg[ag], sc, m, m);
                 if (t->cols[c].type == TL_I64) tl_table_set_i64(t, c, row, (int64_t)v);
                 else coll_set_f64(t, c, row, v);
             }
+        }
         FILL("wall_time (us)");
         double wsum = coll_agg("sum", sc, m, m);
         tl_table_set_f64(t, o_wsum, row, wsum);
@@ -224,11 +261,12 @@ tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a)
         }
 #undef FILL
         size_t cnt = 0;
-        int have_pgr = 0, have_gs = 0;
+        int have_pgr = 0, have_cn = 0, have_gs = 0;
         for (size_t i = 0; i < n; i++) {
             if (gid[i] != g) continue;
             cnt++;
             if (!have_pgr && a->cols[c_pgr].v.s[i]) tl_table_set_str(t, o_pgr, row, a->cols[c_pgr].v.s[i]), have_pgr = 1;
+            if (!have_cn && a->cols[c_cn].v.s[i]) tl_table_set_str(t, o_cn, row, a->cols[c_cn].v.s[i]), have_cn = 1;
             if (!have_gs && !tl_table_is_missing(a, (size_t)c_gs, i))
                 tl_table_set_i64(t, o_gs, row, a->cols[c_gs].v.i[i]), have_gs = 1;
         }

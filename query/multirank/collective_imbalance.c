@@ -145,7 +145,7 @@ tl_table *coll_sheet_imb_colls(coll_run *run)
     /* the most waiting first */
     size_t *perm = tl_xmalloc((gs.n ? gs.n : 1) * sizeof *perm);
     for (size_t g = 0; g < gs.n; g++) perm[g] = g;
-    coll_sort_desc(perm, gs.n, key);
+    coll_sort_desc_stable(perm, gs.n, key);
     tl_table_permute(t, perm, gs.n);
     free(perm), free(key);
     tl_vec_free(&gs);

@@ -32,6 +32,7 @@ typedef struct coll_ev {
 typedef struct coll_rank {
     coll_ev *ev;                /* trace order */
     size_t n, cap;
+    int ts_int, dur_int;        /* the trace writes JSON-integer ts / dur (tl_catalog_time_text) */
     tl_coll_rankinfo info;
     int ndevices;               /* length of deviceProperties (-1: absent) */
     tl_arena arena;             /* strings of this rank's events */
@@ -100,8 +101,11 @@ tl_table *coll_sheet_imb_colls(coll_run *run);
  * reordered for the median). Unknown names return NaN. */
 double coll_agg(const char *agg, double *v, size_t n, size_t nrows);
 int coll_agg_known(const char *agg);
-/* Stable sort of idx[0..n) by key descending (NaN last). */
+/* idx[0..n) by key descending, NaN last: as the reference's
+ * sort_values(ascending=False) orders rows (ties as NumPy's quicksort
+ * leaves them), and a stable sort for our own sheets. */
 void coll_sort_desc(size_t *idx, size_t n, const double *key);
+void coll_sort_desc_stable(size_t *idx, size_t n, const double *key);
 /* Adds a column holding v (NaN = missing). */
 size_t coll_col_f64(tl_table *t, const char *name);
 size_t coll_col_i64(tl_table *t, const char *name);

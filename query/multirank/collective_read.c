@@ -445,6 +445,7 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
     viewvec v[C_N] = {{0}};
     scan sc = {.cr = cr};
     if ((rc = tl_reader_catalog(r, id, &catalog, err))) goto out;
+    tl_catalog_time_text(catalog, &cr->ts_int, &cr->dur_int);
     {
         tl_arena tmp;
         tl_arena_init(&tmp, 1 << 14);
@@ -543,6 +544,7 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
     cr->info.rank = rank;
     cr->info.id = t->id;
     cr->ndevices = -1;
+    tl_catalog_time_text(t->catalog, &cr->ts_int, &cr->dur_int);
     char hex[17];
     tl_id_format(t->id, hex);
     {

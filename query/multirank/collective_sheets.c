@@ -74,10 +74,8 @@ static int desc_cmp(const void *ctx, size_t a, size_t b)
     if (isnan(y)) return -1;
     return x > y ? -1 : x < y;
 }
-void coll_sort_desc(size_t *idx, size_t n, const double *key)
-{
-    sort_idx(idx, n, desc_cmp, key);
-}
+void coll_sort_desc(size_t *idx, size_t n, const double *key) { tl_pd_sort_values(idx, n, key, 0); }
+void coll_sort_desc_stable(size_t *idx, size_t n, const double *key) { sort_idx(idx, n, desc_cmp, key); }
 
 size_t coll_col_f64(tl_table *t, const char *name) { return tl_table_add_col(t, name, TL_F64); }
 size_t coll_col_i64(tl_table *t, const char *name) { return tl_table_add_col(t, name, TL_I64); }
@@ -398,7 +396,14 @@ tl_table *coll_sheet_long(coll_run *run)
            c_in = coll_col_i64(t, "In msg nelems"), c_inmb = coll_col_f64(t, "In msg size (MB)"),
            c_on = coll_col_i64(t, "Out msg nelems"), c_onmb = coll_col_f64(t, "Out msg size (MB)"),
            c_is = coll_col_str(t, "In split size"), c_os = coll_col_str(t, "Out split size"),
-           c_st = coll_col_i64(t, "stream"), c_ts = coll_col_f64(t, "ts"), c_dur = coll_col_f64(t, "dur");
+           c_st = coll_col_i64(t, "stream");
+    /* ts and dur print as integers when every rank's trace writes them as
+     * JSON integers (the reference's Python ints: an int64 column) */
+    int ts_int = 1, dur_int = 1;
+    for (size_t k = 0; k < run->world; k++)
+        if (run->ranks[k].n) ts_int &= run->ranks[k].ts_int, dur_int &= run->ranks[k].dur_int;
+    size_t c_ts = ts_int ? coll_col_i64(t, "ts") : coll_col_f64(t, "ts");
+    size_t c_dur = dur_int ? coll_col_i64(t, "dur") : coll_col_f64(t, "dur");
     tl_table_set_nrows(t, run->nall);
     pcache pc = {0};
     for (size_t r = 0; r < run->nall; r++) {
@@ -418,8 +423,10 @@ tl_table *coll_sheet_long(coll_run *run)
         set_str_pc(t, c_is, r, e->in_split, &pc);
         set_str_pc(t, c_os, r, e->out_split, &pc);
         coll_set_i64(t, c_st, r, e->stream);
-        tl_table_set_f64(t, c_ts, r, e->ts);
-        tl_table_set_f64(t, c_dur, r, e->dur);
+        if (ts_int) tl_table_set_i64(t, c_ts, r, (int64_t)llround(e->ts));
+        else tl_table_set_f64(t, c_ts, r, e->ts);
+        if (dur_int) tl_table_set_i64(t, c_dur, r, (int64_t)llround(e->dur));
+        else tl_table_set_f64(t, c_dur, r, e->dur);
     }
     pc_free(&pc);
     return t;
@@ -805,7 +812,9 @@ tl_table *coll_sheet_summary_implicit(coll_run *run, const tl_table *sync)
         }
         tl_table_set_i64(t, c_cnt, g, (int64_t)(m1 - m0));
         for (size_t j = m0; j < m1; j++) scratch[j - m0] = sync->cols[mcol[0]].v.f[mem[j]];
-        total[g] = tl_sum_kahan(scratch, m1 - m0) / 1000;
+        /* the reference's `lambda x: x.sum() / 1000`: Series.sum, NumPy's
+         * pairwise sum (not the cython groupby's Kahan sum) */
+        total[g] = tl_sum_pairwise_skipna(scratch, m1 - m0) / 1000;
         tl_table_set_f64(t, c_tot, g, total[g]);
     }
     size_t *perm = tl_xmalloc((ng ? ng : 1) * sizeof *perm);
@@ -955,8 +964,10 @@ tl_table *coll_sheet_straggler(coll_run *run)
         tl_table_set_f64(t, c_mw, row, tl_coll_round(total / (double)m, 1));
         tl_table_set_i64(t, c_last, row, last);
         tl_table_set_i64(t, c_first, row, first);
-        tl_table_set_f64(t, c_pct, row, tl_coll_round((double)last / (double)m * 100, 1));
-        tl_table_set_i64(t, c_num, row, (int64_t)m);
+        /* over every implicit-sync collective, the rank's own or not (the
+         * reference's num_collectives is the sheet's row count) */
+        tl_table_set_f64(t, c_pct, row, tl_coll_round(100.0 * (double)last / (double)ns, 1));
+        tl_table_set_i64(t, c_num, row, (int64_t)ns);
         const coll_rank *cr = &run->ranks[r];
         double *d = tl_xmalloc((cr->n ? cr->n : 1) * sizeof *d);
         for (size_t i = 0; i < cr->n; i++) d[i] = cr->ev[i].dur;
@@ -966,8 +977,8 @@ tl_table *coll_sheet_straggler(coll_run *run)
     }
     /* total wait ascending: the straggler (who waits least) first */
     size_t *perm = tl_xmalloc((nrows ? nrows : 1) * sizeof *perm);
-    for (size_t i = 0; i < nrows; i++) perm[i] = i, tw[i] = -tw[i];
-    coll_sort_desc(perm, nrows, tw);
+    for (size_t i = 0; i < nrows; i++) perm[i] = i;
+    tl_pd_sort_values(perm, nrows, tw, 1);
     tl_table_permute(t, perm, nrows);
     free(perm), free(w), free(tw);
     return t;

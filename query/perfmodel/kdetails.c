@@ -15,6 +15,8 @@ typedef struct kd_entry {
     const char *name;
     int has_stream;
     int64_t stream;
+    int has_pct;
+    double pct; /* the template entry's overlap_pct (overlap details) */
     size_t count;
     double total, mean, median, std, min, max;
 } kd_entry;
@@ -26,13 +28,20 @@ static void put_np(tl_buf *b, const char *key, double v)
     tl_buf_printf(b, ", '%s': np.float64(%s)", key, num);
 }
 
-static void put_name_stream(tl_buf *b, const char *name, size_t nlen, const kd_entry *e)
+/* {'name': ..., 'stream': ...[, 'overlap_pct': ...] (the summary's
+ * template keys; the trunc cell has no overlap_pct) */
+static void put_name_stream(tl_buf *b, const char *name, size_t nlen, const kd_entry *e, int with_pct)
 {
     tl_buf_puts(b, "{'name': ");
     if (name) tl_buf_pystr(b, name, nlen);
     else tl_buf_puts(b, "None");
     if (e->has_stream) tl_buf_printf(b, ", 'stream': %lld", (long long)e->stream);
     else tl_buf_puts(b, ", 'stream': None");
+    if (with_pct && e->has_pct) {
+        char num[48];
+        tl_fmt_pyfloat(e->pct, num);
+        tl_buf_printf(b, ", 'overlap_pct': %s", num);
+    }
 }
 
 static int cmp_entry(const void *x, const void *y)
@@ -59,8 +68,8 @@ static size_t first64(const char *s, int *cut)
     return i;
 }
 
-int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *lens, size_t nlists,
-                             tl_buf *summary, tl_buf *trunc)
+static int summarize(const tl_pm_kernel *const *lists, const double *const *pcts, const size_t *lens, size_t nlists,
+                     tl_buf *summary, tl_buf *trunc)
 {
     size_t tmpl = nlists;
     for (size_t i = 0; i < nlists; i++)
@@ -86,6 +95,10 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
         x->name = t->name;
         x->has_stream = t->has_stream;
         x->stream = t->stream;
+        if (pcts && pcts[tmpl]) {
+            x->has_pct = 1;
+            x->pct = pcts[tmpl][p];
+        }
         x->count = c;
         x->total = tl_sum_pairwise(d, c);
         x->mean = x->total / (double)c;
@@ -114,7 +127,7 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
         for (size_t p = 0; p < npos; p++) {
             const kd_entry *x = &e[p];
             if (p) tl_buf_puts(summary, ", ");
-            put_name_stream(summary, x->name, x->name ? strlen(x->name) : 0, x);
+            put_name_stream(summary, x->name, x->name ? strlen(x->name) : 0, x, 1);
             tl_buf_printf(summary, ", 'count': %zu", x->count);
             put_np(summary, "total_duration_us", x->total);
             put_np(summary, "mean_duration_us", x->mean);
@@ -138,13 +151,13 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
                     tl_buf b = {0};
                     tl_buf_append(&b, x->name, n);
                     tl_buf_puts(&b, "...");
-                    put_name_stream(trunc, b.p, b.n, x);
+                    put_name_stream(trunc, b.p, b.n, x, 0);
                     tl_buf_free(&b);
                 } else {
-                    put_name_stream(trunc, x->name, n, x);
+                    put_name_stream(trunc, x->name, n, x, 0);
                 }
             } else {
-                put_name_stream(trunc, NULL, 0, x);
+                put_name_stream(trunc, NULL, 0, x, 0);
             }
             /* np.round(x, 2): multiply, round half to even, divide */
             put_np(trunc, "mean_duration_us", nearbyint(x->mean * 100.0) / 100.0);
@@ -155,4 +168,16 @@ int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *len
     free(d);
     free(e);
     return 1;
+}
+
+int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *lens, size_t nlists,
+                             tl_buf *summary, tl_buf *trunc)
+{
+    return summarize(lists, NULL, lens, nlists, summary, trunc);
+}
+
+int tl_pm_kdetails_summarize_overlap(const tl_pm_kernel *const *lists, const double *const *pcts,
+                                     const size_t *lens, size_t nlists, tl_buf *summary, tl_buf *trunc)
+{
+    return summarize(lists, pcts, lens, nlists, summary, trunc);
 }

@@ -250,6 +250,14 @@ typedef struct tl_pm_instance {
     int has_bwd_events;          /* the event itself has linked backward events */
     tl_pm_kset bwd;              /* backward mode: union of those subtrees */
     int is_recompute;            /* -1 absent, else 0/1 (--detect_recompute) */
+    /* The event's kernel-overlap fields (--include_overlap_info), read only
+     * for the _kl_overlap sheets: set for a kernel launcher whose direct
+     * kernels overlap others, else ov_names NULL (the reference's None). */
+    const char *ov_names;        /* Python list text of the overlapping names */
+    const tl_pm_kernel *ov_details;
+    const double *ov_detail_pct; /* each detail's overlap_pct */
+    size_t ov_ndetails;
+    double ov_pct;               /* NaN: none */
 } tl_pm_instance;
 
 typedef struct tl_pm_sheet_opts {
@@ -257,6 +265,11 @@ typedef struct tl_pm_sheet_opts {
     int group_by_num_kernels; /* --group_by_num_kernels: num_kernels key column */
     int detect_recompute;     /* --detect_recompute: is_recompute key column */
     tl_pm_ctx *ctx;           /* ConvBias cache shared across families; NULL: own */
+    int kl_overlap;           /* the _kl_overlap twin sheets instead (names
+                                 "<sheet>_kl_overlap"): grouped also by the
+                                 overlapping kernel names, with their details
+                                 summary and overlap_pct statistics, sorted
+                                 by the totals of the groups without them */
 } tl_pm_sheet_opts;
 
 /* Builds the sheet(s) of one family from its candidate events, given in
@@ -311,5 +324,10 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mod
  * middle values, round-half-even to 2 decimals for trunc). */
 int tl_pm_kdetails_summarize(const tl_pm_kernel *const *lists, const size_t *lens, size_t nlists,
                              tl_buf *summary, tl_buf *trunc);
+/* The same for overlap-detail lists: pcts[i][p] is entry p's overlap_pct,
+ * printed after its stream as the reference's template dict holds it
+ * (pcts[i] NULL: none). */
+int tl_pm_kdetails_summarize_overlap(const tl_pm_kernel *const *lists, const double *const *pcts,
+                                     const size_t *lens, size_t nlists, tl_buf *summary, tl_buf *trunc);
 
 #endif

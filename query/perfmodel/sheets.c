@@ -31,6 +31,12 @@ typedef struct agg_group {
     const char *dims, *types, *strides, *ci;
     double kt[6]; /* mean, median, std, min, max, sum */
     int64_t count, uid_first;
+    /* kl_overlap sheets: the overlap cells, and the total kernel time and
+     * first UID of the groups sharing this one's key without the names */
+    const char *ov_names, *ov_summary, *ov_trunc;
+    double ov_pct[5];
+    double base_total;
+    int64_t base_uid;
 } agg_group;
 
 typedef struct agg_sheet {
@@ -399,8 +405,36 @@ static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb,
  * of TB/s, TFLOPS/s, Pct Roofline and kernel time (plus the kernel-time
  * sum), and the kernel details summary of its rows' kernel lists in the
  * mode. mem: the group's c row indices in row order. */
+/* numpy's round(x, 2) (DataFrame.round): scale, round half to even, unscale */
+static double np_round2(double x) { return rint(x * 100.0) / 100.0; }
+
+/* The kl_overlap cells of a group: the first names (pandas "first": the
+ * first non-missing), the details summary of the members' lists and the
+ * overlap_pct statistics, rounded to 2, std 0.0 where a mean exists. */
+static void fill_overlap(tl_arena *a, const prow *rows, const size_t *mem, size_t c, const tl_pm_kernel **kl,
+                         size_t *kn, double *vals, double *tmp, tl_buf *sb, tl_buf *tb, agg_group *grp)
+{
+    const double **pl = tl_xmalloc((c ? c : 1) * sizeof *pl);
+    for (size_t i = 0; i < c; i++) {
+        const tl_pm_instance *in = rows[mem[i]].inst;
+        if (!grp->ov_names && in->ov_names) grp->ov_names = in->ov_names;
+        kl[i] = in->ov_names ? in->ov_details : NULL;
+        kn[i] = in->ov_names ? in->ov_ndetails : 0;
+        pl[i] = in->ov_names ? in->ov_detail_pct : NULL;
+        vals[i] = in->ov_names ? in->ov_pct : NAN;
+    }
+    sb->n = tb->n = 0;
+    int has_trunc = tl_pm_kdetails_summarize_overlap(kl, pl, kn, c, sb, tb);
+    free(pl);
+    grp->ov_summary = tl_arena_strndup(a, sb->p ? sb->p : "", sb->n);
+    grp->ov_trunc = has_trunc ? tl_arena_strndup(a, tb->p ? tb->p : "", tb->n) : NULL;
+    stats5(vals, c, grp->ov_pct, tmp);
+    if (!isnan(grp->ov_pct[0]) && isnan(grp->ov_pct[2])) grp->ov_pct[2] = 0.0;
+    for (int k = 0; k < 5; k++) grp->ov_pct[k] = np_round2(grp->ov_pct[k]);
+}
+
 static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *mem, size_t c, size_t nk,
-                       const int *ctype, tl_pm_mode mode, agg_group *grp)
+                       const int *ctype, tl_pm_mode mode, int kl_overlap, agg_group *grp)
 {
     const prow *r0 = &rows[mem[0]];
     double *vals = tl_xmalloc(c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
@@ -453,12 +487,54 @@ static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *
     int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
     grp->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
     grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
+    if (kl_overlap) fill_overlap(a, rows, mem, c, kl, kn, vals, tmp, &sb, &tb, grp);
     tl_buf_free(&sb);
     tl_buf_free(&tb);
     free(vals);
     free(tmp);
     free(kl);
     free(kn);
+}
+
+/* kl_overlap: each group's base group is the groups whose keys agree up
+ * to the names ('\x1e'); its kernel-time total (pandas' transform("sum"):
+ * a Kahan sum) and smallest first UID order the sheet. */
+static void base_totals(agg_sheet *s, const char *const *keys)
+{
+    size_t ng = s->ngroups;
+    tl_smap bm = {0};
+    tl_smap_init(&bm, ng);
+    size_t *bof = tl_xmalloc((ng ? ng : 1) * sizeof *bof);
+    tl_kahan *tot = tl_xcalloc(ng ? ng : 1, sizeof *tot);
+    int64_t *uid = tl_xmalloc((ng ? ng : 1) * sizeof *uid);
+    char **bkey = tl_xcalloc(ng ? ng : 1, sizeof *bkey); /* NUL-terminated copies the map points at */
+    size_t nb = 0;
+    for (size_t g = 0; g < ng; g++) {
+        const char *k = keys[g], *e = strchr(k, '\x1e');
+        size_t kl = e ? (size_t)(e - k) : strlen(k);
+        bkey[g] = tl_xmalloc(kl + 1);
+        memcpy(bkey[g], k, kl);
+        bkey[g][kl] = 0;
+        int isnew;
+        size_t *b = tl_smap_put(&bm, bkey[g], kl, &isnew);
+        if (isnew) {
+            *b = nb;
+            uid[nb++] = s->groups[g].uid_first;
+        }
+        bof[g] = *b;
+        tl_kahan_add(&tot[*b], s->groups[g].kt[5]);
+        if (s->groups[g].uid_first < uid[*b]) uid[*b] = s->groups[g].uid_first;
+    }
+    for (size_t g = 0; g < ng; g++) {
+        s->groups[g].base_total = tot[bof[g]].sum;
+        s->groups[g].base_uid = uid[bof[g]];
+    }
+    tl_smap_free(&bm);
+    for (size_t g = 0; g < ng; g++) free(bkey[g]);
+    free(bkey);
+    free(bof);
+    free(tot);
+    free(uid);
 }
 
 static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
@@ -502,12 +578,13 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     tl_smap gmap = {0}; /* group key text -> group */
     tl_smap_init(&gmap, nr);
     TL_VEC(size_t) first = {0}; /* first row of each group */
+    TL_VEC(const char *) gkeys = {0}; /* its key text */
     out->kt_int = 1;
     tl_buf kb = {0};
     /* Rows of one memo entry share its params array: with the same kernel
      * count and recompute mark they have the same group key, so the key
      * text is built once per (params, count, mark), not per row. */
-    struct pkey { const pparam *p; size_t nk; int64_t rc; };
+    struct pkey { const pparam *p; size_t nk; int64_t rc; const char *ov; };
     tl_bmap pc; /* pkey -> group */
     tl_bmap_init(&pc, sizeof(struct pkey), 64);
     for (size_t r = 0; r < nr; r++) {
@@ -516,7 +593,8 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         size_t nkr = o->group_by_num_kernels ? rows[r].nk : 0;
         int rcr = o->detect_recompute ? rows[r].inst->is_recompute : 0;
         int isnew;
-        size_t *pg = tl_bmap_put(&pc, &(struct pkey){rows[r].p, nkr, rcr}, &isnew);
+        const char *ovr = o->kl_overlap ? rows[r].inst->ov_names : NULL;
+        size_t *pg = tl_bmap_put(&pc, &(struct pkey){rows[r].p, nkr, rcr, ovr}, &isnew);
         if (!isnew) {
             gof[r] = (long)*pg;
             continue;
@@ -531,12 +609,19 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         }
         if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%zu", rows[r].nk);
         if (o->detect_recompute) tl_buf_printf(&kb, "\x1f%d", rows[r].inst->is_recompute);
+        if (o->kl_overlap) { /* the names last: the key before them is the base group's */
+            tl_buf_putc(&kb, '\x1e');
+            if (ovr) tl_buf_puts(&kb, ovr);
+            else tl_buf_putc(&kb, '\x1d'); /* None */
+        }
         const char *ks = kb.p ? kb.p : "";
         size_t *g = tl_smap_get(&gmap, ks, kb.n);
         if (!g) {
-            g = tl_smap_put(&gmap, tl_arena_strndup(a, ks, kb.n), kb.n, NULL);
+            const char *kc = tl_arena_strndup(a, ks, kb.n);
+            g = tl_smap_put(&gmap, kc, kb.n, NULL);
             *g = first.n;
             tl_vec_push(&first, r);
+            tl_vec_push(&gkeys, kc);
         }
         gof[r] = (long)*g;
         *pg = *g;
@@ -556,7 +641,9 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
 
     for (size_t g = 0; g < ng; g++)
-        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, &out->groups[g]);
+        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, o->kl_overlap, &out->groups[g]);
+    if (o->kl_overlap) base_totals(out, gkeys.v);
+    tl_vec_free(&gkeys);
     free(cnt);
     free(start);
     free(members);
@@ -574,6 +661,23 @@ static int cmp_groups(const void *x, const void *y)
     if (a->kt[5] > b->kt[5]) return -1;
     if (a->kt[5] < b->kt[5]) return 1;
     return a->uid_first < b->uid_first ? -1 : a->uid_first > b->uid_first;
+}
+
+/* kl_overlap: base groups by total descending, then smallest first UID
+ * (base groups never tie on it), then the groups of one base group as the
+ * plain sheet orders them */
+static int cmp_groups_kl(const void *x, const void *y)
+{
+    const agg_group *a = x, *b = y;
+    if (a->base_total > b->base_total) return -1;
+    if (a->base_total < b->base_total) return 1;
+    if (a->base_uid != b->base_uid) return a->base_uid < b->base_uid ? -1 : 1;
+    return cmp_groups(x, y);
+}
+
+static void sort_groups(agg_sheet *s, const tl_pm_sheet_opts *o)
+{
+    if (s->ngroups) qsort(s->groups, s->ngroups, sizeof *s->groups, o->kl_overlap ? cmp_groups_kl : cmp_groups);
 }
 
 /* ---- emit ------------------------------------------------------------------------------ */
@@ -596,6 +700,7 @@ static tl_table *emit(const agg_sheet *s, const char *name, const tl_pm_sheet_op
 {
     tl_table *t = tl_table_new(name);
     size_t c_name = tl_table_add_col(t, "name", TL_STR);
+    long c_ovn = o->kl_overlap ? (long)tl_table_add_col(t, "overlapping_kernel_names_first", TL_STR) : -1;
     size_t c_par = 0;
     for (size_t k = 0; k < s->nkeys; k++) {
         char col[256];
@@ -637,6 +742,16 @@ static tl_table *emit(const agg_sheet *s, const char *name, const tl_pm_sheet_op
     }
     size_t c_kd = tl_table_add_col(t, "kernel_details__summarize_kernel_stats", TL_STR);
     size_t c_kt = tl_table_add_col(t, "trunc_kernel_details", TL_STR);
+    size_t c_ovs = 0, c_ovt = 0, c_ovp = 0;
+    if (o->kl_overlap) {
+        c_ovs = tl_table_add_col(t, "overlapping_kernels_details__summarize_kernel_stats", TL_STR);
+        c_ovt = tl_table_add_col(t, "trunc_overlapping_kernels_details", TL_STR);
+        for (int k = 0; k < 5; k++) {
+            snprintf(col, sizeof col, "overlap_pct_%s", STAT5[k]);
+            size_t ci = tl_table_add_col(t, col, TL_F64);
+            if (!k) c_ovp = ci;
+        }
+    }
     size_t c_id = tl_table_add_col(t, "Input Dims_first", TL_STR);
     size_t c_it = tl_table_add_col(t, "Input type_first", TL_STR);
     size_t c_is = tl_table_add_col(t, "Input Strides_first", TL_STR);
@@ -681,6 +796,12 @@ static tl_table *emit(const agg_sheet *s, const char *name, const tl_pm_sheet_op
         }
         set_s(t, c_kd, r, grp->kd_summary);
         set_s(t, c_kt, r, grp->kd_trunc);
+        if (c_ovn >= 0) {
+            set_s(t, (size_t)c_ovn, r, grp->ov_names);
+            set_s(t, c_ovs, r, grp->ov_summary);
+            set_s(t, c_ovt, r, grp->ov_trunc);
+            for (int k = 0; k < 5; k++) set_f(t, c_ovp + (size_t)k, r, grp->ov_pct[k]);
+        }
         set_s(t, c_id, r, grp->dims);
         set_s(t, c_it, r, grp->types);
         set_s(t, c_is, r, grp->strides);
@@ -714,7 +835,7 @@ int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t
     agg_sheet s;
     aggregate(&a, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
     if (s.ngroups) {
-        qsort(s.groups, s.ngroups, sizeof *s.groups, cmp_groups);
+        sort_groups(&s, opts);
         *out = emit(&s, sheet_name, opts);
     }
     tl_pm_ctx_free(own);
@@ -791,12 +912,14 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
     }
     free(oc);
     int single = tl_pm_family_single(family);
+    const char *kl = opts->kl_overlap ? "_kl_overlap" : "";
     char name[128];
     agg_sheet f, b, aside;
     aggregate(&a, mine, nm, TL_PM_FWD, opts, ctx, &f);
-    if (f.ngroups) qsort(f.groups, f.ngroups, sizeof *f.groups, cmp_groups);
+    sort_groups(&f, opts);
     if (single) {
-        if (f.ngroups) *fwd = emit(&f, family, opts);
+        snprintf(name, sizeof name, "%s%s", family, kl);
+        if (f.ngroups) *fwd = emit(&f, name, opts);
     } else {
         /* move the explicit backward ops out of _fwd, keeping their order */
         aside = f;
@@ -808,17 +931,17 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
             else f.groups[keep++] = f.groups[i];
         }
         f.ngroups = keep;
-        snprintf(name, sizeof name, "%s_fwd", family);
+        snprintf(name, sizeof name, "%s_fwd%s", family, kl);
         if (f.ngroups) *fwd = emit(&f, name, opts);
 
         aggregate(&a, mine, nm, TL_PM_BWD, opts, ctx, &b);
-        if (b.ngroups) qsort(b.groups, b.ngroups, sizeof *b.groups, cmp_groups);
+        sort_groups(&b, opts);
         if (aside.ngroups) concat(&a, &b, &aside);
         size_t k2 = 0;
         for (size_t i = 0; i < b.ngroups; i++)
             if (!name_in(b.groups[i].name, DROP_FROM_BWD)) b.groups[k2++] = b.groups[i];
         b.ngroups = k2;
-        snprintf(name, sizeof name, "%s_bwd", family);
+        snprintf(name, sizeof name, "%s_bwd%s", family, kl);
         if (b.ngroups && bwd) *bwd = emit(&b, name, opts);
     }
     free(mine);

@@ -140,31 +140,35 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
         }
         clipped += tl_fival_union_len(iv, k);
     }
-    f->pct = direct > 0 ? pyt_round2(clipped / direct * 100.0) : NAN;
+    /* a fraction, as the reference's overlap_pct (1.0 = all of the direct time) */
+    f->pct = direct > 0 ? pyt_round2(clipped / direct) : NAN;
     /* names list text and the details */
     tl_buf b = {0};
     tl_buf_putc(&b, '[');
-    f->details = tl_arena_alloc(a, names.n * sizeof *f->details);
+    f->details = tl_arena_alloc(a, (names.n ? names.n : 1) * sizeof *f->details);
+    f->detail_pct = tl_arena_alloc(a, (names.n ? names.n : 1) * sizeof *f->detail_pct);
     f->ndetails = names.n;
     for (size_t j = 0; j < names.n; j++) {
         if (j) tl_buf_puts(&b, ", ");
         tl_buf_pystr(&b, names.v[j], strlen(names.v[j]));
-        double dsum = 0;
+        /* one entry per (direct kernel, partner) of this name, as the
+         * reference lists them: the mean of their durs and of their
+         * overlap fractions (each rounded to 2), both rounded to 2 */
+        double dsum = 0, psum = 0;
         size_t dn = 0;
-        TL_VEC(int32_t) seen = {0};
         for (size_t i = 0; i < nd; i++)
             for (uint32_t q = ov->off[D[i]]; q < ov->off[D[i] + 1]; q++) {
                 const pyt_ovpair *p = &ov->p[q];
                 if (pyt_name(c, p->b) != names.v[j]) continue;
-                int dup = 0;
-                for (size_t s2 = 0; s2 < seen.n; s2++) if (seen.v[s2] == p->b) dup = 1;
-                if (!dup) { tl_vec_push(&seen, p->b); dsum += pyt_dur(c, p->b); dn++; }
+                dsum += pyt_dur(c, p->b);
+                psum += direct > 0 ? pyt_round2((p->hi - p->lo) / direct) : 0.0;
+                dn++;
             }
-        tl_vec_free(&seen);
         tl_pm_kernel *k = &f->details[j];
         k->name = names.v[j];
         k->dur = pyt_round2(dn ? dsum / (double)dn : NAN);
         k->has_stream = pyt_stream(c, first_of.v[j], &k->stream);
+        f->detail_pct[j] = pyt_round2(dn ? psum / (double)dn : NAN);
     }
     tl_buf_putc(&b, ']');
     f->names = pyt_intern(c, tl_arena_strndup(a, b.p, b.n));
@@ -181,9 +185,11 @@ void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, cons
 {
     const tl_pm_kernel **lp = tl_xmalloc((n ? n : 1) * sizeof *lp);
     size_t *lens = tl_xmalloc((n ? n : 1) * sizeof *lens);
-    for (size_t i = 0; i < n; i++) { lp[i] = rows[i]->details; lens[i] = rows[i]->ndetails; }
+    const double **pp = tl_xmalloc((n ? n : 1) * sizeof *pp);
+    for (size_t i = 0; i < n; i++) { lp[i] = rows[i]->details; pp[i] = rows[i]->detail_pct; lens[i] = rows[i]->ndetails; }
     tl_buf s = {0}, t = {0};
-    int has = tl_pm_kdetails_summarize(lp, lens, n, &s, &t);
+    int has = tl_pm_kdetails_summarize_overlap(lp, pp, lens, n, &s, &t);
+    free(pp);
     *summary = tl_arena_strndup(a, s.p ? s.p : "", s.n);
     *trunc = has ? tl_arena_strndup(a, t.p ? t.p : "", t.n) : NULL;
     tl_buf_free(&s);

@@ -140,8 +140,10 @@ struct pyt_perf_job {
     size_t n;
     size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
     tl_pm_sheet_opts so;
+    int kl_overlap;         /* also the _kl_overlap twins (--include_overlap_info) */
     size_t nfam;
     tl_table **fw, **bw;    /* per family */
+    tl_table **fwk, **bwk;  /* their _kl_overlap twins */
     int rc;
     tl_err err;
     pthread_t thr;
@@ -151,9 +153,15 @@ struct pyt_perf_job {
 static void *perf_worker(void *arg)
 {
     pyt_perf_job *j = arg;
-    for (size_t f = 0; f < j->nfam && !j->rc; f++)
-        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), j->inst + j->fam_off[f], j->fam_off[f + 1] - j->fam_off[f],
-                                    &j->so, &j->fw[f], &j->bw[f], &j->err);
+    tl_pm_sheet_opts kl = j->so;
+    kl.kl_overlap = 1;
+    for (size_t f = 0; f < j->nfam && !j->rc; f++) {
+        const tl_pm_instance *in = j->inst + j->fam_off[f];
+        size_t n = j->fam_off[f + 1] - j->fam_off[f];
+        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), in, n, &j->so, &j->fw[f], &j->bw[f], &j->err);
+        if (!j->rc && j->kl_overlap)
+            j->rc = tl_pm_family_sheets(tl_pm_family_at(f), in, n, &kl, &j->fwk[f], &j->bwk[f], &j->err);
+    }
     return NULL;
 }
 
@@ -197,11 +205,15 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
          * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
         for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
+        int32_t *lj = c->o->include_overlap_info ? pyt_launcher_index(c) : NULL;
         for (size_t i = 0; i < n; i++) {
             tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
             if (c->pm_uncached) build_instance(c, rows[i], slot);
             else *slot = *pyt_pm_instance(c, rows[i]);
+            if (lj) pyt_instance_overlap(c, lj, rows[i], slot);
         }
+        free(lj);
+        j->kl_overlap = c->o->include_overlap_info;
         j->n = n;
         j->so.arch = c->o->arch;
         j->so.group_by_num_kernels = c->o->group_by_num_kernels;
@@ -210,6 +222,8 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
         j->nfam = nfam;
         j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
         j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
+        j->fwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fwk);
+        j->bwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bwk);
         if (!c->o->serial && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
         else perf_worker(j);
     }
@@ -224,14 +238,18 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     if (j->running) pthread_join(j->thr, NULL);
     int rc = j->rc;
     for (size_t f = 0; f < j->nfam; f++) {
-        /* in family order, as the sequential build pushed them */
-        if (j->fw[f]) { if (out && !rc) pyt_sheets_push(out, j->fw[f]); else tl_table_free(j->fw[f]); }
-        if (j->bw[f]) { if (out && !rc) pyt_sheets_push(out, j->bw[f]); else tl_table_free(j->bw[f]); }
+        /* in family order, each family's _kl_overlap twins after its own
+         * sheets (the reference's order) */
+        tl_table *ts[4] = {j->fw[f], j->bw[f], j->fwk[f], j->bwk[f]};
+        for (int k = 0; k < 4; k++)
+            if (ts[k]) { if (out && !rc) pyt_sheets_push(out, ts[k]); else tl_table_free(ts[k]); }
     }
     if (rc && err) *err = j->err;
     if (j->so.ctx) tl_pm_ctx_free(j->so.ctx);
     free(j->fw);
     free(j->bw);
+    free(j->fwk);
+    free(j->bwk);
     free(j->inst);
     free(j->fam_off);
     free(j);

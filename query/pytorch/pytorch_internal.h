@@ -248,6 +248,7 @@ typedef struct pyt_overlap {
 typedef struct pyt_ovf {
     const char *names;
     tl_pm_kernel *details;
+    double *detail_pct;  /* each detail's overlap_pct */
     size_t ndetails;
     double pct;        /* NaN: nothing overlaps */
 } pyt_ovf;
@@ -258,6 +259,10 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
                         pyt_ovf *f);
 void pyt_overlap_summary(const pyt_ovf *const *rows, size_t n, tl_arena *a, const char **summary,
                          const char **trunc);
+/* perf_overlap.c: row -> launcher index (-1: none; free() it), and the
+ * overlap fields of a perf-sheet instance (None unless row is a launcher) */
+int32_t *pyt_launcher_index(const pyt_ctx *c);
+void pyt_instance_overlap(pyt_ctx *c, const int32_t *lj, int32_t row, tl_pm_instance *in);
 /* call_stack_full text of an op's kernels; entry_point frame name */
 const char *pyt_call_stack(pyt_ctx *c, const int32_t *gpu, size_t ng, tl_arena *a);
 const char *pyt_entry_point(pyt_ctx *c, int32_t op);
