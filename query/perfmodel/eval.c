@@ -16,6 +16,7 @@ static pm_fn family_fn(int id)
     if (id <= PM_LIGER_SILU_MUL) return pm_elementwise;
     if (id <= PM_LN_MODULATE_BWD) return pm_norm;
     if (id == PM_REDUCE) return pm_reduce;
+    if (id == PM_TRITON) return pm_triton;
     return pm_other;
 }
 

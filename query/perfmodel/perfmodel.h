@@ -77,6 +77,9 @@ int tl_pm_family_single(const char *family);
  * exactly as in the trace (Python-literal text is accepted too); NULL means
  * the key is absent. */
 typedef struct tl_pm_args {
+    const char *name;            /* the event's name; NULL: the op's. Models
+                                    matched by name pattern read it (the
+                                    Inductor Triton model parses its kernel name) */
     const char *input_dims;      /* args["Input Dims"] */
     const char *input_type;      /* args["Input type"] */
     const char *input_strides;   /* args["Input Strides"] */
@@ -125,6 +128,16 @@ void tl_pm_ctx_free(tl_pm_ctx *ctx);
 int tl_pm_eval(const tl_pm_op *op, const tl_pm_args *in, tl_pm_mode mode, tl_pm_ctx *ctx,
                tl_arena *a, tl_pm_result *out, tl_err *err);
 
+/* The model of an event, as the unified summary's walk asks it: the
+ * registry's entry for the name, else the Inductor Triton model
+ * (query/perfmodel/triton.c) when the name is an Inductor kernel's
+ * (triton_poi_*, triton_red_*, triton_per_*) and args carry what that model
+ * reads (Input Dims, Input type and integer Concrete Inputs); NULL otherwise.
+ * The Triton entry belongs to no sheet family (tl_pm_op_at never lists it);
+ * evaluate it with args->name set to the event's name. */
+const tl_pm_op *tl_pm_resolve(const char *name, const tl_pm_args *args);
+/* 1 when name has an Inductor Triton kernel's prefix. */
+int tl_pm_triton_name(const char *name);
 /* The params as a Python dict text, {'M': 141, 'bias': True, ...}: the
  * unified summary's perf_params cell. "" becomes None by the caller's rule
  * when nparams == 0. */

@@ -35,6 +35,8 @@ enum pm_model_id {
     /* other core families (5.8, 5.9) */
     PM_GROUPED_GEMM, PM_GROUPED_GEMM_VK, PM_MOE_COMM, PM_CAUSAL_CONV1D, PM_MAMBA_SSD,
     PM_FUSED_ROPE, PM_CROSS_ENTROPY,
+    /* Inductor Triton kernels, matched by name pattern (triton.c) */
+    PM_TRITON,
     PM__COUNT
 };
 
@@ -94,6 +96,11 @@ int pm_elementwise(pm_in *in, pm_out *out);
 int pm_norm(pm_in *in, pm_out *out);
 int pm_reduce(pm_in *in, pm_out *out);
 int pm_other(pm_in *in, pm_out *out);
+int pm_triton(pm_in *in, pm_out *out);
+
+/* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of
+ * the segmentation table. */
+int pm_triton_known_op(const char *name);
 
 /* ConvBias cache (conv.c): forward shapes by sequence number. */
 typedef struct pm_convbias_entry pm_convbias_entry;
@@ -134,6 +141,7 @@ int pm_parse_bool_text(const char *s);          /* parse_bool on a string (NULL 
 double pm_py_float(pm_in *in, const char *s);   /* raises */
 double pm_optional_float(const char *s);
 int64_t pm_py_int(pm_in *in, const char *s);    /* Python int(text); raises */
+int pm_py_int_text(const char *s, int64_t *out); /* the same; -1 instead of raising */
 /* int-list "[a, b]" into vals (at most max); returns the count; raises. */
 size_t pm_int_list(pm_in *in, const char *s, int64_t *vals, size_t max);
 /* ast.literal_eval of text (raises when it is not a literal). */
