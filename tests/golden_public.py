@@ -33,8 +33,6 @@ INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
 
 # (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
 KNOWN_DIFFERENCES = {
-    "b200_eager/reference_csvs":
-        "conformance item 3: vLLM extension ops are split into (Synthetic Op) rows",
     "hta_negq_rank0/reference_csvs":
         "conformance item 1: epoch-scale timestamps (~1.7e15 us)",
     "hta_ns_resolution_rank0/reference_csvs":

@@ -17,6 +17,7 @@ static pm_fn family_fn(int id)
     if (id <= PM_LN_MODULATE_BWD) return pm_norm;
     if (id == PM_REDUCE) return pm_reduce;
     if (id == PM_TRITON) return pm_triton;
+    if (id >= PM_SILU_AND_MUL) return pm_extension;
     return pm_other;
 }
 
@@ -44,6 +45,8 @@ int tl_pm_eval(const tl_pm_op *op, const tl_pm_args *args, tl_pm_mode mode, tl_p
                tl_pm_result *res, tl_err *err)
 {
     memset(res, 0, sizeof *res);
+    if (op && (op->flags & TL_PM_PENDING))
+        return tl_errf(err, TL_EFORMAT, "%s (%s): the model's formulas are not built", op->name, op->model);
     if (!op || !args || op->model_id < 0 || op->model_id >= PM__COUNT)
         return tl_errf(err, TL_EUSAGE, "perf model: no op");
     pm_in in;

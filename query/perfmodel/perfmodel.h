@@ -31,7 +31,8 @@
 typedef enum tl_pm_mode { TL_PM_FWD = 0, TL_PM_BWD = 1 } tl_pm_mode;
 
 /* ======================================================================
- * 1. Registry: the 165 op names specified by perf-models.md, as data
+ * 1. Registry: the 165 op names specified by perf-models.md and the
+ * reference's 80 further extension (pseudo-op) models, as data
  * (query/perfmodel/registry.c, one line per op, in the reference's table
  * order so that families come out in workbook order).
  * ==================================================================== */
@@ -39,8 +40,14 @@ typedef enum tl_pm_mode { TL_PM_FWD = 0, TL_PM_BWD = 1 } tl_pm_mode;
 enum {
     TL_PM_SINGLE = 1u, /* the op's family writes one sheet (GEMM, Unary-,
                           BinaryElementwise, Normalization), else _fwd + _bwd */
-    TL_PM_HAS_BWD = 2u /* the model has backward-mode formulas (else a
+    TL_PM_HAS_BWD = 2u, /* the model has backward-mode formulas (else a
                           backward pass silently yields no row) */
+    TL_PM_PENDING = 4u  /* the reference models the op, its formulas are not
+                          built here: the op has a model (it stops the unified
+                          summary's walk, has_perf_model True) whose evaluation
+                          fails with TL_EFORMAT, leaving its metrics empty as
+                          the reference leaves them when its model cannot read
+                          the args; model_id is -1 */
 };
 
 typedef struct tl_pm_op {
@@ -53,7 +60,7 @@ typedef struct tl_pm_op {
                                  has no backward */
     const char *model;        /* model name of perf-models.md §5, e.g. "addmm" */
     int model_id;             /* internal dispatch index */
-    unsigned flags;           /* TL_PM_SINGLE | TL_PM_HAS_BWD */
+    unsigned flags;           /* TL_PM_SINGLE | TL_PM_HAS_BWD | TL_PM_PENDING */
 } tl_pm_op;
 
 /* The op's entry, or NULL when the name has no model. O(1) (hash). */

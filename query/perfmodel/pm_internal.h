@@ -35,6 +35,9 @@ enum pm_model_id {
     /* other core families (5.8, 5.9) */
     PM_GROUPED_GEMM, PM_GROUPED_GEMM_VK, PM_MOE_COMM, PM_CAUSAL_CONV1D, PM_MAMBA_SSD,
     PM_FUSED_ROPE, PM_CROSS_ENTROPY,
+    /* extension models (extension.c) */
+    PM_SILU_AND_MUL, PM_GELU_AND_MUL, PM_GELU_TANH_AND_MUL, PM_AITER_RMS_NORM, PM_AITER_RMSNORM,
+    PM_AITER_ADD_RMSNORM, PM_SGL_ROTARY, PM_SGL_STORE_CACHE,
     /* Inductor Triton kernels, matched by name pattern (triton.c) */
     PM_TRITON,
     PM__COUNT
@@ -96,6 +99,7 @@ int pm_elementwise(pm_in *in, pm_out *out);
 int pm_norm(pm_in *in, pm_out *out);
 int pm_reduce(pm_in *in, pm_out *out);
 int pm_other(pm_in *in, pm_out *out);
+int pm_extension(pm_in *in, pm_out *out);
 int pm_triton(pm_in *in, pm_out *out);
 
 /* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of

@@ -1,0 +1,142 @@
+/* extension.c — the reference's extension (pseudo-op) models built here,
+ * from its PerfModel/extensions (the rest are TL_PM_PENDING registry lines):
+ *
+ *   gated activations  aiter/_C/sgl_kernel silu_and_mul, aiter gelu_and_mul,
+ *                      gelu_tanh_and_mul; args (out, input): FLOPs = k ·
+ *                      prod(out) with k = 5, 8, 10; bytes = 2·n·bpe(input)
+ *                      + n·bpe(out); UnaryElementwise params with the input
+ *                      at index 1 and the output at 0;
+ *   AITER RMSNorm      rms_norm / rmsnorm2d_fwd_ck (x at 0, weight at 1),
+ *                      rmsnorm (out, x, weight: x at 1, weight at 2),
+ *                      add_rmsnorm / rmsnorm2d_fwd_with_add_ck (x at 1,
+ *                      weight at 4): the core RMSNorm formula, affine, no
+ *                      bias, channels = len(weight); the add variants add
+ *                      n FLOPs and count 2·n·bpe read + weight + 2·n·bpe
+ *                      written;
+ *   sgl_kernel::rotary_embedding  (positions, q, k, _, cos_sin_cache, _):
+ *                      3 FLOPs and 2·bpe(q) bytes per rotated element;
+ *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
+ *                      4·prod(k)·bpe(k) bytes.
+ *
+ * Unknown element widths follow the reference: the gated activations fail
+ * (its arithmetic on None raises), RoPE and store_cache count 2 bytes. No
+ * backward formulas. */
+#include "query/perfmodel/pm_internal.h"
+
+#include <string.h>
+
+static int gated_activation(pm_in *in, pm_out *out)
+{
+    const tl_pv *shape = pm_dims(in, 0);
+    const char *din = pm_type(in, 1), *dout = pm_type(in, 0);
+    const tl_pv *sin = pm_stride(in, 1), *sout = pm_stride(in, 0);
+    pm_param(in, out, "op_shape", pm_v_tuple(in, shape));
+    pm_param(in, out, "dtype_in_out", pm_v_tup(in, 2, pm_v_str(in, din), pm_v_str(in, dout)));
+    pm_param(in, out, "stride_input", pm_v_tuple(in, sin));
+    pm_param(in, out, "stride_output", pm_v_tuple(in, sout));
+    pnum n = pm_prod(in, shape);
+    int k = in->id == PM_SILU_AND_MUL ? 5 : in->id == PM_GELU_AND_MUL ? 8 : 10;
+    int bi = pm_bpe(din), bo = pm_bpe(dout);
+    if (!bi || !bo) pm_raise(in, "unknown element width");
+    out->flops = pn_mul(PN_I(k), n);
+    out->has_bytes = 1;
+    out->bytes = pn_add(pn_mul(pn_mul(PN_I(2), n), PN_I(bi)), pn_mul(n, PN_I(bo)));
+    out->maf = "vector";
+    out->cs_dtype = din;
+    return PM_OK;
+}
+
+static int aiter_rmsnorm(pm_in *in, pm_out *out)
+{
+    long xi = in->id == PM_AITER_RMS_NORM ? 0 : 1;
+    long wi = in->id == PM_AITER_RMS_NORM ? 1 : in->id == PM_AITER_RMSNORM ? 2 : 4;
+    const tl_pv *shape = pm_dims(in, xi);
+    const char *dtype = pm_type(in, xi);
+    const tl_pv *stride = pm_stride(in, xi);
+    pnum C = PN_I(pm_dim(in, pm_dims(in, wi), 0));
+    pm_param(in, out, "op_shape", pm_v_tuple(in, shape));
+    pm_param(in, out, "dtype_in_out", pm_v_tup(in, 2, pm_v_str(in, dtype), NULL));
+    pm_param(in, out, "stride_input", pm_v_tuple(in, stride));
+    pm_param(in, out, "stride_output", NULL);
+    pm_param(in, out, "num_channels", pm_v_pn(in, C));
+    pm_param(in, out, "has_bias", pm_v_bool(in, 0));
+    pm_param(in, out, "is_affine", pm_v_bool(in, 1));
+    pm_param(in, out, "is_training", pm_v_bool(in, 0));
+    pnum n = pm_prod(in, shape), B = PN_I(pm_bpe(dtype));
+    /* rows · (2C + 2) for the rsqrt, then 2 per element (scale, weight) */
+    pnum f = pn_add(pn_mul(pn_div(n, C), pn_add(pn_mul(PN_I(2), C), PN_I(2))), pn_mul(n, PN_I(2)));
+    int add = in->id == PM_AITER_ADD_RMSNORM;
+    out->flops = add ? pn_add(n, f) : f;
+    out->has_bytes = pm_bpe(dtype) != 0;
+    if (out->has_bytes) {
+        pnum nb = pn_mul(n, B);
+        out->bytes = add ? pn_add(pn_add(pn_mul(PN_I(2), nb), pn_mul(C, B)), pn_mul(PN_I(2), nb))
+                         : pn_add(pn_add(nb, nb), pn_mul(C, B));
+    }
+    out->maf = "vector";
+    out->cs_dtype = dtype;
+    return PM_OK;
+}
+
+static int sgl_rotary(pm_in *in, pm_out *out)
+{
+    const tl_pv *q = pm_dims(in, 1), *k = pm_dims(in, 2);
+    int64_t head = pm_dim(in, q, -1);
+    const char *c3 = pm_ci_opt(in, 3);
+    if (c3 && c3[strspn(c3, " \t\n\r\f\v")]) { /* str(x).strip() non-empty, then int(x) */
+        int64_t v;
+        if (pm_py_int_text(c3, &v) != 0) pm_raise(in, "head_size is not an integer");
+        head = v;
+    }
+    pnum rot = PN_I(head);
+    if (pm_ndims(in) > 4 && pm_len(in, pm_dims(in, 4)) > 1) rot = PN_I(pm_dim(in, pm_dims(in, 4), 1));
+    pnum hq = pn_fdiv(PN_I(pm_dim(in, q, 1)), PN_I(head)), hk = pn_fdiv(PN_I(pm_dim(in, k, 1)), PN_I(head));
+    pnum n = pn_mul(pn_mul(PN_I(pm_dim(in, q, 0)), pn_add(hq, hk)), rot);
+    pm_param(in, out, "num_elements", pm_v_pn(in, n));
+    const char *qt = pm_type(in, 1);
+    int b = pm_bpe(qt);
+    out->flops = pn_mul(PN_I(3), n);
+    out->has_bytes = 1;
+    out->bytes = pn_mul(pn_mul(PN_I(2), n), PN_I(b ? b : 2));
+    out->maf = "vector";
+    out->cs_dtype = qt;
+    return PM_OK;
+}
+
+static int store_cache(pm_in *in, pm_out *out)
+{
+    const tl_pv *k = pm_dims(in, 0);
+    const char *dt = pm_type(in, 0);
+    pnum n = pm_prod(in, k);
+    pm_param(in, out, "op_shape", pm_v_tuple(in, k));
+    pm_param(in, out, "nelems", pm_v_pn(in, n));
+    pm_param(in, out, "dtype", pm_v_str(in, dt));
+    int b = pm_bpe(dt);
+    out->flops = PN_I(0);
+    out->has_bytes = 1;
+    out->bytes = pn_mul(pn_mul(PN_I(4), n), PN_I(b ? b : 2));
+    out->maf = "vector";
+    out->cs_dtype = dt;
+    return PM_OK;
+}
+
+int pm_extension(pm_in *in, pm_out *out)
+{
+    if (in->mode == TL_PM_BWD) return PM_NOTIMPL;
+    switch (in->id) {
+    case PM_SILU_AND_MUL:
+    case PM_GELU_AND_MUL:
+    case PM_GELU_TANH_AND_MUL:
+        return gated_activation(in, out);
+    case PM_AITER_RMS_NORM:
+    case PM_AITER_RMSNORM:
+    case PM_AITER_ADD_RMSNORM:
+        return aiter_rmsnorm(in, out);
+    case PM_SGL_ROTARY:
+        return sgl_rotary(in, out);
+    case PM_SGL_STORE_CACHE:
+        return store_cache(in, out);
+    default:
+        pm_raise(in, "unknown extension model");
+    }
+}
