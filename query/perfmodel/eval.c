@@ -131,6 +131,7 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mod
         .input_strides = inst->input_strides,
         .concrete_inputs = inst->concrete_inputs,
         .output_type = inst->output_type,
+        .annotation = inst->annotation,
         .has_seq = inst->has_seq,
         .seq = inst->seq,
     };

@@ -16,7 +16,8 @@
  *   sgl_kernel::rotary_embedding  (positions, q, k, _, cos_sin_cache, _):
  *                      3 FLOPs and 2·bpe(q) bytes per rotated element;
  *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
- *                      4·prod(k)·bpe(k) bytes.
+ *                      4·prod(k)·bpe(k) bytes;
+ *   InferenceAttention  inference_attention.c.
  *
  * Unknown element widths follow the reference: the gated activations fail
  * (its arithmetic on None raises), RoPE and store_cache count 2 bytes. No
@@ -136,6 +137,9 @@ int pm_extension(pm_in *in, pm_out *out)
         return sgl_rotary(in, out);
     case PM_SGL_STORE_CACHE:
         return store_cache(in, out);
+    case PM_INF_ATTN:
+    case PM_INF_ATTN_DV:
+        return pm_inference_attention(in, out);
     default:
         pm_raise(in, "unknown extension model");
     }

@@ -92,6 +92,10 @@ typedef struct tl_pm_args {
     const char *input_strides;   /* args["Input Strides"] */
     const char *concrete_inputs; /* args["Concrete Inputs"] */
     const char *output_type;     /* args["Output type"] (Reduce only; usually NULL) */
+    const char *annotation;      /* the step annotation around the event (the
+                                    name of the enclosing user annotation,
+                                    "NA" when none), NULL when not looked up:
+                                    InferenceAttention models read sq/sk from it */
     int has_seq;                 /* args["Sequence number"] present (ConvBias*) */
     int64_t seq;
     /* Names of the op's GPU kernels sorted by start time (GEMM transpose
@@ -264,6 +268,7 @@ typedef struct tl_pm_instance {
     int64_t external_id;
     const char *input_dims, *input_type, *input_strides, *concrete_inputs; /* raw JSON */
     const char *output_type;
+    const char *annotation;      /* as tl_pm_args.annotation (one text, one address) */
     int has_seq;                 /* "Sequence number" */
     int64_t seq;
     tl_pm_kset fwd;              /* forward mode: the event's own subtree */

@@ -37,7 +37,7 @@ enum pm_model_id {
     PM_FUSED_ROPE, PM_CROSS_ENTROPY,
     /* extension models (extension.c) */
     PM_SILU_AND_MUL, PM_GELU_AND_MUL, PM_GELU_TANH_AND_MUL, PM_AITER_RMS_NORM, PM_AITER_RMSNORM,
-    PM_AITER_ADD_RMSNORM, PM_SGL_ROTARY, PM_SGL_STORE_CACHE,
+    PM_AITER_ADD_RMSNORM, PM_SGL_ROTARY, PM_SGL_STORE_CACHE, PM_INF_ATTN, PM_INF_ATTN_DV,
     /* Inductor Triton kernels, matched by name pattern (triton.c) */
     PM_TRITON,
     PM__COUNT
@@ -100,6 +100,7 @@ int pm_norm(pm_in *in, pm_out *out);
 int pm_reduce(pm_in *in, pm_out *out);
 int pm_other(pm_in *in, pm_out *out);
 int pm_extension(pm_in *in, pm_out *out);
+int pm_inference_attention(pm_in *in, pm_out *out); /* inference_attention.c */
 int pm_triton(pm_in *in, pm_out *out);
 
 /* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of

@@ -134,7 +134,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
     evalent *e = NULL;
     int shareable = strncmp(op->name, "ConvBias", 8) != 0;
-    size_t keyn = 9 + in->fwd.n;
+    size_t keyn = 10 + in->fwd.n;
     const void **key = NULL;
     if (shareable) {
         key = tl_xcalloc(keyn, sizeof *key);
@@ -147,7 +147,8 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
         key[6] = in->output_type ? pyt_intern(c, in->output_type) : NULL;
         key[7] = (const void *)(uintptr_t)in->fwd.n;
         key[8] = in->name; /* pattern-matched models read the event's name */
-        for (size_t i = 0; i < in->fwd.n; i++) key[9 + i] = in->fwd.k[i].name;
+        key[9] = in->annotation;
+        for (size_t i = 0; i < in->fwd.n; i++) key[10 + i] = in->fwd.k[i].name;
         /* variable-length key: hash it into the fixed map key, verify below */
         struct { uint64_t h; size_t n; } hk = {tl_hash64(key, keyn * sizeof *key, 7), keyn};
         int isnew;
@@ -173,6 +174,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
             .input_strides = in->input_strides,
             .concrete_inputs = in->concrete_inputs,
             .output_type = in->output_type,
+            .annotation = in->annotation,
             .has_seq = in->has_seq,
             .seq = in->seq,
         };

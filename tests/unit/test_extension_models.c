@@ -1,0 +1,169 @@
+/* test_extension_models.c — the reference's extension models built here
+ * (query/perfmodel/extension.c, inference_attention.c) on hand-made args.
+ * Each expected value is the reference's formula worked by hand (Python
+ * expression beside it); the same events fed to the reference's classes
+ * (PerfModel/extensions) give the same numbers. */
+#include "query/perfmodel/perfmodel.h"
+#include "tests/unit/tl_test.h"
+
+#include <string.h>
+
+static tl_arena A;
+
+typedef struct res {
+    int rc;
+    tl_pm_result r;
+    const char *params;
+} res;
+
+static res eval(const char *op, const char *dims, const char *types, const char *strides, const char *ci,
+                const char *annotation)
+{
+    res o;
+    memset(&o, 0, sizeof o);
+    tl_pm_args a = {.input_dims = dims, .input_type = types, .input_strides = strides, .concrete_inputs = ci,
+                    .annotation = annotation};
+    tl_err e = {0};
+    o.rc = tl_pm_eval(tl_pm_find(op), &a, TL_PM_FWD, NULL, &A, &o.r, &e);
+    if (!o.rc) {
+        tl_buf b = {0};
+        tl_pm_params_repr(&b, &o.r);
+        o.params = tl_arena_strndup(&A, b.p ? b.p : "", b.n);
+        tl_buf_free(&b);
+    }
+    return o;
+}
+
+/* q (100, 16, 64) bf16, k/v caches (5000, 4, 64) fp8: H_Q 16, H_KV 4, d 64;
+ * context sums c_sq 96, c_sk 1096, c_sqsq 4608, c_sqsk 52608; generation
+ * g_sq 4, g_sk 4000, g_sqsq 4, g_sqsk 4000.
+ * flops = 16*(2*52608*64) + 16*(2*52608*64) - 16*4608*64 - 16*4608*64
+ *       + 16*(2*4000*64) + 16*(2*4000*64)                         = 222429184
+ * bytes = (96+4)*(16*64 + 16*64 + 4*64 + 4*64)*2
+ *       + ((1096-96) + (4000-4))*(4*64 + 4*64)*1                  = 3069952 */
+static const char *Q_DIMS = "[[100,16,64],[5000,4,64],[5000,4,64],[100,16,64]]";
+static const char *Q_TYPES = "[\"c10::BFloat16\",\"c10::Float8_e4m3fn\",\"c10::Float8_e4m3fn\",\"c10::BFloat16\"]";
+
+static void test_inference_attention(void)
+{
+    const char *forms[] = {
+        "execute_100_context_2(sq96sk1096sqsq4608sqsk52608)_generation_4(sq4sk4000sqsq4sqsk4000)",
+        "step[MIXED bs=6 c=2 g=4 c_sq=96 c_sk=1096 c_sqsq=4608 c_sqsk=52608 g_sq=4 g_sk=4000 g_sqsq=4 g_sqsk=4000]",
+    };
+    for (int i = 0; i < 2; i++) {
+        res o = eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL, forms[i]);
+        CHECK_EQ_I(o.rc, 0);
+        CHECK_NEAR(o.r.flops, 222429184.0, 0);
+        CHECK_NEAR(o.r.bytes, 3069952.0, 0);
+        CHECK_EQ_S(o.r.compute_spec, "matrix_bf16");
+        CHECK_EQ_S(o.params, "{'B': 1, 'N_Q': 100, 'H_Q': 16, 'H_V': 4, 'H_K': 4, 'N_KV': 5000, 'H_KV': 4, "
+                             "'d_h_qk': 64, 'd_h_v': 64, 'dropout': 0.0, 'causal': False, 'flash_impl': True, "
+                             "'c_sq': 96, 'c_sk': 1096, 'c_sqsq': 4608, 'c_sqsk': 52608, 'g_sq': 4, 'g_sk': 4000, "
+                             "'g_sqsq': 4, 'g_sqsk': 4000, 'dtype_Q': 'c10::BFloat16', 'dtype_KV': "
+                             "'c10::Float8_e4m3fn'}");
+    }
+    /* ATOM: decode[...] fills the generation sums only:
+     * flops = 16*(2*4000*64)*2 = 16384000;
+     * bytes = 4*(2*16*64 + 2*4*64)*2 + (4000-4)*(2*4*64)*1 = 2066432 */
+    res o = eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL,
+                 "decode[bs=4 tok=4 d=4 sqsq=4 sqsk=4000 sk=4000]");
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 16384000.0, 0);
+    CHECK_NEAR(o.r.bytes, 2066432.0, 0);
+    /* prefill[...] with a ctx list: context sums only (flops 206045184, bytes 1003520) */
+    o = eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL,
+             "prefill[bs=2 tok=96 ctx=[48, 48] sqsq=4608 sqsk=52608 sk=1096]");
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 206045184.0, 0);
+    CHECK_NEAR(o.r.bytes, 1003520.0, 0);
+    /* no sq/sk: the native vLLM form, "NA" (no enclosing annotation), none */
+    CHECK_EQ_I(eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL,
+                    "execute_context_2(96)_generation_4(4)").rc, TL_EFORMAT);
+    CHECK_EQ_I(eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL, "NA").rc, TL_EFORMAT);
+    CHECK_EQ_I(eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL, NULL).rc, TL_EFORMAT);
+    /* sq/sk all zero: "not implemented" (the reference drops the row) */
+    CHECK_EQ_I(eval("vllm::unified_attention_with_output", Q_DIMS, Q_TYPES, NULL, NULL,
+                    "execute_0_context_0(sq0sk0sqsq0sqsk0)_generation_0(sq0sk0sqsq0sqsk0)").rc, TL_EUNSUPPORTED);
+    /* d_h_v from v (Input Dims[2][-1]) for mha_batch_prefill: d_qk 192, d_v 128
+     * flops = 16*(2*52608*192 + 2*52608*128 - 4608*192 - 4608*128)
+     *       + 16*(2*4000*192 + 2*4000*128)                             = 556072960
+     * bytes = 100*(16*192 + 16*128 + 4*192 + 4*128)*2 + 4996*(4*192 + 4*128)*2 = 14069760 */
+    o = eval("aiter::mha_batch_prefill", "[[100,16,192],[5000,4,192],[5000,4,128]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]", NULL, NULL, forms[0]);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 556072960.0, 0);
+    CHECK_NEAR(o.r.bytes, 14069760.0, 0);
+}
+
+static void test_elementwise_and_norm(void)
+{
+    /* silu_and_mul(out bf16 (8, 256), input float (8, 512)):
+     * flops = 5*8*256 = 10240; bytes = 2*2048*4 + 2048*2 = 20480; precision of the input */
+    res o = eval("sgl_kernel::silu_and_mul", "[[8,256],[8,512]]", "[\"c10::BFloat16\",\"float\"]",
+                 "[[256,1],[512,1]]", NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 10240.0, 0);
+    CHECK_NEAR(o.r.bytes, 20480.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "vector_fp32");
+    CHECK_EQ_S(o.params, "{'op_shape': (8, 256), 'dtype_in_out': ('float', 'c10::BFloat16'), "
+                         "'stride_input': (512, 1), 'stride_output': (256, 1)}");
+    /* gelu_tanh: 10*2048 = 20480 FLOPs, bytes 2*2048*2 + 2048*2 = 12288; an
+     * unknown width ('c10::Float' is not in the table) fails */
+    o = eval("aiter::gelu_tanh_and_mul", "[[8,256],[8,512]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+             "[[256,1],[512,1]]", NULL, NULL);
+    CHECK_NEAR(o.r.flops, 20480.0, 0);
+    CHECK_NEAR(o.r.bytes, 12288.0, 0);
+    CHECK_EQ_I(eval("aiter::silu_and_mul", "[[8,256],[8,512]]", "[\"c10::BFloat16\",\"c10::Float\"]",
+                    "[[256,1],[512,1]]", NULL, NULL).rc, TL_EFORMAT);
+    /* rmsnorm(out, x (4, 7168), w (7168,), eps): n = 28672, C = 7168
+     * flops = n/C*(2*C + 2) + 2*n = 114696.0; bytes = 2*n*2 + C*2 = 129024 */
+    o = eval("aiter::rmsnorm", "[[4,7168],[4,7168],[7168],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\"]", "[[7168,1],[7168,1],[1],[]]",
+             NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 114696.0, 0);
+    CHECK_NEAR(o.r.bytes, 129024.0, 0);
+    CHECK_EQ_S(o.params, "{'op_shape': (4, 7168), 'dtype_in_out': ('c10::BFloat16', None), 'stride_input': "
+                         "(7168, 1), 'stride_output': None, 'num_channels': 7168, 'has_bias': False, "
+                         "'is_affine': True, 'is_training': False}");
+    /* add_rmsnorm (weight at 4): flops = n + 114696.0 = 143368.0;
+     * bytes = 2*n*2 + C*2 + 2*n*2 = 243712 */
+    o = eval("aiter::add_rmsnorm", "[[4,7168],[4,7168],[4,7168],[4,7168],[7168],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\"]",
+             "[[7168,1],[7168,1],[7168,1],[7168,1],[1],[]]", NULL, NULL);
+    CHECK_NEAR(o.r.flops, 143368.0, 0);
+    CHECK_NEAR(o.r.bytes, 243712.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "vector_bf16");
+}
+
+static void test_rope_and_cache(void)
+{
+    /* rotary_embedding(positions, q (16, 4096), k (16, 1024), _, cache (4096, 128), _),
+     * head_size int('128'), rot_dim cache[1] = 128:
+     * num_elements = 16*(4096//128 + 1024//128)*128 = 81920; flops 3*n, bytes 2*n*2 */
+    res o = eval("sgl_kernel::rotary_embedding", "[[16],[16,4096],[16,1024],[],[4096,128],[]]",
+                 "[\"long int\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"c10::BFloat16\",\"Scalar\"]", NULL,
+                 "[\"\",\"\",\"\",\"128\",\"\",\"True\"]", NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 245760.0, 0);
+    CHECK_NEAR(o.r.bytes, 327680.0, 0);
+    CHECK_EQ_S(o.params, "{'num_elements': 81920}");
+    /* store_cache(k (64, 1024), ...): 0 FLOPs, 4*65536*2 bytes */
+    o = eval("sglang::store_cache", "[[64,1024],[64,1024],[100,1024],[100,1024],[64],[],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"long int\",\"Scalar\","
+             "\"Scalar\"]", NULL, NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 0.0, 0);
+    CHECK_NEAR(o.r.bytes, 524288.0, 0);
+    CHECK_EQ_S(o.params, "{'op_shape': (64, 1024), 'nelems': 65536, 'dtype': 'c10::BFloat16'}");
+}
+
+int main(void)
+{
+    tl_arena_init(&A, 1 << 16);
+    test_inference_attention();
+    test_elementwise_and_norm();
+    test_rope_and_cache();
+    tl_arena_free(&A);
+    return tl_test_done("test_extension_models");
+}
