@@ -17,7 +17,8 @@
  *                      3 FLOPs and 2·bpe(q) bytes per rotated element;
  *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
  *                      4·prod(k)·bpe(k) bytes;
- *   InferenceAttention  inference_attention.c.
+ *   InferenceAttention  inference_attention.c; custom collectives
+ *                      custom_collectives.c; group quantisation group_quant.c.
  *
  * Unknown element widths follow the reference: the gated activations fail
  * (its arithmetic on None raises), RoPE and store_cache count 2 bytes. No
@@ -140,6 +141,15 @@ int pm_extension(pm_in *in, pm_out *out)
     case PM_INF_ATTN:
     case PM_INF_ATTN_DV:
         return pm_inference_attention(in, out);
+    case PM_CC_ALLREDUCE_RMSNORM:
+    case PM_CC_ALLREDUCE_RMSNORM_:
+    case PM_CC_ALL_REDUCE:
+    case PM_CC_REDUCE_SCATTER:
+    case PM_CC_REG_ALL_GATHER:
+        return pm_custom_collective(in, out);
+    case PM_GROUP_QUANT:
+    case PM_TOKEN_GROUP_QUANT_FP8:
+        return pm_group_quant(in, out);
     default:
         pm_raise(in, "unknown extension model");
     }

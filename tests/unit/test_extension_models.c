@@ -158,12 +158,76 @@ static void test_rope_and_cache(void)
     CHECK_EQ_S(o.params, "{'op_shape': (64, 1024), 'nelems': 65536, 'dtype': 'c10::BFloat16'}");
 }
 
+static void test_quant_and_collectives(void)
+{
+    /* per_group_quant(out fp8 (64, 4096), input bf16 (64, 4096), scale float (64, 1)):
+     * flops = 262144 * 2.59375 = 679936.0; bytes = 262144*1 + 262144*2 + 64*4 = 786688 */
+    res o = eval("aiter::dynamic_per_token_scaled_quant", "[[64,4096],[64,4096],[64,1]]",
+                 "[\"c10::Float8_e4m3fnuz\",\"c10::BFloat16\",\"float\"]", "[[4096,1],[4096,1],[1,1]]", NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 679936.0, 0);
+    CHECK_NEAR(o.r.bytes, 786688.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "vector_bf16");
+    CHECK_EQ_S(o.params, "{'shape_in1': (64, 4096), 'shape_in2': (64, 1), 'shape_out': (64, 4096), "
+                         "'dtype_in1_in2_out': ('c10::BFloat16', 'float', 'c10::Float8_e4m3fnuz'), "
+                         "'stride_input1': (4096, 1), 'stride_input2': (1, 1), 'stride_output': (4096, 1)}");
+    /* triton_per_token_group_quant_fp8(x (64, 4000), group int('100')):
+     * flops = 6*64*4000 = 1536000; groups = (4000 + 99)//100 = 40;
+     * bytes = 256000*2 + 256000 + 64*40*4 = 778240 */
+    o = eval("vllm::triton_per_token_group_quant_fp8", "[[64,4000],[]]", "[\"c10::BFloat16\",\"Scalar\"]", NULL,
+             "[\"\",\"100\"]", NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 1536000.0, 0);
+    CHECK_NEAR(o.r.bytes, 778240.0, 0);
+    CHECK_EQ_S(o.params, "{'M': 64, 'N': 4000, 'group_size': 100, 'num_groups': 40, 'shape_x': (64, 4000), "
+                         "'dtype_x': 'c10::BFloat16', 'shape_in1': (64, 4000), 'shape_in2': (), 'shape_out': "
+                         "(64, 4000), 'dtype_in1_in2_out': ('c10::BFloat16', None, 'c10::float8_e4m3fn'), "
+                         "'stride_input1': None, 'stride_input2': None, 'stride_output': None}");
+    /* 1-D x (4000,), group 'None' -> 128: M 1, groups (4000 + 127)//128 = 32;
+     * flops 24000, bytes 4000*2 + 4000 + 32*4 = 12128 */
+    o = eval("vllm::triton_per_token_group_quant_fp8", "[[4000]]", "[\"c10::BFloat16\"]", NULL,
+             "[\"\",\"None\"]", NULL);
+    CHECK_NEAR(o.r.flops, 24000.0, 0);
+    CHECK_NEAR(o.r.bytes, 12128.0, 0);
+    /* fused all-reduce + RMSNorm (input (8, 7168) at 2, weight at 6): n = 57344,
+     * flops = n + (n//7168)*(2*7168 + 2) + 2*n = 286736;
+     * bytes = 2*n*2 + 7168*2 + 2*n*2 = 473088; no Compute Spec */
+    o = eval("aiter::fused_allreduce_rmsnorm", "[[],[],[8,7168],[8,7168],[8,7168],[8,7168],[7168]]",
+             "[\"\",\"\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\","
+             "\"c10::BFloat16\"]",
+             "[[],[],[7168,1],[7168,1],[7168,1],[7168,1],[1]]", NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 286736.0, 0);
+    CHECK_NEAR(o.r.bytes, 473088.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "");
+    CHECK_EQ_S(o.params, "{'op_shape': (8, 7168), 'dtype_in': 'c10::BFloat16', 'stride_input': (7168, 1), "
+                         "'num_channels': 7168}");
+    /* reduce_scatter (in (64, 1024), out (8, 1024)): (65536 + 8192)*2 = 147456;
+     * all_reduce: 2*65536*2 = 262144; reg_all_gather (out at 0): 147456 */
+    o = eval("aiter::reduce_scatter", "[[],[64,1024],[8,1024]]", "[\"\",\"c10::BFloat16\",\"c10::BFloat16\"]",
+             "[[],[1024,1],[1024,1]]", NULL, NULL);
+    CHECK_NEAR(o.r.bytes, 147456.0, 0);
+    CHECK_EQ_S(o.params, "{'op_shape': (64, 1024), 'out_shape': (8, 1024), 'dtype_in': 'c10::BFloat16', "
+                         "'stride_input': (1024, 1)}");
+    o = eval("_C_custom_ar::all_reduce", "[[],[64,1024]]", "[\"\",\"c10::BFloat16\"]", "[[],[1024,1]]", NULL, NULL);
+    CHECK_NEAR(o.r.flops, 0.0, 0);
+    CHECK_NEAR(o.r.bytes, 262144.0, 0);
+    o = eval("sglang::reg_all_gather_into_tensor", "[[64,1024],[8,1024]]", "[\"c10::BFloat16\",\"c10::BFloat16\"]",
+             NULL, NULL, NULL);
+    CHECK_NEAR(o.r.bytes, 147456.0, 0);
+    CHECK_EQ_S(o.params, "{'out_shape': (64, 1024), 'op_shape': (8, 1024), 'dtype_in': 'c10::BFloat16'}");
+    /* unknown width: fails */
+    CHECK_EQ_I(eval("_C_custom_ar::all_reduce", "[[],[64]]", "[\"\",\"c10::Float\"]", "[[],[1]]", NULL, NULL).rc,
+               TL_EFORMAT);
+}
+
 int main(void)
 {
     tl_arena_init(&A, 1 << 16);
     test_inference_attention();
     test_elementwise_and_norm();
     test_rope_and_cache();
+    test_quant_and_collectives();
     tl_arena_free(&A);
     return tl_test_done("test_extension_models");
 }
