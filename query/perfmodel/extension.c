@@ -18,7 +18,9 @@
  *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
  *                      4·prod(k)·bpe(k) bytes;
  *   InferenceAttention  inference_attention.c; custom collectives
- *                      custom_collectives.c; group quantisation group_quant.c.
+ *                      custom_collectives.c; group quantisation group_quant.c;
+ *                      mHC and topk_softplus mhc.c;
+ *   aiter::mixed_sample_outer_exponential  below.
  *
  * Unknown element widths follow the reference: the gated activations fail
  * (its arithmetic on None raises), RoPE and store_cache count 2 bytes. No
@@ -122,6 +124,30 @@ static int store_cache(pm_in *in, pm_out *out)
     return PM_OK;
 }
 
+/* aiter::mixed_sample_outer_exponential (logits (T, V) at 1, noise at 2):
+ * 2·T·V FLOPs; T·V·(bpe(logits) + bpe(noise)) + 4·T bytes (unknown width:
+ * unknown bytes); logits c10::bfloat16 and noise float when not listed */
+static int mixed_sample(pm_in *in, pm_out *out)
+{
+    const tl_pv *ls = pm_dims(in, 1);
+    size_t r = pm_len(in, ls);
+    int64_t T = r >= 1 ? pm_dim(in, ls, 0) : 1, V = r >= 2 ? pm_dim(in, ls, 1) : 1;
+    size_t nt = pm_ntypes(in);
+    const char *dl = nt > 1 ? pm_type(in, 1) : "c10::bfloat16", *dn = nt > 2 ? pm_type(in, 2) : "float";
+    pm_param(in, out, "T", pm_v_int(in, T));
+    pm_param(in, out, "V", pm_v_int(in, V));
+    pm_param(in, out, "dtype_logits", pm_v_str(in, dl));
+    pm_param(in, out, "dtype_noise", pm_v_str(in, dn));
+    pnum tv = pn_mul(PN_I(T), PN_I(V));
+    int bl = pm_bpe(dl), bn = pm_bpe(dn);
+    out->flops = pn_mul(PN_I(2), tv);
+    out->has_bytes = bl && bn;
+    if (out->has_bytes) out->bytes = pn_add(pn_mul(tv, PN_I(bl + bn)), pn_mul(PN_I(T), PN_I(4)));
+    out->maf = "vector";
+    out->cs_dtype = dl;
+    return PM_OK;
+}
+
 int pm_extension(pm_in *in, pm_out *out)
 {
     if (in->mode == TL_PM_BWD) return PM_NOTIMPL;
@@ -150,6 +176,14 @@ int pm_extension(pm_in *in, pm_out *out)
     case PM_GROUP_QUANT:
     case PM_TOKEN_GROUP_QUANT_FP8:
         return pm_group_quant(in, out);
+    case PM_MHC_POST:
+    case PM_MHC_PRE_GEMM:
+    case PM_MHC_PRE_BIG_FUSE:
+    case PM_MHC_FUSED_POST_PRE:
+    case PM_TOPK_SOFTPLUS:
+        return pm_mhc(in, out);
+    case PM_MIXED_SAMPLE:
+        return mixed_sample(in, out);
     default:
         pm_raise(in, "unknown extension model");
     }

@@ -221,6 +221,52 @@ static void test_quant_and_collectives(void)
                TL_EFORMAT);
 }
 
+static void check(const char *op, const char *dims, const char *types, double flops, double bytes, const char *spec,
+                  const char *params)
+{
+    res o = eval(op, dims, types, NULL, NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, flops, 0);
+    CHECK_NEAR(o.r.bytes, bytes, 0);
+    CHECK_EQ_S(o.r.compute_spec, spec);
+    CHECK_EQ_S(o.params, params);
+}
+
+static void test_mhc_and_sampling(void)
+{
+    /* M 8, n 4, C 7168, hc3 24, K 28672, split_k 2, b 2:
+     * post  flops 2*8*4*7168*(4+1) = 2293760; bytes 8*7168*2 + 2*8*4*7168*2 + 4*8*4 + 4*8*16 = 1032832 */
+    check("aiter::mhc_post", "[[8,4],[8,7168],[],[]]", "[\"float\",\"c10::BFloat16\"]", 2293760.0, 1032832.0,
+          "vector_bf16", "{'M': 8, 'n': 4, 'C': 7168, 'hc3': None, 'dtype_in': 'c10::BFloat16'}");
+    /* pre_gemm flops 2*8*24*28672 = 11010048; bytes 8*4*7168*2 + 4*24*28672 + 4*2*8*24 + 4*2*8 = 3212864 */
+    check("aiter::mhc_pre_gemm_sqrsum", "[[2,8,24],[2,8],[8,4,7168],[24,28672]]",
+          "[\"float\",\"float\",\"c10::BFloat16\",\"float\"]", 11010048.0, 3212864.0, "matrix_bf16",
+          "{'M': 8, 'n': 4, 'C': 7168, 'hc3': 24, 'K': 28672, 'split_k': 2, 'dtype_in': 'c10::BFloat16'}");
+    /* big_fuse flops 2*8*7168*4 + 5*8*7168 = 745472;
+     * bytes 8*4*7168*2 + 4*2*8*24 + 7168*2 + 8*7168*2 + 4*8*4 + 4*8*16 = 589952 */
+    check("aiter::mhc_pre_big_fuse_rmsnorm", "[[8,4],[8,4,4],[8,7168],[2,8,24],[2,8],[4],[24],[7168]]",
+          "[\"float\",\"float\",\"float\",\"float\",\"float\",\"float\",\"float\",\"c10::BFloat16\"]", 745472.0,
+          589952.0, "vector_bf16",
+          "{'M': 8, 'n': 4, 'C': 7168, 'hc3': 24, 'split_k': 2, 'dtype_in': 'c10::BFloat16'}");
+    /* fused_post_pre flops 2293760 + 11010048 = 13303808;
+     * bytes 8*7168*2 + 3*8*4*7168*2 + 4*8*4 + 4*8*16 + 4*24*28672 + 4*2*8*24 + 4*2*8 = 4245696 */
+    check("aiter::mhc_fused_post_pre_gemm_sqrsum",
+          "[[2,8,24],[2,8],[8,4,7168],[8,7168],[8,4],[8,4,4],[8,4,7168],[24,28672]]",
+          "[\"float\",\"float\",\"c10::BFloat16\",\"c10::BFloat16\"]", 13303808.0, 4245696.0, "matrix_bf16",
+          "{'M': 8, 'n': 4, 'C': 7168, 'hc3': 24, 'K': 28672, 'split_k': 2, 'dtype_in': 'c10::BFloat16'}");
+    /* topk_softplus M 16, E 256, topk 8: flops 6*16*256 = 24576; bytes 16*256*2 + 4*256 + 8*16*8 = 10240 */
+    check("aiter::topk_softplus", "[[16,8],[16,8],[16,256],[256]]",
+          "[\"float\",\"int\",\"c10::BFloat16\",\"float\"]", 24576.0, 10240.0, "vector_bf16",
+          "{'M': 16, 'n': 1, 'C': 256, 'E': 256, 'topk': 8, 'dtype_in': 'c10::BFloat16'}");
+    /* mixed sampling T 16, V 32000: flops 2*T*V = 1024000; bytes T*V*(2+4) + 4*T = 3072064 */
+    check("aiter::mixed_sample_outer_exponential", "[[16],[16,32000],[16,32000]]",
+          "[\"long int\",\"c10::BFloat16\",\"float\"]", 1024000.0, 3072064.0, "vector_bf16",
+          "{'T': 16, 'V': 32000, 'dtype_logits': 'c10::BFloat16', 'dtype_noise': 'float'}");
+    /* 1-D logits, one type listed: V 1, logits c10::bfloat16 and noise float by default */
+    check("aiter::mixed_sample_outer_exponential", "[[16],[16]]", "[\"long int\"]", 32.0, 160.0, "vector_bf16",
+          "{'T': 16, 'V': 1, 'dtype_logits': 'c10::bfloat16', 'dtype_noise': 'float'}");
+}
+
 int main(void)
 {
     tl_arena_init(&A, 1 << 16);
@@ -228,6 +274,7 @@ int main(void)
     test_elementwise_and_norm();
     test_rope_and_cache();
     test_quant_and_collectives();
+    test_mhc_and_sampling();
     tl_arena_free(&A);
     return tl_test_done("test_extension_models");
 }
