@@ -6,13 +6,7 @@
  *                      prod(out) with k = 5, 8, 10; bytes = 2·n·bpe(input)
  *                      + n·bpe(out); UnaryElementwise params with the input
  *                      at index 1 and the output at 0;
- *   AITER RMSNorm      rms_norm / rmsnorm2d_fwd_ck (x at 0, weight at 1),
- *                      rmsnorm (out, x, weight: x at 1, weight at 2),
- *                      add_rmsnorm / rmsnorm2d_fwd_with_add_ck (x at 1,
- *                      weight at 4): the core RMSNorm formula, affine, no
- *                      bias, channels = len(weight); the add variants add
- *                      n FLOPs and count 2·n·bpe read + weight + 2·n·bpe
- *                      written;
+ *   AITER/vLLM RMSNorm variants  rmsnorm_ext.c;
  *   sgl_kernel::rotary_embedding  (positions, q, k, _, cos_sin_cache, _):
  *                      3 FLOPs and 2·bpe(q) bytes per rotated element;
  *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
@@ -47,38 +41,6 @@ static int gated_activation(pm_in *in, pm_out *out)
     out->bytes = pn_add(pn_mul(pn_mul(PN_I(2), n), PN_I(bi)), pn_mul(n, PN_I(bo)));
     out->maf = "vector";
     out->cs_dtype = din;
-    return PM_OK;
-}
-
-static int aiter_rmsnorm(pm_in *in, pm_out *out)
-{
-    long xi = in->id == PM_AITER_RMS_NORM ? 0 : 1;
-    long wi = in->id == PM_AITER_RMS_NORM ? 1 : in->id == PM_AITER_RMSNORM ? 2 : 4;
-    const tl_pv *shape = pm_dims(in, xi);
-    const char *dtype = pm_type(in, xi);
-    const tl_pv *stride = pm_stride(in, xi);
-    pnum C = PN_I(pm_dim(in, pm_dims(in, wi), 0));
-    pm_param(in, out, "op_shape", pm_v_tuple(in, shape));
-    pm_param(in, out, "dtype_in_out", pm_v_tup(in, 2, pm_v_str(in, dtype), NULL));
-    pm_param(in, out, "stride_input", pm_v_tuple(in, stride));
-    pm_param(in, out, "stride_output", NULL);
-    pm_param(in, out, "num_channels", pm_v_pn(in, C));
-    pm_param(in, out, "has_bias", pm_v_bool(in, 0));
-    pm_param(in, out, "is_affine", pm_v_bool(in, 1));
-    pm_param(in, out, "is_training", pm_v_bool(in, 0));
-    pnum n = pm_prod(in, shape), B = PN_I(pm_bpe(dtype));
-    /* rows · (2C + 2) for the rsqrt, then 2 per element (scale, weight) */
-    pnum f = pn_add(pn_mul(pn_div(n, C), pn_add(pn_mul(PN_I(2), C), PN_I(2))), pn_mul(n, PN_I(2)));
-    int add = in->id == PM_AITER_ADD_RMSNORM;
-    out->flops = add ? pn_add(n, f) : f;
-    out->has_bytes = pm_bpe(dtype) != 0;
-    if (out->has_bytes) {
-        pnum nb = pn_mul(n, B);
-        out->bytes = add ? pn_add(pn_add(pn_mul(PN_I(2), nb), pn_mul(C, B)), pn_mul(PN_I(2), nb))
-                         : pn_add(pn_add(nb, nb), pn_mul(C, B));
-    }
-    out->maf = "vector";
-    out->cs_dtype = dtype;
     return PM_OK;
 }
 
@@ -159,7 +121,12 @@ int pm_extension(pm_in *in, pm_out *out)
     case PM_AITER_RMS_NORM:
     case PM_AITER_RMSNORM:
     case PM_AITER_ADD_RMSNORM:
-        return aiter_rmsnorm(in, out);
+    case PM_RMSNORM_DYNQUANT:
+    case PM_RMSNORM_QUANT:
+    case PM_RMSNORM_FP8_GROUP:
+    case PM_RMSNORM_ADD_FP8_GROUP:
+    case PM_RMSNORM_ADD_PAD:
+        return pm_rmsnorm_ext(in, out);
     case PM_SGL_ROTARY:
         return sgl_rotary(in, out);
     case PM_SGL_STORE_CACHE:

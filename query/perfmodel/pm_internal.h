@@ -40,7 +40,8 @@ enum pm_model_id {
     PM_AITER_ADD_RMSNORM, PM_SGL_ROTARY, PM_SGL_STORE_CACHE, PM_INF_ATTN, PM_INF_ATTN_DV,
     PM_CC_ALLREDUCE_RMSNORM, PM_CC_ALLREDUCE_RMSNORM_, PM_CC_ALL_REDUCE, PM_CC_REDUCE_SCATTER,
     PM_CC_REG_ALL_GATHER, PM_GROUP_QUANT, PM_TOKEN_GROUP_QUANT_FP8, PM_MHC_POST, PM_MHC_PRE_GEMM,
-    PM_MHC_PRE_BIG_FUSE, PM_MHC_FUSED_POST_PRE, PM_TOPK_SOFTPLUS, PM_MIXED_SAMPLE,
+    PM_MHC_PRE_BIG_FUSE, PM_MHC_FUSED_POST_PRE, PM_TOPK_SOFTPLUS, PM_MIXED_SAMPLE, PM_RMSNORM_DYNQUANT,
+    PM_RMSNORM_QUANT, PM_RMSNORM_FP8_GROUP, PM_RMSNORM_ADD_FP8_GROUP, PM_RMSNORM_ADD_PAD,
     /* Inductor Triton kernels, matched by name pattern (triton.c) */
     PM_TRITON,
     PM__COUNT
@@ -107,6 +108,7 @@ int pm_inference_attention(pm_in *in, pm_out *out); /* inference_attention.c */
 int pm_custom_collective(pm_in *in, pm_out *out);   /* custom_collectives.c */
 int pm_group_quant(pm_in *in, pm_out *out);         /* group_quant.c */
 int pm_mhc(pm_in *in, pm_out *out);                 /* mhc.c */
+int pm_rmsnorm_ext(pm_in *in, pm_out *out);         /* rmsnorm_ext.c */
 int pm_triton(pm_in *in, pm_out *out);
 
 /* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of

@@ -267,6 +267,47 @@ static void test_mhc_and_sampling(void)
           "{'T': 16, 'V': 1, 'dtype_logits': 'c10::bfloat16', 'dtype_noise': 'float'}");
 }
 
+static void check_ci(const char *op, const char *dims, const char *types, const char *strides, const char *ci,
+                     double flops, double bytes)
+{
+    res o = eval(op, dims, types, strides, ci, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, flops, 0);
+    CHECK_NEAR(o.r.bytes, bytes, 0);
+}
+
+static void test_rmsnorm_variants(void)
+{
+    /* n = 4*7168 = 28672, C 7168, rows 4.0: base flops 4.0*(2*7168 + 2) + 2*n = 114696.0
+     * dynamicquant_ck: + 2n = 172040.0; bytes n*2 + C*2 + n + 4*4 = 100368 */
+    const char *q_dims = "[[4,7168],[4,7168],[4,56],[7168],[],[]]";
+    const char *q_types = "[\"c10::Float8_e4m3fnuz\",\"c10::BFloat16\",\"float\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]";
+    const char *q_str = "[[7168,1],[7168,1],[56,1],[1],[],[]]";
+    check_ci("aiter::rmsnorm2d_fwd_with_dynamicquant_ck", q_dims, q_types, q_str, NULL, 172040.0, 100368.0);
+    /* rmsnorm_quant group int('128'): groups 56; bytes n*2 + C*2 + n + 4*56*4 = 101248;
+     * without Concrete Inputs[5] the group is C: one group, 100368 */
+    check_ci("aiter::rmsnorm_quant", q_dims, q_types, q_str, "[\"\",\"\",\"\",\"\",\"\",\"128\"]", 172040.0, 101248.0);
+    check_ci("aiter::rmsnorm_quant", q_dims, q_types, q_str, "[\"\",\"\",\"\",\"\",\"\"]", 172040.0, 100368.0);
+    /* vLLM fp8 group quant (x (4, 1536), group int('100')): n 6144; flops
+     * 4.0*(2*1536 + 2) + 2n + 2n = 36872.0; groups 16; bytes n*2 + 1536*2 + n + 4*16*4 = 21760 */
+    check_ci("vllm::rocm_aiter_rmsnorm_fp8_group_quant", "[[4,1536],[1536],[],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]", "[[1536,1],[1],[],[]]",
+             "[\"\",\"\",\"1e-06\",\"100\"]", 36872.0, 21760.0);
+    /* with add (weight at 2, group at [4] = 128): flops + 3n = 43016.0; groups 12;
+     * bytes 3*n*2 + 1536*2 + n + 4*12*4 = 46272 */
+    check_ci("vllm::rocm_aiter_rmsnorm_with_add_fp8_group_quant", "[[4,1536],[4,1536],[1536],[],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"Scalar\"]",
+             "[[1536,1],[1536,1],[1],[],[]]", "[\"\",\"\",\"\",\"1e-06\",\"128\"]", 43016.0, 46272.0);
+    /* add + pad (x (4, 2880), pad to 256 -> 3072): flops n + base = 57608.0;
+     * bytes 2*n*2 + 2880*2 + 4*3072*2 + 4*2880*2 = 99456; the group/pad text is required */
+    check_ci("vllm::rocm_aiter_triton_add_rmsnorm_pad", "[[4,2880],[2880],[],[4,2880],[]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"c10::BFloat16\",\"Scalar\"]",
+             "[[2880,1],[1],[],[2880,1],[]]", "[\"\",\"\",\"1e-06\",\"\",\"256\"]", 57608.0, 99456.0);
+    CHECK_EQ_I(eval("vllm::rocm_aiter_triton_add_rmsnorm_pad", "[[4,2880],[2880],[],[4,2880],[]]",
+                    "[\"c10::BFloat16\",\"c10::BFloat16\",\"Scalar\",\"c10::BFloat16\",\"Scalar\"]",
+                    "[[2880,1],[1],[],[2880,1],[]]", "[\"\",\"\",\"1e-06\",\"\",\"\"]", NULL).rc, TL_EFORMAT);
+}
+
 int main(void)
 {
     tl_arena_init(&A, 1 << 16);
@@ -275,6 +316,7 @@ int main(void)
     test_rope_and_cache();
     test_quant_and_collectives();
     test_mhc_and_sampling();
+    test_rmsnorm_variants();
     tl_arena_free(&A);
     return tl_test_done("test_extension_models");
 }
