@@ -7,6 +7,7 @@
  *                      + n·bpe(out); UnaryElementwise params with the input
  *                      at index 1 and the output at 0;
  *   AITER/vLLM RMSNorm variants  rmsnorm_ext.c;
+ *   aiter::rope_cached_positions_2c_fwd_impl  below;
  *   sgl_kernel::rotary_embedding  (positions, q, k, _, cos_sin_cache, _):
  *                      3 FLOPs and 2·bpe(q) bytes per rotated element;
  *   sglang::store_cache  (k, v, k_cache, v_cache, ...): 0 FLOPs,
@@ -66,6 +67,26 @@ static int sgl_rotary(pm_in *in, pm_out *out)
     out->bytes = pn_mul(pn_mul(PN_I(2), n), PN_I(b ? b : 2));
     out->maf = "vector";
     out->cs_dtype = qt;
+    return PM_OK;
+}
+
+/* aiter::rope_cached_positions_2c_fwd_impl (x at 2, y at 3): n = prod(x) +
+ * prod(y); 3 FLOPs and 2·bpe bytes per element (bpe of Input type[0], 2
+ * when unknown) */
+static int aiter_rope_2c(pm_in *in, pm_out *out)
+{
+    const tl_pv *x = pm_dims(in, 2), *y = pm_dims(in, 3);
+    pnum n = pn_add(pm_prod(in, x), pm_prod(in, y));
+    pm_param(in, out, "x_shape", pm_v_tuple(in, x));
+    pm_param(in, out, "y_shape", pm_v_tuple(in, y));
+    pm_param(in, out, "num_elements", pm_v_pn(in, n));
+    const char *t0 = tl_pv_len(in->types) ? pm_type(in, 0) : NULL;
+    int b = pm_bpe(t0 ? t0 : "c10::BFloat16");
+    out->flops = pn_mul(PN_I(3), n);
+    out->has_bytes = 1;
+    out->bytes = pn_mul(pn_mul(PN_I(2), n), PN_I(b ? b : 2));
+    out->maf = "vector";
+    out->cs_dtype = t0;
     return PM_OK;
 }
 
@@ -129,6 +150,8 @@ int pm_extension(pm_in *in, pm_out *out)
         return pm_rmsnorm_ext(in, out);
     case PM_SGL_ROTARY:
         return sgl_rotary(in, out);
+    case PM_AITER_ROPE_2C:
+        return aiter_rope_2c(in, out);
     case PM_SGL_STORE_CACHE:
         return store_cache(in, out);
     case PM_INF_ATTN:
@@ -142,6 +165,11 @@ int pm_extension(pm_in *in, pm_out *out)
         return pm_custom_collective(in, out);
     case PM_GROUP_QUANT:
     case PM_TOKEN_GROUP_QUANT_FP8:
+    case PM_MXFP4_FLATTEN:
+    case PM_MXFP4_MOE_SORT_STRIDED:
+    case PM_MXFP4_SGLANG:
+    case PM_MXFP4_MOE_SORT:
+    case PM_MXFP4_PER_GROUP:
         return pm_group_quant(in, out);
     case PM_MHC_POST:
     case PM_MHC_PRE_GEMM:

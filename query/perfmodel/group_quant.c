@@ -10,7 +10,12 @@
  *   vllm::triton_per_token_group_quant_fp8 (x (M, N), group size from
  *     Concrete Inputs[1], default 128): FLOPs = 6·M·N, bytes = M·N·bpe(x)
  *     + M·N (fp8 out) + M·⌈N / group⌉·4 (fp32 scales); unknown bpe(x): bytes
- *     unknown. A 1-D x is (1, N), no x is (1, 1).
+ *     unknown. A 1-D x is (1, N), no x is (1, 1);
+ *   mxfp4 quantisers (GroupQuant sheet; the input x at 0 for
+ *     sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant and
+ *     quant_dynamic_mxfp4_quant, 2 for the MoE-sort ones, 1 for
+ *     aiter::dynamic_per_group_scaled_quant_fp4): FLOPs = 2n, bytes = n·bpe
+ *     + 0.5·n (fp4) + n // 32 (e8m0 scales), unknown bpe: bytes unknown.
  *
  * Compute Spec vector_<precision of the input>; no backward formulas. */
 #include "query/perfmodel/pm_internal.h"
@@ -83,8 +88,32 @@ static int token_group_quant_fp8(pm_in *in, pm_out *out)
     return PM_OK;
 }
 
+static int mxfp4_quant(pm_in *in, pm_out *out)
+{
+    int id = in->id;
+    long xi = id == PM_MXFP4_FLATTEN || id == PM_MXFP4_SGLANG ? 0 : id == PM_MXFP4_PER_GROUP ? 1 : 2;
+    int strides = id == PM_MXFP4_FLATTEN || id == PM_MXFP4_MOE_SORT_STRIDED;
+    const tl_pv *shape = pm_dims(in, xi);
+    const char *dt = pm_type(in, xi);
+    const tl_pv *st = strides ? pm_stride(in, xi) : NULL;
+    pm_param(in, out, "op_shape", pm_v_tuple(in, shape));
+    pm_param(in, out, "dtype_in_out", pm_v_tup(in, 2, pm_v_str(in, dt), pm_v_str(in, dt)));
+    pm_param(in, out, "stride_input", pm_v_tuple(in, st));
+    pm_param(in, out, "stride_output", NULL);
+    pnum n = pm_prod(in, shape);
+    out->flops = pn_mul(PN_I(2), n);
+    int b = pm_bpe(dt);
+    out->has_bytes = b != 0;
+    if (b) out->bytes = pn_add(pn_add(pn_mul(n, PN_I(b)), pn_mul(n, PN_F(0.5))), pn_fdiv(n, PN_I(32)));
+    out->maf = "vector";
+    out->cs_dtype = dt;
+    return PM_OK;
+}
+
 int pm_group_quant(pm_in *in, pm_out *out)
 {
     if (in->mode == TL_PM_BWD) return PM_NOTIMPL;
-    return in->id == PM_GROUP_QUANT ? per_group_quant(in, out) : token_group_quant_fp8(in, out);
+    if (in->id == PM_GROUP_QUANT) return per_group_quant(in, out);
+    if (in->id == PM_TOKEN_GROUP_QUANT_FP8) return token_group_quant_fp8(in, out);
+    return mxfp4_quant(in, out);
 }

@@ -143,7 +143,7 @@ static const tl_pm_op ops[] = {
     {"DaoAILab::_causal_conv1d_fwd_cpp", "SSM", "SSM_fwd", NULL, "causal_conv1d", PM_CAUSAL_CONV1D, 0},
     {"MambaSplitConv1dScanCombinedFn", "SSM", "SSM_fwd", "SSM_bwd", "mamba_ssd", PM_MAMBA_SSD, B},
     {"FusedRoPEFunc", "RoPE", "RoPE_fwd", NULL, "fused_rope", PM_FUSED_ROPE, 0},
-    {"aiter::rope_cached_positions_2c_fwd_impl", "RoPE", "RoPE_fwd", NULL, "aiter_rope_cached_positions_2c_fwd_impl", -1, P},
+    {"aiter::rope_cached_positions_2c_fwd_impl", "RoPE", "RoPE_fwd", NULL, "aiter_rope_cached_positions_2c_fwd_impl", PM_AITER_ROPE_2C, 0},
     {"sgl_kernel::rotary_embedding", "RoPE", "RoPE_fwd", NULL, "sgl_rotary", PM_SGL_ROTARY, 0},
     {"CrossEntropyFunction", "CrossEntropy", "CrossEntropy_fwd", NULL, "cross_entropy", PM_CROSS_ENTROPY, 0},
 
@@ -211,13 +211,13 @@ static const tl_pm_op ops[] = {
     {"aiter::_fuse_rmsnorm_fp4_quant", "RMSNorm", "RMSNorm", NULL, "fused_rms_mxfp4_quant", -1, P},
     {"aiter::rmsnorm_quant", "RMSNorm", "RMSNorm", NULL, "aiter_rmsnorm_quant", PM_RMSNORM_QUANT, 0},
     {"aiter::mixed_sample_outer_exponential", "elementwise", "elementwise", NULL, "mixed_sample_outer_exponential", PM_MIXED_SAMPLE, 0},
-    {"aiter::fused_dynamic_mx_quant_moe_sort_hip", "GroupQuant", "GroupQuant", NULL, "fused_dynamic_mx_quant_moe_sort_hip", -1, P},
-    {"sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant", "GroupQuant", "GroupQuant", NULL, "fused_flatten_mxfp4_quant", -1, P},
-    {"sglang_profiler::quant_dynamic_mxfp4_quant", "GroupQuant", "GroupQuant", NULL, "sglang_quant_dynamic_mxfp4_quant", -1, P},
+    {"aiter::fused_dynamic_mx_quant_moe_sort_hip", "GroupQuant", "GroupQuant", NULL, "fused_dynamic_mx_quant_moe_sort_hip", PM_MXFP4_MOE_SORT_STRIDED, 0},
+    {"sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant", "GroupQuant", "GroupQuant", NULL, "fused_flatten_mxfp4_quant", PM_MXFP4_FLATTEN, 0},
+    {"sglang_profiler::quant_dynamic_mxfp4_quant", "GroupQuant", "GroupQuant", NULL, "sglang_quant_dynamic_mxfp4_quant", PM_MXFP4_SGLANG, 0},
     /* category MoE_aux: the reference's category-only table overrides its
      * model class's GroupQuant for this op */
-    {"aiter::fused_dynamic_mxfp4_quant_moe_sort_hip", "GroupQuant", "MoE_aux", NULL, "aiter_fused_dynamic_mxfp4_quant_moe_sort_hip", -1, P},
-    {"aiter::dynamic_per_group_scaled_quant_fp4", "GroupQuant", "GroupQuant", NULL, "aiter_dynamic_per_group_scaled_quant_fp4", -1, P},
+    {"aiter::fused_dynamic_mxfp4_quant_moe_sort_hip", "GroupQuant", "MoE_aux", NULL, "aiter_fused_dynamic_mxfp4_quant_moe_sort_hip", PM_MXFP4_MOE_SORT, 0},
+    {"aiter::dynamic_per_group_scaled_quant_fp4", "GroupQuant", "GroupQuant", NULL, "aiter_dynamic_per_group_scaled_quant_fp4", PM_MXFP4_PER_GROUP, 0},
     {"aiter::fused_qk_rope_concat_and_cache_mla", "FusedRoPE", "RoPE_fwd", NULL, "fused_qk_rope_concat_and_cache_mla", -1, P},
     {"aiter::fused_qk_rope_cat_and_cache_mla", "FusedRoPE", "RoPE_fwd", NULL, "aiter_fused_qk_rope_cat_and_cache_mla", -1, P},
     {"aiter::fused_allreduce_rmsnorm", "CustomCollective", "CustomCollective", NULL, "aiter_fused_allreduce_rmsnorm", PM_CC_ALLREDUCE_RMSNORM, 0},

@@ -308,6 +308,39 @@ static void test_rmsnorm_variants(void)
                     "[[2880,1],[1],[],[2880,1],[]]", "[\"\",\"\",\"1e-06\",\"\",\"\"]", NULL).rc, TL_EFORMAT);
 }
 
+static void test_mxfp4_and_rope(void)
+{
+    /* mxfp4 flatten quant x (33, 100) bf16: n 3300; flops 2n = 6600;
+     * bytes n*2 + n*0.5 + n//32 = 8353.0 */
+    res o = eval("sglang_profiler::fused_mxfp4_quant_fused_flatten_mxfp4_quant", "[[33,100]]", "[\"c10::BFloat16\"]",
+                 "[[100,1]]", NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 6600.0, 0);
+    CHECK_NEAR(o.r.bytes, 8353.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "vector_bf16");
+    CHECK_EQ_S(o.params, "{'op_shape': (33, 100), 'dtype_in_out': ('c10::BFloat16', 'c10::BFloat16'), "
+                         "'stride_input': (100, 1), 'stride_output': None}");
+    /* x at 2 (64, 256), no strides read: n 16384; flops 32768; bytes 32768 + 8192.0 + 512 = 41472.0 */
+    o = eval("aiter::fused_dynamic_mxfp4_quant_moe_sort_hip", "[[],[],[64,256]]", "[\"\",\"\",\"c10::BFloat16\"]",
+             NULL, NULL, NULL);
+    CHECK_NEAR(o.r.flops, 32768.0, 0);
+    CHECK_NEAR(o.r.bytes, 41472.0, 0);
+    CHECK_EQ_S(o.params, "{'op_shape': (64, 256), 'dtype_in_out': ('c10::BFloat16', 'c10::BFloat16'), "
+                         "'stride_input': None, 'stride_output': None}");
+    o = eval("aiter::dynamic_per_group_scaled_quant_fp4", "[[],[64,256]]", "[\"\",\"c10::BFloat16\"]", NULL, NULL,
+             NULL);
+    CHECK_NEAR(o.r.bytes, 41472.0, 0);
+    /* rope_cached_positions_2c (x (16, 32, 128) at 2, y (16, 8, 128) at 3): n 81920;
+     * flops 3n = 245760; bytes 2*n*bpe('long int' = 8) = 1310720; no precision for long int */
+    o = eval("aiter::rope_cached_positions_2c_fwd_impl", "[[16],[4096,64],[16,32,128],[16,8,128]]",
+             "[\"long int\",\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]", NULL, NULL, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 245760.0, 0);
+    CHECK_NEAR(o.r.bytes, 1310720.0, 0);
+    CHECK_EQ_S(o.r.compute_spec, "");
+    CHECK_EQ_S(o.params, "{'x_shape': (16, 32, 128), 'y_shape': (16, 8, 128), 'num_elements': 81920}");
+}
+
 int main(void)
 {
     tl_arena_init(&A, 1 << 16);
@@ -317,6 +350,7 @@ int main(void)
     test_quant_and_collectives();
     test_mhc_and_sampling();
     test_rmsnorm_variants();
+    test_mxfp4_and_rope();
     tl_arena_free(&A);
     return tl_test_done("test_extension_models");
 }
