@@ -14,7 +14,7 @@
  *                      4·prod(k)·bpe(k) bytes;
  *   InferenceAttention  inference_attention.c; custom collectives
  *                      custom_collectives.c; group quantisation group_quant.c;
- *                      mHC and topk_softplus mhc.c;
+ *                      mHC and topk_softplus mhc.c; fused MoE moe.c;
  *   aiter::mixed_sample_outer_exponential  below.
  *
  * Unknown element widths follow the reference: the gated activations fail
@@ -179,6 +179,8 @@ int pm_extension(pm_in *in, pm_out *out)
         return pm_mhc(in, out);
     case PM_MIXED_SAMPLE:
         return mixed_sample(in, out);
+    case PM_MOE_FUSED_BLOCKSCALE:
+        return pm_moe(in, out);
     default:
         pm_raise(in, "unknown extension model");
     }

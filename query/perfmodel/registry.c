@@ -179,8 +179,8 @@ static const tl_pm_op ops[] = {
 
     /* ---- MoE, RMSNorm, quantisation, RoPE, custom collectives, mHC (_fwd + _bwd): extension models (formulas pending where flagged P) */
     {"pseudo_op::moe_aiter_fused_1stage", "MoE_fused", "MoE_fused", NULL, "moe_aiter_fused_1stage", -1, P},
-    {"aiter::fmoe_fp8_blockscale_g1u1", "MoE_fused", "MoE_fused", NULL, "moe_aiter_fused_blockscale", -1, P},
-    {"aiter::fmoe_g1u1", "MoE_fused", "MoE_fused", NULL, "moe_aiter_fused_blockscale", -1, P},
+    {"aiter::fmoe_fp8_blockscale_g1u1", "MoE_fused", "MoE_fused", NULL, "moe_aiter_fused_blockscale", PM_MOE_FUSED_BLOCKSCALE, 0},
+    {"aiter::fmoe_g1u1", "MoE_fused", "MoE_fused", NULL, "moe_aiter_fused_blockscale", PM_MOE_FUSED_BLOCKSCALE, 0},
     {"aiter::moe_cktile2stages_gemm1_ck", "MoE_unfused", "MoE_unfused", NULL, "moe_aiter_unfused_up", -1, P},
     {"aiter::moe_cktile2stages_gemm2_ck", "MoE_unfused", "MoE_unfused", NULL, "moe_aiter_unfused_down", -1, P},
     {"aiter::ck_moe_stage1", "MoE_unfused", "MoE_unfused", NULL, "moe_aiter_ck_stage1", -1, P},

@@ -341,6 +341,39 @@ static void test_mxfp4_and_rope(void)
     CHECK_EQ_S(o.params, "{'x_shape': (16, 32, 128), 'y_shape': (16, 8, 128), 'num_elements': 81920}");
 }
 
+static void test_fused_moe(void)
+{
+    /* fmoe block-scale: out (16, 7168), w1 (256, 4096, 7168), w2 (256, 7168, 2048),
+     * topk int('8'): N = 2048 * (7168 // 7168), gated (4096 == 2*2048);
+     * flops = 2*16*7168*2048*8*2 + 2*16*7168*2048*8 + 16*7168*(2*8 - 1) = 11276009472;
+     * E_active = 256*(1 - ((256-8)/256)**16); bytes = 16*7168*1 + E_active*2048*7168*1*2
+     *   + E_active*2048*7168*1 + 16*7168*2 = 4490777269.369158 (float) */
+    const char *ci = "[\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"8\"]";
+    res o = eval("aiter::fmoe_fp8_blockscale_g1u1", "[[16,7168],[16,7168],[256,4096,7168],[256,7168,2048],[16,8]]",
+                 "[\"c10::BFloat16\",\"c10::Float8_e4m3fnuz\",\"c10::Float8_e4m3fnuz\",\"c10::Float8_e4m3fnuz\"]", NULL,
+                 ci, NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 11276009472.0, 0);
+    CHECK_NEAR(o.r.bytes, 4490777269.369158, 1e-6);
+    CHECK_EQ_S(o.r.compute_spec, "matrix_fp8");
+    CHECK_EQ_S(o.params, "{'num_tokens': 16, 'hidden_dim': 7168, 'inter_dim': 2048, 'num_experts': 256, "
+                         "'topk': 8, 'gated': True, 'input_dtype': 'c10::Float8_e4m3fnuz', 'weight_dtype': "
+                         "'c10::Float8_e4m3fnuz', 'output_dtype': 'c10::BFloat16'}");
+    /* packed fp4 weights: w1 (64, 1536, 1024), w2 (64, 2048, 768): N = 768 * (2048 // 1024)
+     * = 1536, not gated; topk 6; flops = 2*4*2048*1536*6 * 2 + 4*2048*11 = 302080000;
+     * bytes = 4*2048*2 + 2 * E_active*1536*2048*0.5 + 4*2048*2 = 65561408.0 */
+    o = eval("aiter::fmoe_g1u1", "[[4,2048],[4,2048],[64,1536,1024],[64,2048,768],[4,8]]",
+             "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::Float4_e2m1fn_x2\",\"c10::Float4_e2m1fn_x2\"]", NULL,
+             "[\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"\",\"6\"]", NULL);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_NEAR(o.r.flops, 302080000.0, 0);
+    CHECK_NEAR(o.r.bytes, 65561408.0, 1e-6);
+    CHECK_EQ_S(o.r.compute_spec, "matrix_bf16");
+    /* no top-k: fails */
+    CHECK_EQ_I(eval("aiter::fmoe_g1u1", "[[4,2048],[4,2048],[64,1536,1024],[64,2048,768]]",
+                    "[\"c10::BFloat16\",\"c10::BFloat16\",\"c10::BFloat16\"]", NULL, "[\"\"]", NULL).rc, TL_EFORMAT);
+}
+
 int main(void)
 {
     tl_arena_init(&A, 1 << 16);
@@ -351,6 +384,7 @@ int main(void)
     test_mhc_and_sampling();
     test_rmsnorm_variants();
     test_mxfp4_and_rope();
+    test_fused_moe();
     tl_arena_free(&A);
     return tl_test_done("test_extension_models");
 }
