@@ -39,11 +39,8 @@ KNOWN_DIFFERENCES = {
         "conformance item 1: epoch-scale timestamps with ns resolution",
     "hta_tracediff_test/reference_csvs":
         "conformance item 11: async_cpu_to_gpu flows linked (the reference ignores them)",
-    "xdit_sd35/reference_csvs_inference":
-        "conformance item 4: inductor Triton kernels have no perf model",
     "xdit_flux_aiter_sage/reference_csvs_inference":
-        "conformance item 4 (Triton perf model) and the graph-capture merge's layout "
-        "(docs/CONFORMANCE.md, Inference report)",
+        "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
     "inference/sglang_decode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
     "inference/sglang_prefilldecode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
     "inference/vllm_decode_full/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
