@@ -41,14 +41,6 @@ ROCPROF_FLAGS = ["--kernel_details", "--topk_kernels", "50", "--short_kernel_stu
 # (case, sheet, reference-row predicate, our-row predicate on the name cell,
 #  columns, reason).
 EXCLUDED_ROWS = [
-    ("b200_eager_window", "unified_perf_summary",
-     lambda name: name == "vllm::unified_attention_with_output",
-     lambda name: name.startswith("vllm::unified_attention_with_output->")
-     or name == "_C_cache_ops::reshape_and_cache_flash",
-     {"Cumulative Percentage (%)"},
-     "vLLM attention: the reference reports vllm::unified_attention_with_output as one "
-     "InferenceAttention row; ours reports its kernels as (Synthetic Op) rows and "
-     "_C_cache_ops::reshape_and_cache_flash as a row of its own"),
 ]
 # Traces our command refuses where the reference reads them: (case, message, reason).
 # The case is reported as pending while the message shows; once the command

@@ -33,10 +33,6 @@ INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
 
 # (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
 KNOWN_DIFFERENCES = {
-    "b200_eager/reference_csvs":
-        "conformance item 3: vLLM extension ops are split into (Synthetic Op) rows",
-    "xdit_sd35/reference_csvs":
-        "conformance item 4: inductor Triton kernels have no perf model",
     "hta_negq_rank0/reference_csvs":
         "conformance item 1: epoch-scale timestamps (~1.7e15 us)",
     "hta_ns_resolution_rank0/reference_csvs":
@@ -44,11 +40,8 @@ KNOWN_DIFFERENCES = {
     "hta_tracediff_test/reference_csvs":
         "conformance items 1 and 6: epoch-scale timestamps (~1.7e15 us), the empty short_kernels_summary "
         "(the linking matches with --reference_linking)",
-    "xdit_sd35/reference_csvs_inference":
-        "conformance item 4: inductor Triton kernels have no perf model",
     "xdit_flux_aiter_sage/reference_csvs_inference":
-        "conformance item 4 (Triton perf model) and the graph-capture merge's layout "
-        "(docs/CONFORMANCE.md, Inference report)",
+        "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
     "inference/sglang_decode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
     "inference/sglang_prefilldecode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
     "inference/vllm_decode_full/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",

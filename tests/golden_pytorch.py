@@ -39,10 +39,6 @@ RESNET_IGNORED = {"kernel_details", "kernel_details_summary", "trunc_kernel_deta
 # (not compared, not failures): (folder substring, sheet, row-name prefix,
 # column predicate, reason). docs/CONFORMANCE.md lists them.
 PENDING_CELLS = [
-    ("torch_compile_triton", "unified_perf_summary", "triton_",
-     lambda col: col in ("GFLOPS", "Data Moved (MB)", "FLOPS/Byte", "Compute Spec", "perf_params",
-                         "has_perf_model") or col.startswith("TB/s_") or col.startswith("TFLOPS/s_"),
-     "Inductor Triton perf model (needs the inductor kernel sources; perf-models.md App. A)"),
 ]
 NP_WRAP = re.compile(r"np\.(?:float64|float32|int64|int32|bool_)\(([^()]*)\)")
 NP_BOOL = re.compile(r"np\.(True_|False_)")

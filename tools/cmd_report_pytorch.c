@@ -59,6 +59,9 @@ static const char *PYT_USAGE =
     "  --extension_file PATH         op categories (TSV: op<TAB>category) or a plugin (.so);\n"
     "                                repeatable; see docs/EXTENSIONS.md\n"
     "  --topk_ops N, --topk_roofline_ops N   accepted; no effect (as in the reference)\n"
+    "  --inductor_cache_dir DIR      accepted; no effect: Inductor Triton kernels are modelled\n"
+    "                                from their trace args, and the reference reads the cache\n"
+    "                                only for kernels it leaves unmodelled (docs/CONFORMANCE.md)\n"
     "  --fix_quirks                  correct the reference's known quirks instead of reproducing\n"
     "                                them (docs/CONFORMANCE.md, PyTorch report)\n"
     "Inference (LLM serving traces; docs/CONFORMANCE.md, Inference):\n"
@@ -85,8 +88,7 @@ static const char *PYT_USAGE =
     "                                in a trace without ac2g flows (older Kineto writes\n"
     "                                async_cpu_to_gpu flows) only graph launches keep their GPU\n"
     "                                events (default: the others are linked by correlation id)\n"
-    "Not supported: --enable_pseudo_ops, --enable-origami, --python_path,\n"
-    "  --inductor_cache_dir.\n";
+    "Not supported: --enable_pseudo_ops, --enable-origami, --python_path.\n";
 
 typedef struct pyt_cli {
     tl_pyt_opts o;
@@ -270,8 +272,11 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
                         "lose their _<digits> suffix as there\n");
         c->pseudo_ops = 1;
         break;
+    case P_INDUCTOR_CACHE: /* the Triton model reads the trace args; the reference
+                              consults the cache only for kernels it never models */
+        break;
     unsupported:
-    case P_ORIGAMI: case P_PYTHON_PATH: case P_INDUCTOR_CACHE:
+    case P_ORIGAMI: case P_PYTHON_PATH:
         fprintf(stderr, "tracelens: %s is not supported (outside the PyTorch report this tool "
                 "reproduces; see docs/CONFORMANCE.md)\n", p->name);
         return TL_EXIT_USAGE;

@@ -299,26 +299,35 @@ double pm_optional_float(const char *s)
     return v;
 }
 
-int64_t pm_py_int(pm_in *in, const char *s)
+int pm_py_int_text(const char *s, int64_t *out)
 {
-    if (!s) pm_raise(in, "missing integer");
+    if (!s) return -1;
     size_t n;
     const char *t = trim(s, &n);
     char buf[64];
     size_t k = 0;
-    if (!n || n >= sizeof buf) pm_raise(in, "not an integer");
+    if (!n || n >= sizeof buf) return -1;
     for (size_t i = 0; i < n; i++) {
         char c = t[i];
         if (c == '_' && i && i + 1 < n && isdigit((unsigned char)t[i - 1]) && isdigit((unsigned char)t[i + 1]))
             continue;
-        if (!(isdigit((unsigned char)c) || (i == 0 && (c == '-' || c == '+')))) pm_raise(in, "not an integer");
+        if (!(isdigit((unsigned char)c) || (i == 0 && (c == '-' || c == '+')))) return -1;
         buf[k++] = c;
     }
     buf[k] = 0;
-    if (!isdigit((unsigned char)buf[k - 1])) pm_raise(in, "not an integer");
+    if (!isdigit((unsigned char)buf[k - 1])) return -1;
     errno = 0;
     long long v = strtoll(buf, NULL, 10);
-    if (errno == ERANGE) pm_raise(in, "integer out of range");
+    if (errno == ERANGE) return -1;
+    *out = v;
+    return 0;
+}
+
+int64_t pm_py_int(pm_in *in, const char *s)
+{
+    if (!s) pm_raise(in, "missing integer");
+    int64_t v;
+    if (pm_py_int_text(s, &v) != 0) pm_raise(in, "not an integer");
     return v;
 }
 

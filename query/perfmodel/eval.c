@@ -16,6 +16,8 @@ static pm_fn family_fn(int id)
     if (id <= PM_LIGER_SILU_MUL) return pm_elementwise;
     if (id <= PM_LN_MODULATE_BWD) return pm_norm;
     if (id == PM_REDUCE) return pm_reduce;
+    if (id == PM_TRITON) return pm_triton;
+    if (id >= PM_SILU_AND_MUL) return pm_extension;
     return pm_other;
 }
 
@@ -43,6 +45,8 @@ int tl_pm_eval(const tl_pm_op *op, const tl_pm_args *args, tl_pm_mode mode, tl_p
                tl_pm_result *res, tl_err *err)
 {
     memset(res, 0, sizeof *res);
+    if (op && (op->flags & TL_PM_PENDING))
+        return tl_errf(err, TL_EFORMAT, "%s (%s): the model's formulas are not built", op->name, op->model);
     if (!op || !args || op->model_id < 0 || op->model_id >= PM__COUNT)
         return tl_errf(err, TL_EUSAGE, "perf model: no op");
     pm_in in;
@@ -127,6 +131,7 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mod
         .input_strides = inst->input_strides,
         .concrete_inputs = inst->concrete_inputs,
         .output_type = inst->output_type,
+        .annotation = inst->annotation,
         .has_seq = inst->has_seq,
         .seq = inst->seq,
     };

@@ -31,7 +31,8 @@
 typedef enum tl_pm_mode { TL_PM_FWD = 0, TL_PM_BWD = 1 } tl_pm_mode;
 
 /* ======================================================================
- * 1. Registry: the 165 op names specified by perf-models.md, as data
+ * 1. Registry: the 165 op names specified by perf-models.md and the
+ * reference's 80 further extension (pseudo-op) models, as data
  * (query/perfmodel/registry.c, one line per op, in the reference's table
  * order so that families come out in workbook order).
  * ==================================================================== */
@@ -39,8 +40,14 @@ typedef enum tl_pm_mode { TL_PM_FWD = 0, TL_PM_BWD = 1 } tl_pm_mode;
 enum {
     TL_PM_SINGLE = 1u, /* the op's family writes one sheet (GEMM, Unary-,
                           BinaryElementwise, Normalization), else _fwd + _bwd */
-    TL_PM_HAS_BWD = 2u /* the model has backward-mode formulas (else a
+    TL_PM_HAS_BWD = 2u, /* the model has backward-mode formulas (else a
                           backward pass silently yields no row) */
+    TL_PM_PENDING = 4u  /* the reference models the op, its formulas are not
+                          built here: the op has a model (it stops the unified
+                          summary's walk, has_perf_model True) whose evaluation
+                          fails with TL_EFORMAT, leaving its metrics empty as
+                          the reference leaves them when its model cannot read
+                          the args; model_id is -1 */
 };
 
 typedef struct tl_pm_op {
@@ -53,7 +60,7 @@ typedef struct tl_pm_op {
                                  has no backward */
     const char *model;        /* model name of perf-models.md §5, e.g. "addmm" */
     int model_id;             /* internal dispatch index */
-    unsigned flags;           /* TL_PM_SINGLE | TL_PM_HAS_BWD */
+    unsigned flags;           /* TL_PM_SINGLE | TL_PM_HAS_BWD | TL_PM_PENDING */
 } tl_pm_op;
 
 /* The op's entry, or NULL when the name has no model. O(1) (hash). */
@@ -77,11 +84,18 @@ int tl_pm_family_single(const char *family);
  * exactly as in the trace (Python-literal text is accepted too); NULL means
  * the key is absent. */
 typedef struct tl_pm_args {
+    const char *name;            /* the event's name; NULL: the op's. Models
+                                    matched by name pattern read it (the
+                                    Inductor Triton model parses its kernel name) */
     const char *input_dims;      /* args["Input Dims"] */
     const char *input_type;      /* args["Input type"] */
     const char *input_strides;   /* args["Input Strides"] */
     const char *concrete_inputs; /* args["Concrete Inputs"] */
     const char *output_type;     /* args["Output type"] (Reduce only; usually NULL) */
+    const char *annotation;      /* the step annotation around the event (the
+                                    name of the enclosing user annotation,
+                                    "NA" when none), NULL when not looked up:
+                                    InferenceAttention models read sq/sk from it */
     int has_seq;                 /* args["Sequence number"] present (ConvBias*) */
     int64_t seq;
     /* Names of the op's GPU kernels sorted by start time (GEMM transpose
@@ -125,6 +139,16 @@ void tl_pm_ctx_free(tl_pm_ctx *ctx);
 int tl_pm_eval(const tl_pm_op *op, const tl_pm_args *in, tl_pm_mode mode, tl_pm_ctx *ctx,
                tl_arena *a, tl_pm_result *out, tl_err *err);
 
+/* The model of an event, as the unified summary's walk asks it: the
+ * registry's entry for the name, else the Inductor Triton model
+ * (query/perfmodel/triton.c) when the name is an Inductor kernel's
+ * (triton_poi_*, triton_red_*, triton_per_*) and args carry what that model
+ * reads (Input Dims, Input type and integer Concrete Inputs); NULL otherwise.
+ * The Triton entry belongs to no sheet family (tl_pm_op_at never lists it);
+ * evaluate it with args->name set to the event's name. */
+const tl_pm_op *tl_pm_resolve(const char *name, const tl_pm_args *args);
+/* 1 when name has an Inductor Triton kernel's prefix. */
+int tl_pm_triton_name(const char *name);
 /* The params as a Python dict text, {'M': 141, 'bias': True, ...}: the
  * unified summary's perf_params cell. "" becomes None by the caller's rule
  * when nparams == 0. */
@@ -244,6 +268,7 @@ typedef struct tl_pm_instance {
     int64_t external_id;
     const char *input_dims, *input_type, *input_strides, *concrete_inputs; /* raw JSON */
     const char *output_type;
+    const char *annotation;      /* as tl_pm_args.annotation (one text, one address) */
     int has_seq;                 /* "Sequence number" */
     int64_t seq;
     tl_pm_kset fwd;              /* forward mode: the event's own subtree */

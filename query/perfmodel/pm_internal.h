@@ -35,6 +35,17 @@ enum pm_model_id {
     /* other core families (5.8, 5.9) */
     PM_GROUPED_GEMM, PM_GROUPED_GEMM_VK, PM_MOE_COMM, PM_CAUSAL_CONV1D, PM_MAMBA_SSD,
     PM_FUSED_ROPE, PM_CROSS_ENTROPY,
+    /* extension models (extension.c) */
+    PM_SILU_AND_MUL, PM_GELU_AND_MUL, PM_GELU_TANH_AND_MUL, PM_AITER_RMS_NORM, PM_AITER_RMSNORM,
+    PM_AITER_ADD_RMSNORM, PM_SGL_ROTARY, PM_SGL_STORE_CACHE, PM_INF_ATTN, PM_INF_ATTN_DV,
+    PM_CC_ALLREDUCE_RMSNORM, PM_CC_ALLREDUCE_RMSNORM_, PM_CC_ALL_REDUCE, PM_CC_REDUCE_SCATTER,
+    PM_CC_REG_ALL_GATHER, PM_GROUP_QUANT, PM_TOKEN_GROUP_QUANT_FP8, PM_MHC_POST, PM_MHC_PRE_GEMM,
+    PM_MHC_PRE_BIG_FUSE, PM_MHC_FUSED_POST_PRE, PM_TOPK_SOFTPLUS, PM_MIXED_SAMPLE, PM_RMSNORM_DYNQUANT,
+    PM_RMSNORM_QUANT, PM_RMSNORM_FP8_GROUP, PM_RMSNORM_ADD_FP8_GROUP, PM_RMSNORM_ADD_PAD, PM_MXFP4_FLATTEN,
+    PM_MXFP4_MOE_SORT_STRIDED, PM_MXFP4_SGLANG, PM_MXFP4_MOE_SORT, PM_MXFP4_PER_GROUP, PM_AITER_ROPE_2C,
+    PM_MOE_FUSED_BLOCKSCALE,
+    /* Inductor Triton kernels, matched by name pattern (triton.c) */
+    PM_TRITON,
     PM__COUNT
 };
 
@@ -94,6 +105,18 @@ int pm_elementwise(pm_in *in, pm_out *out);
 int pm_norm(pm_in *in, pm_out *out);
 int pm_reduce(pm_in *in, pm_out *out);
 int pm_other(pm_in *in, pm_out *out);
+int pm_extension(pm_in *in, pm_out *out);
+int pm_inference_attention(pm_in *in, pm_out *out); /* inference_attention.c */
+int pm_custom_collective(pm_in *in, pm_out *out);   /* custom_collectives.c */
+int pm_group_quant(pm_in *in, pm_out *out);         /* group_quant.c */
+int pm_mhc(pm_in *in, pm_out *out);                 /* mhc.c */
+int pm_rmsnorm_ext(pm_in *in, pm_out *out);         /* rmsnorm_ext.c */
+int pm_moe(pm_in *in, pm_out *out);                 /* moe.c */
+int pm_triton(pm_in *in, pm_out *out);
+
+/* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of
+ * the segmentation table. */
+int pm_triton_known_op(const char *name);
 
 /* ConvBias cache (conv.c): forward shapes by sequence number. */
 typedef struct pm_convbias_entry pm_convbias_entry;
@@ -134,6 +157,7 @@ int pm_parse_bool_text(const char *s);          /* parse_bool on a string (NULL 
 double pm_py_float(pm_in *in, const char *s);   /* raises */
 double pm_optional_float(const char *s);
 int64_t pm_py_int(pm_in *in, const char *s);    /* Python int(text); raises */
+int pm_py_int_text(const char *s, int64_t *out); /* the same; -1 instead of raising */
 /* int-list "[a, b]" into vals (at most max); returns the count; raises. */
 size_t pm_int_list(pm_in *in, const char *s, int64_t *vals, size_t max);
 /* ast.literal_eval of text (raises when it is not a literal). */

@@ -279,7 +279,8 @@ static void memo_add(memo *m, size_t at, const memo_ent *r)
  * copied per instance, so its text goes in. */
 static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
 {
-    const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs};
+    const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs,
+                           in->annotation};
     b->n = 0;
     tl_buf_append(b, parts, sizeof parts); /* NULL (absent) differs from any text's address */
     size_t ol = in->output_type ? strlen(in->output_type) + 1 : 0; /* 0: absent */
@@ -316,6 +317,7 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         .input_strides = inst->input_strides,
         .concrete_inputs = inst->concrete_inputs,
         .output_type = inst->output_type,
+        .annotation = inst->annotation,
         .has_seq = inst->has_seq,
         .seq = inst->seq,
     };

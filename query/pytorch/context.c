@@ -762,6 +762,7 @@ void pyt_ctx_free(pyt_ctx *c)
     if (c->kd_init) tl_bmap_free(&c->kd_map);
     free(c->kd_ents);
     free(c->pm_mark);
+    free(c->ann_rows);
     pyt_args_free(c->args_job);
     free(c->pm_op_of);
     free(c->pm_op_done);

@@ -73,6 +73,43 @@ static const char *id_text(pyt_ctx *c, int which, int64_t v, int is_str)
     return c->idtxt[which];
 }
 
+static _Thread_local const int64_t *g_ann_ts;
+static int cmp_ann(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (g_ann_ts[x] != g_ann_ts[y]) return g_ann_ts[x] < g_ann_ts[y] ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The step annotation of a vLLM attention call, as the reference's default
+ * report attaches it to every vllm::unified_attention_with_output* event:
+ * the name of the first user annotation (CPU or GPU, by start time) with
+ * ts_a <= ts_e and ts_e + dur_e < ts_a + dur_a, else "NA". Its
+ * InferenceAttention model reads the sq/sk aggregates from that text. Other
+ * events get none (NULL). */
+static const char *step_annotation(pyt_ctx *c, int32_t row)
+{
+    static const char prefix[] = "vllm::unified_attention_with_output";
+    if (strncmp(pyt_name(c, row), prefix, sizeof prefix - 1) != 0) return NULL;
+    const tl_trace *t = c->t;
+    if (!c->ann_done) {
+        c->ann_done = 1;
+        c->ann_rows = tl_xcalloc(c->n ? c->n : 1, sizeof *c->ann_rows);
+        for (size_t i = 0; i < c->n; i++)
+            if (t->kind[i] == TL_K_USER_ANNOTATION || t->kind[i] == TL_K_GPU_ANNOTATION)
+                c->ann_rows[c->n_ann++] = (int32_t)i;
+        g_ann_ts = t->ts;
+        qsort(c->ann_rows, c->n_ann, sizeof *c->ann_rows, cmp_ann);
+    }
+    int64_t ts = t->ts[row], end = ts + t->dur[row];
+    for (size_t k = 0; k < c->n_ann; k++) {
+        int32_t a = c->ann_rows[k];
+        if (t->ts[a] > ts) break; /* sorted by start: no later one encloses it */
+        if (end < t->ts[a] + t->dur[a]) return pyt_name(c, a);
+    }
+    return "NA";
+}
+
 /* Builds row's instance into *in; its kernel lists and texts live in the
  * context's arena. */
 static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
@@ -101,6 +138,7 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
         const char *v = tl_args_get(args, len, TL_ARG_OUTPUT_TYPE, &vl);
         if (v) in->output_type = tl_arena_strndup(a, v, vl);
     }
+    in->annotation = step_annotation(c, row);
     in->has_seq = t->seq[row] != TL_NONE;
     in->seq = t->seq[row];
     int32_t *rows = NULL;

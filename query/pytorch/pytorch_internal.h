@@ -84,6 +84,10 @@ typedef struct pyt_ctx {
     void *kd_ents;
     size_t kd_n, kd_cap;
     uint8_t *pm_mark;
+    /* user annotations sorted by start (perf.c's step annotations), lazily */
+    int32_t *ann_rows;
+    size_t n_ann;
+    int ann_done;
     /* pyt_perf_start builds each instance straight into its job instead of
      * through pyt_pm_instance's per-row cache (the cache pointer array and a
      * second copy of every instance): for callers that build no

@@ -67,14 +67,29 @@ static const tl_pm_op *pm_op(uctx *u, int32_t row)
     return pyt_pm_op(u->c, row);
 }
 
-/* Own perf model: the perf-model registry or a plugin model. (The Inductor
- * Triton matcher is not implemented: docs/CONFORMANCE.md.) */
+/* The event's model as the walk sees it: the registry's, else the Inductor
+ * Triton model when the event's args carry the kernel's metadata. */
+static const tl_pm_op *model_op(uctx *u, int32_t row)
+{
+    const tl_pm_op *op = pm_op(u, row);
+    if (op || !tl_pm_triton_name(pyt_name(u->c, row))) return op;
+    const tl_pm_instance *in = pyt_pm_instance(u->c, row);
+    tl_pm_args args = {
+        .name = in->name,
+        .input_dims = in->input_dims,
+        .input_type = in->input_type,
+        .concrete_inputs = in->concrete_inputs,
+    };
+    return tl_pm_resolve(in->name, &args);
+}
+
+/* Own perf model: model_op or a plugin model. */
 static int own_pm(uctx *u, int32_t row)
 {
     uint8_t *v = &u->own_pm_cache[row];
     if (!*v) {
         const char *nm = pyt_name(u->c, row);
-        int has = pyt_pm_op(u->c, row) != NULL ||
+        int has = model_op(u, row) != NULL ||
                   (u->c->o->plugins && tl_plugin_perf_model_for(u->c->o->plugins, nm) != NULL);
         *v = has ? 2 : 1;
     }
@@ -119,7 +134,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
     evalent *e = NULL;
     int shareable = strncmp(op->name, "ConvBias", 8) != 0;
-    size_t keyn = 8 + in->fwd.n;
+    size_t keyn = 10 + in->fwd.n;
     const void **key = NULL;
     if (shareable) {
         key = tl_xcalloc(keyn, sizeof *key);
@@ -131,7 +146,9 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
         key[5] = in->concrete_inputs;
         key[6] = in->output_type ? pyt_intern(c, in->output_type) : NULL;
         key[7] = (const void *)(uintptr_t)in->fwd.n;
-        for (size_t i = 0; i < in->fwd.n; i++) key[8 + i] = in->fwd.k[i].name;
+        key[8] = in->name; /* pattern-matched models read the event's name */
+        key[9] = in->annotation;
+        for (size_t i = 0; i < in->fwd.n; i++) key[10 + i] = in->fwd.k[i].name;
         /* variable-length key: hash it into the fixed map key, verify below */
         struct { uint64_t h; size_t n; } hk = {tl_hash64(key, keyn * sizeof *key, 7), keyn};
         int isnew;
@@ -151,11 +168,13 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     }
     if (!e || e->rc == 1) {
         tl_pm_args args = {
+            .name = in->name,
             .input_dims = in->input_dims,
             .input_type = in->input_type,
             .input_strides = in->input_strides,
             .concrete_inputs = in->concrete_inputs,
             .output_type = in->output_type,
+            .annotation = in->annotation,
             .has_seq = in->has_seq,
             .seq = in->seq,
         };
@@ -366,7 +385,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
     r->ktime = NAN;
     if (own_pm(u, e)) {
         r->has_pm = 1;
-        const tl_pm_op *op = pm_op(u, e);
+        const tl_pm_op *op = model_op(u, e);
         const tl_plugin_perf_model *ppm =
             c->o->plugins ? tl_plugin_perf_model_for(c->o->plugins, r->name) : NULL;
         if (ppm) {
