@@ -273,6 +273,11 @@ int tl_id_parse(const char *s, uint64_t *id);
 size_t tl_fmt_pyfloat(double v, char out[40]);
 /* Python repr of a string ('...' or "..." with escapes), appended to b. */
 void tl_buf_pystr(tl_buf *b, const char *s, size_t n);
+/* The integer s[0..n) spells as Python's int(s, 0) reads the forms traces
+ * use: decimal digits or 0x-hex, with an optional '-' (ROCm 6.2 writes
+ * "stream": "0x0"). 1 and *v set, or 0 when the text is anything else or
+ * does not fit in an int64. */
+int tl_parse_int_text(const char *s, size_t n, int64_t *v);
 
 /* ---- misc */
 double tl_now(void);          /* monotonic seconds */

@@ -242,3 +242,25 @@ void tl_buf_pystr(tl_buf *b, const char *s, size_t n)
     }
     tl_buf_putc(b, q);
 }
+
+int tl_parse_int_text(const char *s, size_t n, int64_t *v)
+{
+    size_t i = 0;
+    int neg = n > 0 && s[0] == '-';
+    i += (size_t)neg;
+    unsigned base = 10;
+    if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) { base = 16; i += 2; }
+    if (i == n) return 0;
+    uint64_t acc = 0;
+    for (; i < n; i++) {
+        char c = s[i];
+        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+                   : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+                   : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : base;
+        if (d >= base || acc > (UINT64_MAX - d) / base) return 0;
+        acc = acc * base + d;
+    }
+    if (neg ? acc > (uint64_t)INT64_MAX + 1 : acc > (uint64_t)INT64_MAX) return 0;
+    *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
+    return 1;
+}

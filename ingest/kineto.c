@@ -103,36 +103,10 @@ static int promoted_text(kreader *k, uint32_t *id)
     return 0;
 }
 
-/* The integer a promoted args string spells: decimal digits or 0x-hex, with
- * an optional '-' (the forms of Python's int(s, 0) that traces use, e.g.
- * ROCm 6.2's "stream": "0x0"). 0 when the text is anything else or does
- * not fit in an int64. */
-static int int_text(const char *s, size_t n, int64_t *v)
-{
-    size_t i = 0;
-    int neg = n > 0 && s[0] == '-';
-    i += (size_t)neg;
-    unsigned base = 10;
-    if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) { base = 16; i += 2; }
-    if (i == n) return 0;
-    uint64_t acc = 0;
-    for (; i < n; i++) {
-        char c = s[i];
-        unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
-                   : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
-                   : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : base;
-        if (d >= base || acc > (UINT64_MAX - d) / base) return 0;
-        acc = acc * base + d;
-    }
-    if (neg ? acc > (uint64_t)INT64_MAX + 1 : acc > (uint64_t)INT64_MAX) return 0;
-    *v = neg ? (int64_t)(0 - acc) : (int64_t)acc;
-    return 1;
-}
-
 /* A promoted integer args key (stream, device, correlation, ...). The
  * reference reads these values as opaque Python objects, so any JSON value
- * is accepted: an integer number, or a string spelling one (int_text), is
- * that integer; anything else (other strings, fractions, true/false, null,
+ * is accepted: an integer number, or a string spelling one
+ * (tl_parse_int_text), is that integer; anything else (other strings, fractions, true/false, null,
  * objects, arrays) is TL_NONE. The args text keeps the value verbatim. */
 static int int_arg(kreader *k, int64_t *v)
 {
@@ -151,7 +125,7 @@ static int int_arg(kreader *k, int64_t *v)
         return tl_json_skip(j, NULL, NULL);
     }
     if (rc) return rc;
-    if (!int_text(s, n, v)) *v = TL_NONE;
+    if (!tl_parse_int_text(s, n, v)) *v = TL_NONE;
     return 0;
 }
 

@@ -91,18 +91,10 @@ def run_inference(build, case, ref_dir, trace, tmp):
 
 
 def main():
-    args = sys.argv[1:]
-    verbose = "-v" in args
-    args = [a for a in args if a != "-v"]
-    filt = None
-    if "-k" in args:
-        i = args.index("-k")
-        filt = args[i + 1]
-        del args[i:i + 2]
-    if not args:
-        print(__doc__)
+    parsed = golden_pytorch.parse_args(sys.argv[1:], __doc__)
+    if not parsed:
         return 2
-    build = os.path.abspath(args[0])
+    build, verbose, filt = parsed
     todo = cases()
     if not todo:
         print(f"skipped: no public reference data at {PUBLIC}")

@@ -228,8 +228,10 @@ def run_folder(build, ref_dir, trace, flags, tmp, verbose, command="TraceLens_ge
     return cells, bad, problems, pend, dt
 
 
-def main():
-    args = sys.argv[1:]
+def parse_args(argv, doc):
+    """BUILD_DIR [-v] [-k SUBSTRING] -> (build, verbose, filter), or None
+    after printing doc when the build folder is missing."""
+    args = list(argv)
     verbose = "-v" in args
     args = [a for a in args if a != "-v"]
     filt = None
@@ -238,9 +240,16 @@ def main():
         filt = args[i + 1]
         del args[i:i + 2]
     if not args:
-        print(__doc__)
+        print(doc)
+        return None
+    return os.path.abspath(args[0]), verbose, filt
+
+
+def main():
+    parsed = parse_args(sys.argv[1:], __doc__)
+    if not parsed:
         return 2
-    build = os.path.abspath(args[0])
+    build, verbose, filt = parsed
     if not os.path.isdir(os.path.join(DATA, "kineto")):
         print(f"skipped: no reference data at {DATA}")
         return 77

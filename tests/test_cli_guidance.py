@@ -15,15 +15,9 @@ import subprocess
 import sys
 import tempfile
 
-checks = failures = 0
+from tlcheck import Checks
 
-
-def check(ok, what):
-    global checks, failures
-    checks += 1
-    if not ok:
-        failures += 1
-        print("FAIL " + what)
+check = Checks()
 
 
 def run(tl, *args, cwd=None):
@@ -133,8 +127,7 @@ def main():
         first, second = under_pty(argv), under_pty(argv)
         check("--reference-units reproduces them" in first, f"no rocprof units note on a terminal: {first[-400:]!r}")
         check("--reference-units reproduces them" not in second, "the rocprof units note shows twice")
-    print(f"{checks - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -24,15 +24,9 @@ import sys
 import tempfile
 import zlib
 
-checks = failures = 0
+from tlcheck import Checks
 
-
-def check(ok, what):
-    global checks, failures
-    checks += 1
-    if not ok:
-        failures += 1
-        print("FAIL " + what)
+check = Checks()
 
 
 def png_nonwhite_fraction(path):
@@ -140,8 +134,7 @@ def main():
             print("real trace: skipped (no ../shared/data)")
     if not chromium:
         print("rendering: skipped (no chromium; tools/setup.sh installs it)")
-    print(f"{checks - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

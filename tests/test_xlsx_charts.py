@@ -18,15 +18,9 @@ import zipfile
 import openpyxl
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-checks = failures = 0
+from tlcheck import Checks
 
-
-def check(ok, what):
-    global checks, failures
-    checks += 1
-    if not ok:
-        failures += 1
-        print("FAIL " + what)
+check = Checks()
 
 
 def check_workbook(path, what, want_titles):
@@ -86,8 +80,7 @@ def main():
                                         "GPU kernel time by category (ms)"])
         else:
             print("jax: skipped (no ../shared/data/jax)")
-    print(f"{checks - failures} passed, {failures} failed")
-    return 1 if failures else 0
+    return check.summary()
 
 
 if __name__ == "__main__":

@@ -126,14 +126,8 @@ static void units_note(void)
           "      rocprofv3 report shows nanoseconds under µs labels, so its numbers are 1000x\n"
           "      ours; --reference-units reproduces them exactly. (Shown once.)\n",
           stderr);
-    /* mkdir -p of dir */
-    for (char *p = dir + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            mkdir(dir, 0700);
-            *p = '/';
-        }
-    mkdir(dir, 0700);
+    tl_err err = {0};
+    tl_mkdir_p(dir, &err);
     FILE *f = fopen(mark, "w");
     if (f) fclose(f);
 }
