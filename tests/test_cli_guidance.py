@@ -104,6 +104,16 @@ def main():
                            capture_output=True, text=True, env=dict(os.environ, TRACELENS_DB=db))
         check(f"DataFrames successfully written to {out_x}" in r.stdout, f"compat says what it wrote: {r.stdout!r}")
 
+        # query: -o picks the format from the extension; piped text is not cut
+        qcsv = os.path.join(tmp, "q.csv")
+        r = run(tl, "--db", db, "query", "--by", "name", "--agg", "count", "-q", "-o", qcsv)
+        head = open(qcsv).readline() if os.path.exists(qcsv) else ""
+        check(r.returncode == 0 and head.strip() == "name,count", f"query -o x.csv wrote {head!r}")
+        r = run(tl, "--db", db, "query", "--by", "name", "--agg", "count", "--all", "-q")
+        names = [ln.split("  ")[0] for ln in r.stdout.splitlines()[2:]]
+        check(any(len(n) > 120 for n in names) and not any(n.endswith("…") for n in names),
+              "query output cut when piped")
+
         h = run(tl, "--help").stdout
         for code in ("0 success", "1 an input", "2 bad command line", "3 no store", "4 trace not found",
                      "5 nothing to do", "130 interrupted"):

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 static const char *HELP =
@@ -52,7 +53,10 @@ static const char *HELP =
     "                   Default for groups: the first aggregate, largest first.\n"
     "  --top N, --limit N   keep the first N rows after sorting\n"
     "  --format F       table (default), csv, jsonl or xlsx (xlsx needs -o)\n"
-    "  -o, --output F   write to F instead of standard output\n"
+    "  -o, --output F   write to F instead of standard output; F ending in .csv,\n"
+    "                   .jsonl, .json or .xlsx is written in that format (a\n"
+    "                   --format of csv, jsonl or xlsx wins). Table text is cut\n"
+    "                   to fit only on a terminal\n"
     "  --all            table format: print every row (default: first 50)\n"
     "  --columns [T]    list the columns of table T (default: of --table)\n"
     "  --threads N      worker threads for aggregation (default: all cores)\n"
@@ -110,10 +114,26 @@ static void json_cell(tl_buf *b, const tl_table *t, size_t c, size_t r)
     }
 }
 
-/* Shared with cmd_sql.c: renders a result in the chosen format. */
+/* The format an output file's name asks for (.csv, .jsonl/.json, .xlsx),
+ * or NULL. */
+static const char *format_of_path(const char *path)
+{
+    static const char *const ext[][2] = {{".csv", "csv"}, {".jsonl", "jsonl"}, {".json", "jsonl"}, {".xlsx", "xlsx"}};
+    size_t n = path ? strlen(path) : 0;
+    for (size_t k = 0; k < sizeof ext / sizeof *ext; k++) {
+        size_t e = strlen(ext[k][0]);
+        if (n > e && !strcasecmp(path + n - e, ext[k][0])) return ext[k][1];
+    }
+    return NULL;
+}
+
+/* Shared with cmd_sql.c: renders a result in the chosen format. The
+ * default table format gives way to the one -o FILE's extension names, and
+ * cuts long text only on a terminal. */
 int tl_cli_write_result(const tl_table *t, const char *format, const char *out_path, int all)
 {
     tl_err err = {0};
+    if (!strcmp(format, "table") && format_of_path(out_path)) format = format_of_path(out_path);
     if (!strcmp(format, "xlsx")) {
         if (!out_path) { fprintf(stderr, "tracelens: --format xlsx needs -o FILE.xlsx\n"); return TL_EXIT_USAGE; }
         tl_table *tt = (tl_table *)t;
@@ -146,7 +166,7 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
     } else {
         tl_term_opts o = {0};
         o.max_rows = all ? SIZE_MAX : 50;
-        o.max_cell = all ? 120 : 80;
+        o.max_cell = !isatty(fileno(fp)) ? SIZE_MAX : all ? 120 : 80;
         rc = tl_report_term_print(fp, t, &o);
     }
     if (fp != stdout) fclose(fp); else fflush(fp);
