@@ -149,6 +149,10 @@ typedef struct tl_chart_spec {
                                  nrows 0 = through the last row */
     size_t also_row;          /* 0: none; else 1 + one more data row after the
                                  range (e.g. idle after the busy parts) */
+    const size_t *more_values; /* bar and column charts: further value columns,
+                                  one series each beside value_col (e.g.
+                                  baseline and variant); NULL: none */
+    size_t nmore;
     const char *title, *x_title, *y_title; /* NULL: none */
     const char *dest_sheet;   /* sheet that shows the chart; NULL = the data sheet */
     int anchor_row, anchor_col; /* top-left cell (0-based); anchor_col < 0:
@@ -186,7 +190,8 @@ int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *s, tl_err *err
 /* The charts of a report whose command draws none of its own, chosen by
  * sheet and column names (report/xlsx_overview.c): the GPU time pie with
  * idle and timeline bars, kernel time by category, top kernels and ops,
- * per-rank compute and collective wait, latency per collective. Sheets it
+ * per-rank compute and collective wait, latency per collective, and a
+ * compare workbook's reports side by side. Sheets it
  * does not know get none. x must be open with charts and hold the tables. */
 int tl_report_xlsx_add_overview(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err);
 

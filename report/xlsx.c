@@ -362,6 +362,19 @@ int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
         ser.val = range(x, s->sheet_name, r0, c->value_col, r1, c->value_col);
     }
     ser.npoints += r1 - r0 + 1;
+    enum { MAX_SERIES = 8 };
+    tl_oxc_series all[MAX_SERIES];
+    all[0] = ser;
+    size_t nser = 1;
+    for (size_t k = 0; k < c->nmore && nser < MAX_SERIES; k++) {
+        size_t vc = c->more_values[k];
+        if (vc >= s->ncols)
+            return tl_errf(err, TL_EUSAGE, "xlsx chart: sheet '%s' has no column %zu", s->sheet_name, vc);
+        tl_oxc_series m = ser;
+        m.name_ref = range(x, s->sheet_name, 0, vc, 0, vc);
+        m.val = range(x, s->sheet_name, r0, vc, r1, vc);
+        all[nser++] = m;
+    }
     tl_oxc_chart ch = {0};
     ch.type = c->kind == TL_CHART_BAR      ? TL_OXC_BAR
               : c->kind == TL_CHART_COLUMN ? TL_OXC_COLUMN
@@ -370,8 +383,8 @@ int tl_report_xlsx_add_chart(tl_xlsx *x, const tl_chart_spec *c, tl_err *err)
     ch.title = c->title;
     ch.x_title = c->x_title;
     ch.y_title = c->y_title;
-    ch.ser = &ser;
-    ch.nser = 1;
+    ch.ser = all;
+    ch.nser = nser;
     return place_chart(x, &ch, s, c->dest_sheet, c->anchor_row, c->anchor_col, c->x_scale, c->y_scale, err);
 }
 

@@ -187,7 +187,7 @@ void tl_oxc_chart_xml(tl_buf *b, const tl_oxc_chart *c)
     PUT_LIT(b, "</c:plotArea>");
     if (c->type == TL_OXC_PIE || c->type == TL_OXC_DOUGHNUT)
         PUT_LIT(b, "<c:legend><c:legendPos val=\"r\"/><c:layout/><c:overlay val=\"0\"/></c:legend>");
-    else if (c->type == TL_OXC_SCATTER)
+    else if (c->type == TL_OXC_SCATTER || c->nser > 1)
         PUT_LIT(b, "<c:legend><c:legendPos val=\"b\"/><c:layout/><c:overlay val=\"0\"/></c:legend>");
     PUT_LIT(b, "<c:plotVisOnly val=\"1\"/><c:dispBlanksAs val=\"gap\"/></c:chart></c:chartSpace>");
 }

@@ -37,9 +37,9 @@ typedef struct tl_oxc_chart {
     size_t nser;
 } tl_oxc_chart;
 
-/* Appends the chart part's XML to b. Bars and columns have no legend (one
- * series: the title says it), pies a legend at the right, scatters at the
- * bottom. As in Excel, a bar chart's x axis is its horizontal value axis.
+/* Appends the chart part's XML to b. Bars and columns of one series have
+ * no legend (the title says it), of several a legend at the bottom; pies a
+ * legend at the right, scatters at the bottom. As in Excel, a bar chart's x axis is its horizontal value axis.
  * Every series, slice and marker has an explicit colour: the workbook has
  * no theme, and without one LibreOffice draws "automatic" fills as none. */
 void tl_oxc_chart_xml(tl_buf *b, const tl_oxc_chart *c);

@@ -1,5 +1,5 @@
 /* xlsx_overview.c — the native charts of workbooks whose command draws
- * none of its own (rocprofv3, JAX, collective, corpus reports): chosen by
+ * none of its own (rocprofv3, JAX, collective, corpus, compare): chosen by
  * sheet name and column names, so any report with such a sheet gets them.
  * Each chart sits beside the table it plots. */
 #include "report/report.h"
@@ -56,11 +56,54 @@ static int timeline_pie(tl_xlsx *x, const tl_table *t, tl_err *err)
     return tl_report_xlsx_add_chart(x, &c, err);
 }
 
+/* Side-by-side sheets of a compare workbook: one series per report, from
+ * the columns named "<tag>::<what>". */
+typedef struct side_rule {
+    const char *sheet, *label, *what, *title, *unit;
+    size_t max_rows;
+} side_rule;
+
+static const side_rule SIDES[] = {
+    {"gpu_timeline", "type", "::time ms", "GPU timeline per report (ms)", "ms", 8},
+    {"ops_summary", "name", "::total_direct_kernel_time_ms", "Top ops per report: GPU kernel time (ms)", "ms", 20},
+};
+#define NSIDES (sizeof SIDES / sizeof *SIDES)
+
+static int side_by_side(tl_xlsx *x, const tl_table *t, const side_rule *r, tl_err *err)
+{
+    long lc = tl_table_col(t, r->label);
+    size_t cols[8], nc = 0, nw = strlen(r->what);
+    for (size_t c = 0; c < t->ncols && nc < 8; c++) {
+        size_t len = strlen(t->cols[c].name);
+        if (len > nw && !strcmp(t->cols[c].name + len - nw, r->what)) cols[nc++] = c;
+    }
+    if (lc < 0 || nc < 2) return 0;
+    tl_chart_spec c = {0};
+    c.kind = TL_CHART_BAR;
+    c.sheet = t->name;
+    c.label_col = (size_t)lc;
+    c.value_col = cols[0];
+    c.more_values = cols + 1;
+    c.nmore = nc - 1;
+    c.nrows = t->nrows < r->max_rows ? t->nrows : r->max_rows;
+    c.title = r->title;
+    c.x_title = r->unit;
+    c.anchor_row = 1;
+    c.anchor_col = -1;
+    if (c.nrows * nc > 12) c.y_scale = (double)(c.nrows * nc) / 12.0;
+    return tl_report_xlsx_add_chart(x, &c, err);
+}
+
 int tl_report_xlsx_add_overview(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         const tl_table *t = tables[i];
         if (!t->nrows) continue;
+        for (size_t k = 0; k < NSIDES; k++) {
+            if (strcmp(t->name, SIDES[k].sheet)) continue;
+            int rc = side_by_side(x, t, &SIDES[k], err);
+            if (rc) return rc;
+        }
         int row = 1;
         if (!strcmp(t->name, "gpu_timeline")) {
             int rc = timeline_pie(x, t, err);

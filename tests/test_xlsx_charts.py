@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """test_xlsx_charts.py — every workbook kind carries native charts: the
 rocprofv3 report (the in-repo MI300 slice), the multi-rank collective
-report (a generated 4-rank corpus) and, with ../shared/data, the JAX
-report. Per workbook: it opens with openpyxl; it has chart parts; every
+report (a generated 4-rank corpus), the compare workbook (two in-repo
+reference folders, one series per report) and, with ../shared/data, the
+JAX report. Per workbook: it opens with openpyxl; it has chart parts; every
 series range names a sheet of the workbook and rows inside it; every
 series and pie slice has its own colour (LibreOffice draws none without).
 
@@ -67,6 +68,19 @@ def main():
                            capture_output=True, text=True, env=env)
         check(r.returncode == 0, f"collective report: {r.stderr[-300:]}")
         check_workbook(out, "collective", ["Collective wait per rank (µs)"])
+
+        # compare: two in-repo reference report folders side by side
+        g = os.path.join(HERE, "golden")
+        out = os.path.join(tmp, "compare.xlsx")
+        r = subprocess.run([os.path.join(build, "TraceLens_compare_perf_reports_pytorch"),
+                            os.path.join(g, "b200_eager_window", "reference_csvs"),
+                            os.path.join(g, "hta_mi250_minitoy", "reference_csvs"), "--names", "b200", "mi250",
+                            "-o", out], capture_output=True, text=True, env=env)
+        check(r.returncode == 0, f"compare: {r.stderr[-300:]}")
+        check_workbook(out, "compare", ["GPU timeline per report (ms)", "Top ops per report: GPU kernel time (ms)"])
+        with zipfile.ZipFile(out) as z:
+            side = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
+        check(any(c.count("<c:ser>") == 2 and "<c:legend>" in c for c in side), "compare: two series with a legend")
 
         data = os.environ.get("TL_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
         jax = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(data, "jax")) for f in fs

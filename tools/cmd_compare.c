@@ -317,7 +317,8 @@ int tl_cmd_compare(int argc, char **argv)
             tl_mkdir_p(dir, &err); /* a failure shows when the workbook is opened */
         }
         free(dir);
-        if (tl_report_xlsx_open(out, NULL, &x, &err)) {
+        tl_xlsx_opts xo = {.charts = 1};
+        if (tl_report_xlsx_open(out, &xo, &x, &err)) {
             fprintf(stderr, "%s: %s\n", argv[0], err.msg);
             code = TL_EXIT_FAIL;
         } else {
@@ -331,6 +332,10 @@ int tl_cmd_compare(int argc, char **argv)
                 if (!res.v[i]->nrows) printf("Sheet '%s' is empty (no matching rows)\n", sn ? sn : res.v[i]->name);
                 else printf("Wrote sheet '%s' with %zu rows \xc3\x97 %zu columns\n", sn ? sn : res.v[i]->name,
                             res.v[i]->nrows, res.v[i]->ncols);
+            }
+            if (!code && tl_report_xlsx_add_overview(x, res.v, res.n, &err)) {
+                fprintf(stderr, "%s: %s\n", argv[0], err.msg);
+                code = TL_EXIT_FAIL;
             }
             if (code) tl_report_xlsx_discard(x);
             else if (tl_report_xlsx_close(x, &err)) {
