@@ -224,6 +224,29 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
                               .format = t->format ? t->format : "kineto", .rank = -1, .labels_json = d->labels};
 }
 
+/* Keeps the launch call of every kept GPU row (the host row with its
+ * correlation id) and the CPU ops and Python frames around it, wherever they
+ * lie in time. A graph-replay merge puts the capturing ops of replayed
+ * kernels on a synthetic thread with the capture's durations, so they can
+ * end after the step's host interval; without them the piece's kernels
+ * would lose the ops that launched them. */
+static void keep_launch_chains(const tl_trace *t, uint8_t *keep)
+{
+    int64_t *kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+    size_t nkc = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (keep[i] && tl_kind_is_gpu(t->kind[i]) && t->corr[i] != TL_NONE) kc[nkc++] = t->corr[i];
+    qsort(kc, nkc, sizeof *kc, cmp_i64);
+    for (size_t i = 0; i < t->n; i++) {
+        if (keep[i] || tl_kind_is_gpu(t->kind[i]) || t->corr[i] == TL_NONE) continue;
+        if (!bsearch(&t->corr[i], kc, nkc, sizeof *kc, cmp_i64)) continue;
+        keep[i] = 1;
+        for (int32_t j = t->parent ? t->parent[i] : -1; j >= 0 && !keep[j]; j = t->parent[j]) keep[j] = 1;
+        for (int32_t j = t->parent_py ? t->parent_py[i] : -1; j >= 0; j = t->parent_py[j]) keep[j] = 1;
+    }
+    free(kc);
+}
+
 int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -234,6 +257,7 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
                       ? (w->gpu_lo <= w->gpu_hi && a >= w->gpu_lo && a <= w->gpu_hi)
                       : (a >= w->host_lo && e <= w->host_hi);
     }
+    keep_launch_chains(t, keep);
     tl_build *b = tl_build_new();
     tl_build_set_format(b, t->format ? t->format : "kineto");
     tl_copy_rows(b, t, keep, NULL);
