@@ -4,10 +4,14 @@ trace with a capture folder:
   - they keep graph-replay attribution: their GPU compute time (gpu_timeline
     computation_time, which counts only kernels linked to a launching op)
     sums to the merged trace's within 0.1 %;
+  - written out with --out, each is valid JSON that our own report reads
+    back with the stored piece's kernel time, kernel count and kernel UIDs
+    (fresh: the positions in the written file).
 
 Usage: test_split_pieces.py BUILD_DIR   (exit 77 when ../shared/data is absent)
 Prints "N passed, M failed" last."""
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -42,6 +46,45 @@ def compute_ms(db, tid, tmp):
     return 0.0
 
 
+def sql(db, query):
+    rc, out, err = run(db, "sql", "--format", "csv", query)
+    check(rc == 0, f"sql {query}: rc {rc} {err.strip()[-200:]}")
+    return list(csv.reader(out.splitlines()))[1:]
+
+
+def kernel_facts(db, tid):
+    return sql(db, "select count(*), sum(dur), sum(linked), min(uid), max(uid), sum(uid) "
+                   f"from kernels where trace_id = '{tid}'")
+
+
+def check_written(name, db, pieces, outdir, tmp):
+    files = sorted(os.listdir(outdir))
+    check(len(files) == len(pieces), f"{name}: {len(files)} files for {len(pieces)} pieces")
+    for tid, first in pieces:
+        fn = next((f for f in files if f.endswith(f"_step{first}.json")), None)
+        if not check(fn, f"{name}: no file for step {first} in {files}"):
+            continue
+        path = os.path.join(outdir, fn)
+        try:
+            with open(path) as f:
+                n = len(json.load(f)["traceEvents"])
+        except (ValueError, KeyError) as e:
+            check(False, f"{name}: {fn} is not Kineto JSON: {e}")
+            continue
+        db2 = os.path.join(tmp, name + ".back.db")
+        rc, out, err = run(db2, "ingest", path)
+        if not check(rc == 0, f"{name}: {fn} does not ingest: {err.strip()[-200:]}"):
+            continue
+        back = out.split("\t")[0]
+        want, got = kernel_facts(db, tid), kernel_facts(db2, back)
+        check(want == got and want and want[0][0] != "0",
+              f"{name}: {fn} reads back with kernels {got} (stored piece {want})")
+        uids = sql(db2, f"select max(uid) from events where trace_id = '{back}'")
+        check(uids and int(uids[0][0]) < n, f"{name}: {fn}: UIDs beyond its {n} events")
+        check(abs(compute_ms(db2, back, tmp) - compute_ms(db, tid, tmp)) < 1e-9,
+              f"{name}: {fn}: GPU compute time differs from the stored piece's")
+
+
 def capture_cases():
     roots = [os.path.join(DATA, "inference", d) for d in sorted(os.listdir(os.path.join(DATA, "inference")))]
     for d in roots:
@@ -58,7 +101,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name, trace, cap in capture_cases():
             db = os.path.join(tmp, name + ".db")
-            rc, out, err = run(db, "split", trace, "--capture_folder", cap)
+            outdir = os.path.join(tmp, name + ".out")
+            rc, out, err = run(db, "split", trace, "--capture_folder", cap, "--out", outdir)
             if not check(rc == 0, f"{name}: split rc {rc} {err.strip()[-200:]}"):
                 continue
             lines = [l.split("\t") for l in out.splitlines() if l and not l.startswith("#")]
@@ -69,6 +113,7 @@ def main():
             parts = sum(compute_ms(db, p, tmp) for p, _ in pieces)
             check(whole > 0 and abs(parts - whole) <= TOLERANCE * whole,
                   f"{name}: pieces' GPU compute time {parts:.3f} ms vs the merged trace's {whole:.3f} ms")
+            check_written(name, db, pieces, outdir, tmp)
     return check.summary()
 
 

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "query/core/trace.h"
 #include "query/core/table.h"
@@ -230,8 +231,11 @@ uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid);
  * corr (may be NULL): per row a replacement correlation (TL_NONE: keep).
  * Flows are copied when their id is the correlation of a kept event (all
  * flows when keep is NULL), metadata events always, and the catalog's
- * top-level metadata (deviceProperties, ...) as top-level keys. */
-void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr);
+ * top-level metadata (deviceProperties, ...) as top-level keys. fresh_uids:
+ * the copied rows are renumbered 0.. in uid order (a split piece's uids are
+ * its positions, as in the Kineto JSON it is written out as); else they keep
+ * their uids. */
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr, int fresh_uids);
 
 typedef struct tl_window {
     int64_t host_lo, host_hi; /* ns: host rows fully inside are kept */
@@ -254,5 +258,12 @@ uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady);
  * labels step, kind, bs, tokens, parent, window, steps; path "<parent
  * path>#step<N>" or "#steady-<N>". */
 int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err);
+
+/* ---- a stored trace written out as PyTorch Kineto JSON (traceEvents in
+ * uid order: complete, flow and metadata events; the catalog's top-level
+ * metadata as top-level keys; each args object verbatim except its
+ * "correlation", set to the stored one). A piece with fresh uids reads back
+ * with the same uids. path names the file in errors. */
+int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err);
 
 #endif

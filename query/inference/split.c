@@ -81,28 +81,63 @@ void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e)
 
 uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid) { return rs(b, t, sid); }
 
-void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr)
+static int cmp_u32(const void *a, const void *b)
 {
-    int64_t *kc = NULL;
-    size_t nkc = 0;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The copied rows' uids in ascending order, so that a copied row's fresh
+ * uid is its rank: its position in the trace written out as Kineto JSON. */
+static uint32_t *kept_uids(const tl_trace *t, const uint8_t *keep, const uint8_t *fkeep, size_t *n)
+{
+    uint32_t *u = tl_xmalloc((t->n + t->nflows + t->nmeta + 1) * sizeof *u);
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (!keep || keep[i]) u[k++] = t->uid[i];
+    for (size_t f = 0; f < t->nflows; f++)
+        if (fkeep[f]) u[k++] = t->f_uid[f];
+    for (size_t m = 0; m < t->nmeta; m++) u[k++] = t->m_uid[m];
+    qsort(u, k, sizeof *u, cmp_u32);
+    *n = k;
+    return u;
+}
+
+static uint32_t new_uid(const uint32_t *u, size_t n, uint32_t old)
+{
+    if (!u) return old;
+    const uint32_t *p = bsearch(&old, u, n, sizeof *u, cmp_u32);
+    return p ? (uint32_t)(p - u) : old;
+}
+
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr, int fresh_uids)
+{
+    uint8_t *fkeep = tl_xmalloc(t->nflows + 1);
+    memset(fkeep, 1, t->nflows + 1);
     if (keep) {
-        kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+        int64_t *kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+        size_t nkc = 0;
         for (size_t i = 0; i < t->n; i++)
             if (keep[i] && t->corr[i] != TL_NONE) kc[nkc++] = t->corr[i];
         qsort(kc, nkc, sizeof *kc, cmp_i64);
+        for (size_t f = 0; f < t->nflows; f++) fkeep[f] = bsearch(&t->f_id[f], kc, nkc, sizeof *kc, cmp_i64) != NULL;
+        free(kc);
     }
+    size_t nu = 0;
+    uint32_t *u = fresh_uids ? kept_uids(t, keep, fkeep, &nu) : NULL;
     for (size_t i = 0; i < t->n; i++) {
         if (keep && !keep[i]) continue;
         tl_ev_in e;
         tl_event_in(b, t, i, &e);
+        e.uid = new_uid(u, nu, e.uid);
         if (corr && corr[i] != TL_NONE) e.corr = corr[i];
         tl_build_event(b, &e);
     }
     for (size_t f = 0; f < t->nflows; f++) {
-        if (keep && !bsearch(&t->f_id[f], kc, nkc, sizeof *kc, cmp_i64)) continue;
+        if (!fkeep[f]) continue;
         uint8_t ps = t->f_idflags[f] & 1, ts = (t->f_idflags[f] >> 1) & 1;
-        tl_build_flow(b, t->f_uid[f], (char)t->f_ph[f], rs(b, t, t->f_cat[f]), rs(b, t, t->f_name[f]),
-                      t->f_id[f], ps ? rs(b, t, (uint32_t)t->f_pid[f]) : t->f_pid[f],
+        tl_build_flow(b, new_uid(u, nu, t->f_uid[f]), (char)t->f_ph[f], rs(b, t, t->f_cat[f]),
+                      rs(b, t, t->f_name[f]), t->f_id[f], ps ? rs(b, t, (uint32_t)t->f_pid[f]) : t->f_pid[f],
                       ts ? rs(b, t, (uint32_t)t->f_tid[f]) : t->f_tid[f], ps, ts, t->f_ts[f]);
     }
     for (size_t m = 0; m < t->nmeta; m++) {
@@ -113,11 +148,13 @@ void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int
             a = t->m_args.bytes + t->m_args.offsets[m];
             al = (size_t)(t->m_args.offsets[m + 1] - t->m_args.offsets[m]);
         }
-        tl_build_meta(b, t->m_uid[m], rs(b, t, t->m_name[m]), ps ? rs(b, t, (uint32_t)t->m_pid[m]) : t->m_pid[m],
+        tl_build_meta(b, new_uid(u, nu, t->m_uid[m]), rs(b, t, t->m_name[m]),
+                      ps ? rs(b, t, (uint32_t)t->m_pid[m]) : t->m_pid[m],
                       ts ? rs(b, t, (uint32_t)t->m_tid[m]) : t->m_tid[m], ps, ts, ht, al ? a : NULL, al);
     }
     copy_toplevel(b, t);
-    free(kc);
+    free(u);
+    free(fkeep);
 }
 
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
@@ -260,7 +297,7 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
     keep_launch_chains(t, keep);
     tl_build *b = tl_build_new();
     tl_build_set_format(b, t->format ? t->format : "kineto");
-    tl_copy_rows(b, t, keep, NULL);
+    tl_copy_rows(b, t, keep, NULL, 1);
     free(keep);
     int rc = tl_build_tree(b, err);
     if (rc) {
