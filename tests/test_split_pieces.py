@@ -6,7 +6,9 @@ trace with a capture folder:
     sums to the merged trace's within 0.1 %;
   - written out with --out, each is valid JSON that our own report reads
     back with the stored piece's kernel time, kernel count and kernel UIDs
-    (fresh: the positions in the written file).
+    (fresh: the positions in the written file);
+and xDiT traces (`execute_diffusion_<bs>_<HxW>`) split into the one
+diffusion step the reference's splitter cuts, with its GPU event count.
 
 Usage: test_split_pieces.py BUILD_DIR   (exit 77 when ../shared/data is absent)
 Prints "N passed, M failed" last."""
@@ -87,11 +89,34 @@ def check_written(name, db, pieces, outdir, tmp):
 
 def capture_cases():
     roots = [os.path.join(DATA, "inference", d) for d in sorted(os.listdir(os.path.join(DATA, "inference")))]
+    roots.append(os.path.join(DATA, "public", "xdit_flux_aiter_sage"))
     for d in roots:
         cap = os.path.join(d, "capture_traces")
         traces = [f for f in sorted(os.listdir(d)) if f.endswith(".json.gz")] if os.path.isdir(d) else []
         if os.path.isdir(cap) and traces:
             yield os.path.basename(d), os.path.join(d, traces[0]), cap
+
+
+# GPU events of the one step the reference's splitter
+# (TraceUtils/split_inference_trace_annotation.py --store-single-iteration,
+# main 171dd747) cuts from each xDiT trace: num_gpu_events of its
+# execution_details.json.
+XDIT_REFERENCE_GPU_EVENTS = {"xdit_sd35": 8066, "xdit_flux_aiter_sage": 7866}
+
+
+def check_diffusion(tmp):
+    for name, want in XDIT_REFERENCE_GPU_EVENTS.items():
+        trace = os.path.join(DATA, "public", name, name + ".json.gz")
+        if not os.path.exists(trace):
+            continue
+        db = os.path.join(tmp, name + ".diffusion.db")
+        rc, out, err = run(db, "split", trace)
+        lines = [l.split("\t") for l in out.splitlines() if l and not l.startswith("#")]
+        if not check(rc == 0 and len(lines) == 1 and lines[0][1] == "diffusion",
+                     f"{name}: split rc {rc}, pieces {lines} {err.strip()[-200:]}"):
+            continue
+        got = sql(db, f"select gpu_events, label_bs from traces where trace_id = '{lines[0][0]}'")
+        check(got == [[str(want), "1"]], f"{name}: diffusion piece {got}, the reference's {want} GPU events, bs 1")
 
 
 def main():
@@ -114,6 +139,7 @@ def main():
             check(whole > 0 and abs(parts - whole) <= TOLERANCE * whole,
                   f"{name}: pieces' GPU compute time {parts:.3f} ms vs the merged trace's {whole:.3f} ms")
             check_written(name, db, pieces, outdir, tmp)
+        check_diffusion(tmp)
     return check.summary()
 
 

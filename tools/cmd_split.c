@@ -19,8 +19,12 @@ static const char *HELP =
     "\n"
     "Cuts an inference trace into windows along the step annotations the serving\n"
     "engine writes (vLLM/SGLang/ATOM: execute_<tok>_context_<n>(..)_generation_<n>(..),\n"
-    "step[DECODE bs=..], prefill[..]/decode[..]). Each window is stored as its own\n"
-    "trace, labelled step (prefill, decode, prefilldecode), kind, bs, tokens,\n"
+    "step[DECODE bs=..], prefill[..]/decode[..]; xDiT: execute_diffusion_<bs>_<HxW>).\n"
+    "A trace without any of them falls back to torch.profiler's ProfilerStep#<n>\n"
+    "annotations, one window per profiler step (the reference instead looks for a\n"
+    "repeating call sequence in the call tree). Each window is stored as its own\n"
+    "trace, labelled step (prefill, decode, prefilldecode, diffusion,\n"
+    "profiler_step), kind, bs, tokens,\n"
     "parent and window, so phases can be reported, compared (`tracelens compare`)\n"
     "and queried across runs. Splitting twice stores nothing new.\n"
     "\n"
@@ -230,7 +234,7 @@ static int split_trace(tl_store *s, tl_reader *r, uint64_t id, int steady, const
     size_t nw = tl_split_windows(t, steady, &w);
     if (!nw) {
         fprintf(stderr, "tracelens split: no step annotations in the trace (execute_.._context_.."
-                        "_generation_.., step[..], prefill[..]/decode[..]); "
+                        "_generation_.., step[..], prefill[..]/decode[..], execute_diffusion_.., ProfilerStep#..); "
                         "nothing to split\n");
         tl_trace_free(t);
         return 5;
@@ -245,9 +249,7 @@ static int split_trace(tl_store *s, tl_reader *r, uint64_t id, int steady, const
             break;
         }
         printf("%016llx\t%s\tbs=%lld\t%s %zu-%zu%s\n", (unsigned long long)wid,
-               w[k].kind == TL_STEP_PREFILL_ONLY   ? "prefill"
-               : w[k].kind == TL_STEP_DECODE_ONLY ? "decode"
-                                                  : "prefilldecode",
+               tl_split_step_label(w[k].kind),
                (long long)w[k].bs, steady ? "steady" : "step", w[k].first_step,
                w[k].first_step + w[k].nsteps - 1, existed ? "\t(already stored)" : "");
         if (outdir) {

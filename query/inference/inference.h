@@ -68,8 +68,19 @@ void tl_inference_kernel_categories(tl_pyt_sheets *s, int fix_quirks);
 
 /* ---- step annotations (C8) ---------------------------------------------- */
 
-typedef enum { TL_STEP_MIXED = 0, TL_STEP_PREFILL_ONLY = 1, TL_STEP_DECODE_ONLY = 2 } tl_step_kind;
-const char *tl_step_kind_name(int k); /* "prefilldecode", "prefill_only", "decode_only" */
+/* DIFFUSION: an xDiT step (`execute_diffusion_<bs>_<H>x<W>`), neither prefill
+ * nor decode (the reference's phase None); PROFILER: a `ProfilerStep#<n>` of
+ * tl_steps_find_profiler. Neither labels phases. */
+typedef enum {
+    TL_STEP_MIXED = 0,
+    TL_STEP_PREFILL_ONLY = 1,
+    TL_STEP_DECODE_ONLY = 2,
+    TL_STEP_DIFFUSION = 3,
+    TL_STEP_PROFILER = 4,
+    TL_STEP_KINDS
+} tl_step_kind;
+/* "prefilldecode", "prefill_only", "decode_only", "diffusion", "profiler_step" */
+const char *tl_step_kind_name(int k);
 
 typedef struct tl_step {
     const char *name;       /* annotation text */
@@ -94,6 +105,10 @@ typedef struct tl_steps {
  * Annotations nested in an accepted step (SGLang writes both
  * `execute_..` and `step[..]` for one step) are folded into it. */
 int tl_steps_find(const tl_trace *t, tl_steps *out);
+/* The fallback for traces without step annotations (`tracelens split`):
+ * the `ProfilerStep#<n>` annotations of torch.profiler's schedule as steps
+ * of kind TL_STEP_PROFILER, GPU spans found as tl_steps_find does. */
+int tl_steps_find_profiler(const tl_trace *t, tl_steps *out);
 void tl_steps_free(tl_steps *s);
 /* Parses one annotation name; 1 if it is a step annotation. */
 int tl_step_parse(const char *name, tl_step *st);
@@ -250,6 +265,10 @@ typedef struct tl_window {
  * (the steady state: highest concurrency; ties: the longer run). Returns the
  * count (0: no step annotations); *out is malloc'd. */
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
+
+/* A window's `step` label: "prefill", "decode", "prefilldecode", "diffusion",
+ * "profiler_step". */
+const char *tl_split_step_label(int kind);
 
 /* Id of window w's trace, derived from t's id and the window, so that
  * splitting twice finds the first split's traces. */

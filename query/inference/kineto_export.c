@@ -50,6 +50,7 @@ static void put_id(tl_buf *b, const tl_trace *t, int64_t v, int is_str)
 static void put_args(tl_buf *b, const char *a, size_t n, int64_t corr)
 {
     static const char key[] = "\"correlation\"";
+    while (a && n && a[n - 1] == '\0') n--; /* a derived trace's blob may pad with NULs */
     if (!a || !n) a = "{}", n = 2;
     if (corr == TL_NONE) {
         tl_buf_append(b, a, n);

@@ -161,6 +161,10 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
 {
     tl_steps s;
     tl_steps_find(t, &s);
+    if (!s.n) {
+        tl_steps_free(&s);
+        tl_steps_find_profiler(t, &s);
+    }
     *out = NULL;
     if (!s.n) {
         tl_steps_free(&s);
@@ -175,7 +179,7 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
                                   st->bs, st->tokens, i, 1};
         }
     } else {
-        for (int kind = 0; kind < 3; kind++) {
+        for (int kind = 0; kind < TL_STEP_KINDS; kind++) {
             size_t best_a = 0, best_n = 0;
             double best_bs = -1;
             for (size_t i = 0; i < s.n;) {
@@ -214,9 +218,13 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
     return nw;
 }
 
-static const char *kind_label(int kind)
+const char *tl_split_step_label(int kind)
 {
-    return kind == TL_STEP_PREFILL_ONLY ? "prefill" : kind == TL_STEP_DECODE_ONLY ? "decode" : "prefilldecode";
+    return kind == TL_STEP_PREFILL_ONLY  ? "prefill"
+           : kind == TL_STEP_DECODE_ONLY ? "decode"
+           : kind == TL_STEP_DIFFUSION   ? "diffusion"
+           : kind == TL_STEP_PROFILER    ? "profiler_step"
+                                         : "prefilldecode";
 }
 
 void tl_derived_free(tl_derived *d)
@@ -243,7 +251,7 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
     snprintf(d->labels, sizeof d->labels,
              "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
              "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
-             kind_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
+             tl_split_step_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
              steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
     const char *pp = NULL;
     char pbuf[2048] = "";
