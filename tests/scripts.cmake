@@ -34,6 +34,7 @@ tl_script_test(golden.public ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_public
 tl_script_test(query.sql bash ${CMAKE_CURRENT_SOURCE_DIR}/test_query_sql.sh)
 tl_script_test(inference ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.report ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference_report.py ${CMAKE_BINARY_DIR})
+tl_script_test(inference.split_pieces ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_pieces.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.pftrace ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pftrace.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.xlsx ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_xlsx_report.py ${CMAKE_BINARY_DIR})

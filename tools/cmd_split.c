@@ -15,12 +15,16 @@
 
 static const char *HELP =
     "Usage: tracelens [--db DIR] split ID|FILE [--steady-state] [--capture_folder DIR]\n"
-    "                                          [--merge-only]\n"
+    "                                          [--merge-only] [--out DIR]\n"
     "\n"
     "Cuts an inference trace into windows along the step annotations the serving\n"
     "engine writes (vLLM/SGLang/ATOM: execute_<tok>_context_<n>(..)_generation_<n>(..),\n"
-    "step[DECODE bs=..], prefill[..]/decode[..]). Each window is stored as its own\n"
-    "trace, labelled step (prefill, decode, prefilldecode), kind, bs, tokens,\n"
+    "step[DECODE bs=..], prefill[..]/decode[..]; xDiT: execute_diffusion_<bs>_<HxW>).\n"
+    "A trace without any of them falls back to torch.profiler's ProfilerStep#<n>\n"
+    "annotations, one window per profiler step (the reference instead looks for a\n"
+    "repeating call sequence in the call tree). Each window is stored as its own\n"
+    "trace, labelled step (prefill, decode, prefilldecode, diffusion,\n"
+    "profiler_step), kind, bs, tokens,\n"
     "parent and window, so phases can be reported, compared (`tracelens compare`)\n"
     "and queried across runs. Splitting twice stores nothing new.\n"
     "\n"
@@ -34,13 +38,19 @@ static const char *HELP =
     "                        and the merged trace is what gets split. The graph\n"
     "                        launch table (resolution per launch) is printed.\n"
     "  --merge-only          with --capture_folder: store the merged trace, no split\n"
+    "  --out DIR             also write each piece as PyTorch Kineto JSON,\n"
+    "                        DIR/<trace>_step<N>.json (_steady-<N>; _graph-merged_\n"
+    "                        before it after a merge), readable by any Kineto tool\n"
+    "                        (the reference's report included). A piece's UIDs are\n"
+    "                        its own positions (0..), stored and written alike\n"
     "  --db DIR              trace store (default $TRACELENS_DB, else\n"
     "                        $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help            this text\n"
     "\n"
     "Output: one line per stored trace: id, step, bs, window (tab-separated).\n"
-    "Exit status: 0 ok; 1 failure; 2 bad command line; 3 store error; 4 no such\n"
-    "trace; 5 the trace has no step annotations (nothing to split).\n";
+    "Exit status: 0 ok; 1 failure (a piece that could not be written included);\n"
+    "2 bad command line; 3 store error; 4 no such trace; 5 the trace has no step\n"
+    "annotations (nothing to split).\n";
 
 /* *have = 1 when the store already holds trace id (a fresh snapshot). */
 static int stored_already(tl_store *s, uint64_t id, int *have, tl_err *err)
@@ -161,18 +171,111 @@ static void print_table(const tl_table *t)
     }
 }
 
-enum { S_HELP, S_DB, S_CAPTURE, S_STEADY, S_MERGE };
+/* The file name of a piece: the parent's file name without .json[.gz] /
+ * .pt.trace, '#' parts joined with '_', then _step<N> or _steady-<N>. */
+static void piece_name(const tl_trace *t, const tl_window *w, int steady, char *out, size_t cap)
+{
+    const char *pp = t->catalog ? strstr(t->catalog, "\"path\":\"") : NULL;
+    char base[1024] = "trace";
+    if (pp) {
+        pp += 8;
+        size_t k = 0;
+        while (pp[k] && pp[k] != '"' && k + 1 < sizeof base) base[k] = pp[k], k++;
+        base[k] = 0;
+    }
+    const char *slash = strrchr(base, '/');
+    char *b = (char *)(slash ? slash + 1 : base);
+    static const char *const ext[] = {".json.gz", ".json", ".pt.trace"};
+    for (size_t e = 0; e < sizeof ext / sizeof *ext; e++) {
+        char *x;
+        while ((x = strstr(b, ext[e]))) memmove(x, x + strlen(ext[e]), strlen(x + strlen(ext[e])) + 1);
+    }
+    for (char *c = b; *c; c++)
+        if (*c == '#' || *c == '/') *c = '_';
+    snprintf(out, cap, "%s_%s%zu.json", b, steady ? "steady-" : "step", w->first_step);
+}
+
+/* Writes stored piece id to dir/name. */
+static int write_piece(tl_store *s, uint64_t id, const char *dir, const char *name)
+{
+    tl_err err = {0};
+    tl_reader *r;
+    tl_trace *t = NULL;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = tl_reader_open(s, &r, &err);
+    if (!rc) rc = tl_trace_load(r, id, &t, &err);
+    FILE *f = rc ? NULL : fopen(path, "w");
+    if (!rc && !f) rc = tl_errf(&err, TL_EIO, "%s: cannot create", path);
+    if (!rc) rc = tl_kineto_write(t, f, path, &err);
+    if (f && fclose(f) && !rc) rc = tl_errf(&err, TL_EIO, "%s: write failed", path);
+    if (t) tl_trace_free(t);
+    if (r) tl_reader_close(r);
+    if (rc) fprintf(stderr, "tracelens split: %s\n", err.msg);
+    return rc ? TL_EXIT_FAIL : TL_EXIT_OK;
+}
+
+/* Splits stored trace id, prints a line per piece and with outdir writes
+ * each piece out as Kineto JSON (read back through a fresh reader, which
+ * sees the pieces just stored). */
+static int split_trace(tl_store *s, tl_reader *r, uint64_t id, int steady, const char *outdir)
+{
+    tl_err err = {0};
+    tl_trace *t;
+    if (outdir && tl_mkdir_p(outdir, &err)) {
+        fprintf(stderr, "tracelens split: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    if (tl_trace_load(r, id, &t, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        return TL_EXIT_FAIL;
+    }
+    tl_window *w;
+    size_t nw = tl_split_windows(t, steady, &w);
+    if (!nw) {
+        fprintf(stderr, "tracelens split: no step annotations in the trace (execute_.._context_.."
+                        "_generation_.., step[..], prefill[..]/decode[..], execute_diffusion_.., ProfilerStep#..); "
+                        "nothing to split\n");
+        tl_trace_free(t);
+        return 5;
+    }
+    int rc = TL_EXIT_OK;
+    for (size_t k = 0; k < nw && !rc; k++) {
+        uint64_t wid;
+        int existed;
+        if (split_and_store(s, t, &w[k], steady, &wid, &existed, &err)) {
+            fprintf(stderr, "tracelens split: window %zu: %s\n", k, err.msg);
+            rc = TL_EXIT_FAIL;
+            break;
+        }
+        printf("%016llx\t%s\tbs=%lld\t%s %zu-%zu%s\n", (unsigned long long)wid,
+               tl_split_step_label(w[k].kind),
+               (long long)w[k].bs, steady ? "steady" : "step", w[k].first_step,
+               w[k].first_step + w[k].nsteps - 1, existed ? "\t(already stored)" : "");
+        if (outdir) {
+            char name[1200];
+            piece_name(t, &w[k], steady, name, sizeof name);
+            rc = write_piece(s, wid, outdir, name);
+        }
+    }
+    free(w);
+    tl_trace_free(t);
+    return rc;
+}
+
+enum { S_HELP, S_DB, S_CAPTURE, S_STEADY, S_MERGE, S_OUT };
 static const tl_cli_opt OPTS[] = {
     [S_HELP] = {"-h|--help", TL_CLI_FLAG},
     [S_DB] = {"--db", TL_CLI_VALUE},
     [S_CAPTURE] = {"--capture_folder", TL_CLI_VALUE},
     [S_STEADY] = {"--steady-state|--steady_state", TL_CLI_FLAG},
     [S_MERGE] = {"--merge-only", TL_CLI_FLAG},
+    [S_OUT] = {"--out", TL_CLI_VALUE},
 };
 
 int tl_cmd_split(int argc, char **argv)
 {
-    const char *db = NULL, *arg = NULL, *capdir = NULL;
+    const char *db = NULL, *arg = NULL, *capdir = NULL, *outdir = NULL;
     int steady = 0, merge_only = 0;
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
@@ -184,6 +287,7 @@ int tl_cmd_split(int argc, char **argv)
         else if (k == S_CAPTURE) capdir = p.val;
         else if (k == S_STEADY) steady = 1;
         else if (k == S_MERGE) merge_only = 1;
+        else if (k == S_OUT) outdir = p.val;
         else if (k == TL_CLI_BAD) {
             fprintf(stderr, "tracelens split: %s\n", p.msg);
             return TL_EXIT_USAGE;
@@ -231,41 +335,7 @@ int tl_cmd_split(int argc, char **argv)
         }
         if (merge_only) goto done;
     }
-    {
-        tl_err err = {0};
-        tl_trace *t;
-        if (tl_trace_load(r, id, &t, &err)) {
-            fprintf(stderr, "tracelens: %s\n", err.msg);
-            rc = TL_EXIT_FAIL;
-            goto done;
-        }
-        tl_window *w;
-        size_t nw = tl_split_windows(t, steady, &w);
-        if (!nw) {
-            fprintf(stderr, "tracelens split: no step annotations in the trace (execute_.._context_.."
-                            "_generation_.., step[..], prefill[..]/decode[..]); nothing to split\n");
-            tl_trace_free(t);
-            rc = 5;
-            goto done;
-        }
-        for (size_t k = 0; k < nw && !rc; k++) {
-            uint64_t wid;
-            int existed;
-            if (split_and_store(s, t, &w[k], steady, &wid, &existed, &err)) {
-                fprintf(stderr, "tracelens split: window %zu: %s\n", k, err.msg);
-                rc = TL_EXIT_FAIL;
-                break;
-            }
-            printf("%016llx\t%s\tbs=%lld\t%s %zu-%zu%s\n", (unsigned long long)wid,
-                   w[k].kind == TL_STEP_PREFILL_ONLY   ? "prefill"
-                   : w[k].kind == TL_STEP_DECODE_ONLY ? "decode"
-                                                      : "prefilldecode",
-                   (long long)w[k].bs, steady ? "steady" : "step", w[k].first_step,
-                   w[k].first_step + w[k].nsteps - 1, existed ? "\t(already stored)" : "");
-        }
-        free(w);
-        tl_trace_free(t);
-    }
+    rc = split_trace(s, r, id, steady, outdir);
 done:
     if (r) tl_reader_close(r);
     tl_store_close(s);

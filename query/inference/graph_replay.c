@@ -455,7 +455,7 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
     for (size_t j = 0; j < nl; j++)
         for (size_t i = 0; i < L[j].nk; i++)
             if (L[j].win >= 0 && L[j].match[i] >= 0) klink[L[j].k[i]] = link++;
-    tl_copy_rows(b, rp, NULL, klink);
+    tl_copy_rows(b, rp, NULL, klink, 0);
 
     uint32_t uid_base = replay_uid_end(rp);
     uint32_t fl_name = tl_build_str(b, "ac2g", 4);

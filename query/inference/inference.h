@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "query/core/trace.h"
 #include "query/core/table.h"
@@ -67,8 +68,19 @@ void tl_inference_kernel_categories(tl_pyt_sheets *s, int fix_quirks);
 
 /* ---- step annotations (C8) ---------------------------------------------- */
 
-typedef enum { TL_STEP_MIXED = 0, TL_STEP_PREFILL_ONLY = 1, TL_STEP_DECODE_ONLY = 2 } tl_step_kind;
-const char *tl_step_kind_name(int k); /* "prefilldecode", "prefill_only", "decode_only" */
+/* DIFFUSION: an xDiT step (`execute_diffusion_<bs>_<H>x<W>`), neither prefill
+ * nor decode (the reference's phase None); PROFILER: a `ProfilerStep#<n>` of
+ * tl_steps_find_profiler. Neither labels phases. */
+typedef enum {
+    TL_STEP_MIXED = 0,
+    TL_STEP_PREFILL_ONLY = 1,
+    TL_STEP_DECODE_ONLY = 2,
+    TL_STEP_DIFFUSION = 3,
+    TL_STEP_PROFILER = 4,
+    TL_STEP_KINDS
+} tl_step_kind;
+/* "prefilldecode", "prefill_only", "decode_only", "diffusion", "profiler_step" */
+const char *tl_step_kind_name(int k);
 
 typedef struct tl_step {
     const char *name;       /* annotation text */
@@ -93,6 +105,10 @@ typedef struct tl_steps {
  * Annotations nested in an accepted step (SGLang writes both
  * `execute_..` and `step[..]` for one step) are folded into it. */
 int tl_steps_find(const tl_trace *t, tl_steps *out);
+/* The fallback for traces without step annotations (`tracelens split`):
+ * the `ProfilerStep#<n>` annotations of torch.profiler's schedule as steps
+ * of kind TL_STEP_PROFILER, GPU spans found as tl_steps_find does. */
+int tl_steps_find_profiler(const tl_trace *t, tl_steps *out);
 void tl_steps_free(tl_steps *s);
 /* Parses one annotation name; 1 if it is a step annotation. */
 int tl_step_parse(const char *name, tl_step *st);
@@ -230,8 +246,11 @@ uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid);
  * corr (may be NULL): per row a replacement correlation (TL_NONE: keep).
  * Flows are copied when their id is the correlation of a kept event (all
  * flows when keep is NULL), metadata events always, and the catalog's
- * top-level metadata (deviceProperties, ...) as top-level keys. */
-void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr);
+ * top-level metadata (deviceProperties, ...) as top-level keys. fresh_uids:
+ * the copied rows are renumbered 0.. in uid order (a split piece's uids are
+ * its positions, as in the Kineto JSON it is written out as); else they keep
+ * their uids. */
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr, int fresh_uids);
 
 typedef struct tl_window {
     int64_t host_lo, host_hi; /* ns: host rows fully inside are kept */
@@ -247,6 +266,10 @@ typedef struct tl_window {
  * count (0: no step annotations); *out is malloc'd. */
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
 
+/* A window's `step` label: "prefill", "decode", "prefilldecode", "diffusion",
+ * "profiler_step". */
+const char *tl_split_step_label(int kind);
+
 /* Id of window w's trace, derived from t's id and the window, so that
  * splitting twice finds the first split's traces. */
 uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady);
@@ -254,5 +277,12 @@ uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady);
  * labels step, kind, bs, tokens, parent, window, steps; path "<parent
  * path>#step<N>" or "#steady-<N>". */
 int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err);
+
+/* ---- a stored trace written out as PyTorch Kineto JSON (traceEvents in
+ * uid order: complete, flow and metadata events; the catalog's top-level
+ * metadata as top-level keys; each args object verbatim except its
+ * "correlation", set to the stored one). A piece with fresh uids reads back
+ * with the same uids. path names the file in errors. */
+int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err);
 
 #endif

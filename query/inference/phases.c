@@ -398,8 +398,10 @@ void tl_phase_classify(const tl_phase_row *rows, size_t n, int method, double th
 
 const char *tl_step_kind_name(int k)
 {
-    return k == TL_STEP_PREFILL_ONLY ? "prefill_only"
+    return k == TL_STEP_PREFILL_ONLY  ? "prefill_only"
            : k == TL_STEP_DECODE_ONLY ? "decode_only"
+           : k == TL_STEP_DIFFUSION   ? "diffusion"
+           : k == TL_STEP_PROFILER    ? "profiler_step"
                                       : "prefilldecode";
 }
 
@@ -418,6 +420,15 @@ int tl_step_parse(const char *name, tl_step *st)
     st->bs = st->tokens = st->ctx = st->gen = -1;
     st->row = -1;
     if (!name) return 0;
+    if (!strncmp(name, "execute_diffusion_", 18) && isdigit((unsigned char)name[18])) {
+        /* xDiT: execute_diffusion_<bs>_<H>x<W>, no prefill or decode requests */
+        char *e;
+        st->bs = strtoll(name + 18, &e, 10);
+        if (*e != '_' || !isdigit((unsigned char)e[1]) || !strchr(e, 'x')) return 0;
+        st->kind = TL_STEP_DIFFUSION;
+        st->ctx = st->gen = 0;
+        return 1;
+    }
     if (!strncmp(name, "execute_", 8) && strstr(name, "context_") && strstr(name, "generation_")) {
         /* vLLM/SGLang/ATOM patch: execute[_<tokens>]_context_<n>(..)_generation_<n>(..) */
         st->ctx = num_after(name, "context_");
@@ -526,16 +537,29 @@ static int32_t launch_of(const tl_trace *t, int32_t g)
     return p;
 }
 
-int tl_steps_find(const tl_trace *t, tl_steps *out)
+/* ProfilerStep#<n>: a step of the fallback, kind TL_STEP_PROFILER. */
+static int profiler_step_parse(const char *name, tl_step *st)
+{
+    memset(st, 0, sizeof *st);
+    st->bs = st->tokens = st->ctx = st->gen = -1;
+    st->row = -1;
+    st->kind = TL_STEP_PROFILER;
+    return name && !strncmp(name, "ProfilerStep#", 13) && isdigit((unsigned char)name[13]);
+}
+
+/* Steps from annotations (profiler: ProfilerStep#<n> instead of the
+ * engines' step annotations). */
+static int steps_collect(const tl_trace *t, int profiler, tl_steps *out)
 {
     memset(out, 0, sizeof *out);
     tl_arena_init(&out->arena, 1 << 14);
-    if (steps_from_extra(t, out)) return 0;
+    if (!profiler && steps_from_extra(t, out)) return 0;
     size_t cap = 0;
     for (size_t i = 0; i < t->n; i++) {
         if (t->kind[i] != TL_K_USER_ANNOTATION) continue;
         tl_step st;
-        if (!tl_step_parse(tl_trace_str(t, t->name[i]), &st)) continue;
+        const char *nm = tl_trace_str(t, t->name[i]);
+        if (!(profiler ? profiler_step_parse(nm, &st) : tl_step_parse(nm, &st))) continue;
         if (out->n == cap) {
             size_t nc = cap ? cap * 2 : 8;
             tl_step *nv = tl_arena_alloc(&out->arena, nc * sizeof *nv);
@@ -586,6 +610,10 @@ int tl_steps_find(const tl_trace *t, tl_steps *out)
     }
     return 0;
 }
+
+int tl_steps_find(const tl_trace *t, tl_steps *out) { return steps_collect(t, 0, out); }
+
+int tl_steps_find_profiler(const tl_trace *t, tl_steps *out) { return steps_collect(t, 1, out); }
 
 void tl_steps_free(tl_steps *s)
 {
@@ -894,7 +922,7 @@ static tl_table *phase_info_table(const tl_phase_opts *o, size_t nsteps, int use
     tl_table_add_col(info, "value", TL_STR);
     char buf[256];
     const char *src = !use_ann              ? "heuristics"
-                      : !pc->by_annotation ? "heuristics (every annotated step mixes prefill and decode)"
+                      : !pc->by_annotation ? "heuristics (no annotated step is prefill-only or decode-only)"
                       : pc->by_heuristic   ? "annotations+heuristics"
                                            : "annotations";
     info_row(info, "phase source", src);

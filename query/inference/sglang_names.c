@@ -59,7 +59,7 @@ int tl_sglang_names_build(const tl_trace *t, tl_derived *out, tl_err *err)
     }
     /* metadata events and top-level keys: tl_copy_rows keeping no event */
     uint8_t *none = tl_xcalloc(t->n ? t->n : 1, 1);
-    tl_copy_rows(b, t, none, NULL);
+    tl_copy_rows(b, t, none, NULL, 0);
     free(none);
     /* the steps travel with the trace (a merged trace's come from its blob) */
     tl_steps st;

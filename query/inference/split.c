@@ -81,28 +81,63 @@ void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e)
 
 uint32_t tl_restr(tl_build *b, const tl_trace *t, uint32_t sid) { return rs(b, t, sid); }
 
-void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr)
+static int cmp_u32(const void *a, const void *b)
 {
-    int64_t *kc = NULL;
-    size_t nkc = 0;
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The copied rows' uids in ascending order, so that a copied row's fresh
+ * uid is its rank: its position in the trace written out as Kineto JSON. */
+static uint32_t *kept_uids(const tl_trace *t, const uint8_t *keep, const uint8_t *fkeep, size_t *n)
+{
+    uint32_t *u = tl_xmalloc((t->n + t->nflows + t->nmeta + 1) * sizeof *u);
+    size_t k = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (!keep || keep[i]) u[k++] = t->uid[i];
+    for (size_t f = 0; f < t->nflows; f++)
+        if (fkeep[f]) u[k++] = t->f_uid[f];
+    for (size_t m = 0; m < t->nmeta; m++) u[k++] = t->m_uid[m];
+    qsort(u, k, sizeof *u, cmp_u32);
+    *n = k;
+    return u;
+}
+
+static uint32_t new_uid(const uint32_t *u, size_t n, uint32_t old)
+{
+    if (!u) return old;
+    const uint32_t *p = bsearch(&old, u, n, sizeof *u, cmp_u32);
+    return p ? (uint32_t)(p - u) : old;
+}
+
+void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int64_t *corr, int fresh_uids)
+{
+    uint8_t *fkeep = tl_xmalloc(t->nflows + 1);
+    memset(fkeep, 1, t->nflows + 1);
     if (keep) {
-        kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+        int64_t *kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+        size_t nkc = 0;
         for (size_t i = 0; i < t->n; i++)
             if (keep[i] && t->corr[i] != TL_NONE) kc[nkc++] = t->corr[i];
         qsort(kc, nkc, sizeof *kc, cmp_i64);
+        for (size_t f = 0; f < t->nflows; f++) fkeep[f] = bsearch(&t->f_id[f], kc, nkc, sizeof *kc, cmp_i64) != NULL;
+        free(kc);
     }
+    size_t nu = 0;
+    uint32_t *u = fresh_uids ? kept_uids(t, keep, fkeep, &nu) : NULL;
     for (size_t i = 0; i < t->n; i++) {
         if (keep && !keep[i]) continue;
         tl_ev_in e;
         tl_event_in(b, t, i, &e);
+        e.uid = new_uid(u, nu, e.uid);
         if (corr && corr[i] != TL_NONE) e.corr = corr[i];
         tl_build_event(b, &e);
     }
     for (size_t f = 0; f < t->nflows; f++) {
-        if (keep && !bsearch(&t->f_id[f], kc, nkc, sizeof *kc, cmp_i64)) continue;
+        if (!fkeep[f]) continue;
         uint8_t ps = t->f_idflags[f] & 1, ts = (t->f_idflags[f] >> 1) & 1;
-        tl_build_flow(b, t->f_uid[f], (char)t->f_ph[f], rs(b, t, t->f_cat[f]), rs(b, t, t->f_name[f]),
-                      t->f_id[f], ps ? rs(b, t, (uint32_t)t->f_pid[f]) : t->f_pid[f],
+        tl_build_flow(b, new_uid(u, nu, t->f_uid[f]), (char)t->f_ph[f], rs(b, t, t->f_cat[f]),
+                      rs(b, t, t->f_name[f]), t->f_id[f], ps ? rs(b, t, (uint32_t)t->f_pid[f]) : t->f_pid[f],
                       ts ? rs(b, t, (uint32_t)t->f_tid[f]) : t->f_tid[f], ps, ts, t->f_ts[f]);
     }
     for (size_t m = 0; m < t->nmeta; m++) {
@@ -113,17 +148,23 @@ void tl_copy_rows(tl_build *b, const tl_trace *t, const uint8_t *keep, const int
             a = t->m_args.bytes + t->m_args.offsets[m];
             al = (size_t)(t->m_args.offsets[m + 1] - t->m_args.offsets[m]);
         }
-        tl_build_meta(b, t->m_uid[m], rs(b, t, t->m_name[m]), ps ? rs(b, t, (uint32_t)t->m_pid[m]) : t->m_pid[m],
+        tl_build_meta(b, new_uid(u, nu, t->m_uid[m]), rs(b, t, t->m_name[m]),
+                      ps ? rs(b, t, (uint32_t)t->m_pid[m]) : t->m_pid[m],
                       ts ? rs(b, t, (uint32_t)t->m_tid[m]) : t->m_tid[m], ps, ts, ht, al ? a : NULL, al);
     }
     copy_toplevel(b, t);
-    free(kc);
+    free(u);
+    free(fkeep);
 }
 
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
 {
     tl_steps s;
     tl_steps_find(t, &s);
+    if (!s.n) {
+        tl_steps_free(&s);
+        tl_steps_find_profiler(t, &s);
+    }
     *out = NULL;
     if (!s.n) {
         tl_steps_free(&s);
@@ -138,7 +179,7 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
                                   st->bs, st->tokens, i, 1};
         }
     } else {
-        for (int kind = 0; kind < 3; kind++) {
+        for (int kind = 0; kind < TL_STEP_KINDS; kind++) {
             size_t best_a = 0, best_n = 0;
             double best_bs = -1;
             for (size_t i = 0; i < s.n;) {
@@ -177,9 +218,13 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
     return nw;
 }
 
-static const char *kind_label(int kind)
+const char *tl_split_step_label(int kind)
 {
-    return kind == TL_STEP_PREFILL_ONLY ? "prefill" : kind == TL_STEP_DECODE_ONLY ? "decode" : "prefilldecode";
+    return kind == TL_STEP_PREFILL_ONLY  ? "prefill"
+           : kind == TL_STEP_DECODE_ONLY ? "decode"
+           : kind == TL_STEP_DIFFUSION   ? "diffusion"
+           : kind == TL_STEP_PROFILER    ? "profiler_step"
+                                         : "prefilldecode";
 }
 
 void tl_derived_free(tl_derived *d)
@@ -206,7 +251,7 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
     snprintf(d->labels, sizeof d->labels,
              "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
              "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
-             kind_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
+             tl_split_step_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
              steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
     const char *pp = NULL;
     char pbuf[2048] = "";
@@ -224,6 +269,29 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
                               .format = t->format ? t->format : "kineto", .rank = -1, .labels_json = d->labels};
 }
 
+/* Keeps the launch call of every kept GPU row (the host row with its
+ * correlation id) and the CPU ops and Python frames around it, wherever they
+ * lie in time. A graph-replay merge puts the capturing ops of replayed
+ * kernels on a synthetic thread with the capture's durations, so they can
+ * end after the step's host interval; without them the piece's kernels
+ * would lose the ops that launched them. */
+static void keep_launch_chains(const tl_trace *t, uint8_t *keep)
+{
+    int64_t *kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
+    size_t nkc = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (keep[i] && tl_kind_is_gpu(t->kind[i]) && t->corr[i] != TL_NONE) kc[nkc++] = t->corr[i];
+    qsort(kc, nkc, sizeof *kc, cmp_i64);
+    for (size_t i = 0; i < t->n; i++) {
+        if (keep[i] || tl_kind_is_gpu(t->kind[i]) || t->corr[i] == TL_NONE) continue;
+        if (!bsearch(&t->corr[i], kc, nkc, sizeof *kc, cmp_i64)) continue;
+        keep[i] = 1;
+        for (int32_t j = t->parent ? t->parent[i] : -1; j >= 0 && !keep[j]; j = t->parent[j]) keep[j] = 1;
+        for (int32_t j = t->parent_py ? t->parent_py[i] : -1; j >= 0; j = t->parent_py[j]) keep[j] = 1;
+    }
+    free(kc);
+}
+
 int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived *out, tl_err *err)
 {
     memset(out, 0, sizeof *out);
@@ -234,9 +302,10 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
                       ? (w->gpu_lo <= w->gpu_hi && a >= w->gpu_lo && a <= w->gpu_hi)
                       : (a >= w->host_lo && e <= w->host_hi);
     }
+    keep_launch_chains(t, keep);
     tl_build *b = tl_build_new();
     tl_build_set_format(b, t->format ? t->format : "kineto");
-    tl_copy_rows(b, t, keep, NULL);
+    tl_copy_rows(b, t, keep, NULL, 1);
     free(keep);
     int rc = tl_build_tree(b, err);
     if (rc) {
