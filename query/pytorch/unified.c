@@ -372,7 +372,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
     r->src = e;
     r->uid = c->t->uid[e];
     r->name = pyt_name(c, e);
-    r->dur = pyt_dur(c, e);
+    r->dur = pyt_is_pseudo_op(c, e) ? NAN : pyt_dur(c, e);
     r->rec = c->recompute ? c->recompute[e] : -1;
     int32_t *g = NULL;
     size_t ng = 0, cap = 0;
