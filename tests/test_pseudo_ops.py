@@ -7,7 +7,8 @@ Checks: with the flag, the unified summary has the reference's
 pseudo_op::moe_triton_unfused_up/_down/_finalize_matmul_scatter rows in place
 of the "(Synthetic Op)" rows of those kernels, with their kernels and kernel
 times and no duration; the launcher sheets (ops_summary, ops_unique_args)
-are unchanged by the flag, as in the reference; the stored pseudo ops carry
+are unchanged by the flag, as in the reference; MoE_unfused_fwd follows
+the reference's formulas; the stored pseudo ops carry
 the moe_forward's shapes and the MoE args (topk from TopK, gated from the
 kernel name); an SGLang trace without MoE gets no pseudo-op trace.
 
@@ -91,6 +92,32 @@ def unified_rows(tmp):
     check(abs(ksum - ssum) < 1e-6, f"the pseudo ops hold the synthetic ops' kernel time ({ksum} vs {ssum})")
 
 
+def moe_model(tmp):
+    """MoE_unfused_fwd: the reference's moe_triton_unfused_up/_down formulas on the sheet's own params."""
+    path = os.path.join(tmp, "pseudo", "MoE_unfused_fwd.csv")
+    if not check(os.path.exists(path), "MoE_unfused_fwd sheet written"):
+        return
+    got = {r["name"]: r for r in rows(path)}
+    check(sorted(got) == sorted(PSEUDO[:2]), f"its rows: the up and down pseudo ops {sorted(got)}")
+    for name, r in got.items():
+        m, k, e, topk = (int(r["param: " + p]) for p in ("num_tokens", "hidden_dim", "num_experts", "topk"))
+        n = int(r["param: inter_dim"])
+        gated = r["param: gated"] == "True"
+        up = name.endswith("_up")
+        g = 2 if up and gated else 1
+        flops = 2 * m * k * n * topk * g
+        e_active = e * (1 - ((e - topk) / e) ** m)
+        b_in, b_w = 2, 0.5  # c10::BFloat16, FP4
+        weight = e_active * g * k * n * b_w
+        moved = (m * k * b_in + weight + m * n * topk * b_in) if up else (m * n * topk * b_in + weight + m * k * b_in)
+        check(r["param: weight_dtype"] == "FP4" and r["Compute Spec"] == "matrix_fp4" and gated == up,
+              f"{name}: FP4 weights from the mxfp4 kernel, gated only up ({r['param: weight_dtype']}, "
+              f"{r['Compute Spec']}, {gated})")
+        check(abs(float(r["GFLOPS_first"]) - flops / 1e9) < 1e-9, f"{name}: GFLOPS {r['GFLOPS_first']} vs {flops / 1e9}")
+        check(abs(float(r["Data Moved (MB)_first"]) - moved / 2**20) < 1e-6,
+              f"{name}: Data Moved {r['Data Moved (MB)_first']} vs {moved / 2**20}")
+
+
 def stored_args(tmp):
     rc, out, err = run(TL, "sql", "--format", "csv",
                        "SELECT o.name, o.args, o.parent_name FROM ops o JOIN traces t USING (trace_id) "
@@ -128,6 +155,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ENV["TRACELENS_DB"] = os.path.join(tmp, "db")
         unified_rows(tmp)
+        moe_model(tmp)
         stored_args(tmp)
         sglang_untouched(tmp)
     return check.summary()

@@ -268,8 +268,8 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_PSEUDO_OPS:
         if (!inference) goto unsupported;
         fprintf(stderr, "tracelens: note: --enable_pseudo_ops: pseudo ops are built for vLLM's unfused Triton "
-                        "MoE only (the reference's other creators are not), and their perf models are not "
-                        "(docs/CONFORMANCE.md)\n");
+                        "MoE only; the reference's MLA, V4 paged-decode, AITER, GPTQ/AWQ and flydsl MoE pseudo "
+                        "ops are not (docs/CONFORMANCE.md)\n");
         c->pseudo_ops = 1;
         break;
     case P_INDUCTOR_CACHE: /* the Triton model reads the trace args; the reference

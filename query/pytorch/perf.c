@@ -139,6 +139,11 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
         if (v) in->output_type = tl_arena_strndup(a, v, vl);
     }
     in->annotation = step_annotation(c, row);
+    if (!strncmp(in->name, "pseudo_op::", 11)) {
+        size_t len;
+        const char *args = pyt_args(c, row, &len);
+        if (args) in->pseudo_args = tl_arena_strndup(a, args, len);
+    }
     in->has_seq = t->seq[row] != TL_NONE;
     in->seq = t->seq[row];
     int32_t *rows = NULL;

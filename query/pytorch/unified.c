@@ -175,6 +175,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
             .concrete_inputs = in->concrete_inputs,
             .output_type = in->output_type,
             .annotation = in->annotation,
+            .pseudo_args = in->pseudo_args,
             .has_seq = in->has_seq,
             .seq = in->seq,
         };
