@@ -44,7 +44,6 @@ KNOWN_DIFFERENCES = {
         "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
     "inference/sglang_decode/perf_csvs":
         "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
-    "inference/sglang_prefilldecode/perf_csvs": "inference report: InferenceAttention rows (docs/CONFORMANCE.md)",
     "inference/vllm_decode_full/perf_csvs":
         "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
     "inference/vllm_prefilldecode_piecewise/perf_csvs":

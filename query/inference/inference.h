@@ -144,7 +144,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
 
 /* Sets the options the inference report always uses over the PyTorch
  * report's (module summaries, per-kernel call stacks, no collective
- * analysis); the caller adds group_by_parent_module and the rest from its
+ * analysis, the step annotation for the attention ops it names); the caller adds group_by_parent_module and the rest from its
  * flags. */
 void tl_inference_report_opts(tl_pyt_opts *o);
 /* Turns the PyTorch report's sheets (computed with those options) into the
