@@ -20,10 +20,12 @@
  * The reference puts the pseudo op between the launch call and the launch
  * call's parent. Here it is a cpu op with the launch call's span, written
  * just before it on its thread, so the tree builder nests the launch call
- * in it the same way (the events after it get uids one higher); the PyTorch report passes over ops named pseudo_op::
- * when it looks for a kernel's launcher, as the reference (which does not
- * re-parent the launch call) does. The result is a derived trace
- * (inference.h) stored beside the source. */
+ * in it the same way (the events after it get uids one higher). The
+ * PyTorch report passes over ops named pseudo_op:: when it looks for a
+ * kernel's launcher and gives them no duration, as the reference (which
+ * does not re-parent the launch call, and whose pseudo op has no ts/dur)
+ * does. The result is a derived trace (inference.h) stored beside the
+ * source. */
 #include "query/inference/inference.h"
 #include "query/inference/inference_internal.h"
 
