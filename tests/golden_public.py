@@ -42,11 +42,12 @@ KNOWN_DIFFERENCES = {
         "(the linking matches with --reference_linking)",
     "xdit_flux_aiter_sage/reference_csvs_inference":
         "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
-    "inference/sglang_decode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
-    "inference/sglang_prefilldecode/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
-    "inference/vllm_decode_full/perf_csvs": "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+    "inference/sglang_decode/perf_csvs":
+        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
+    "inference/vllm_decode_full/perf_csvs":
+        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
     "inference/vllm_prefilldecode_piecewise/perf_csvs":
-        "inference report: no pseudo-op sheets (docs/CONFORMANCE.md)",
+        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
 }
 
 # Extra flags per case: HTA's old trace has only async_cpu_to_gpu flows,

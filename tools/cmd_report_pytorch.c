@@ -267,9 +267,9 @@ static int take_option(pyt_cli *c, const tl_cli_args *p, int k)
     case P_DISABLE_PLOTS: c->plots_disabled = 1; break;
     case P_PSEUDO_OPS:
         if (!inference) goto unsupported;
-        fprintf(stderr, "tracelens: note: --enable_pseudo_ops: the pseudo-op sheets (InferenceAttention_fwd, "
-                        "RMSNorm_fwd, RoPE_fwd, ...) are not produced by this build; SGLang profiler op names "
-                        "lose their _<digits> suffix as there\n");
+        fprintf(stderr, "tracelens: note: --enable_pseudo_ops: pseudo ops are built for vLLM's unfused Triton "
+                        "MoE only; the reference's MLA, V4 paged-decode, AITER, GPTQ/AWQ and flydsl MoE pseudo "
+                        "ops are not (docs/CONFORMANCE.md)\n");
         c->pseudo_ops = 1;
         break;
     case P_INDUCTOR_CACHE: /* the Triton model reads the trace args; the reference
@@ -719,11 +719,20 @@ static void warn_unmatched_capture(const char *dir, const tl_table *summary)
                 dir, summary->nrows);
 }
 
-/* --enable_pseudo_ops: the trace `*id` with SGLang profiler op names
- * without their _<digits> suffix (query/inference, tl_sglang_names_build),
- * stored as a derived trace (reused when stored before); *id becomes its id
- * when there is anything to rename, and u->r is reopened. 0 or an exit code. */
-static int sglang_names(pyt_run *u, uint64_t *id)
+/* One derivation of --enable_pseudo_ops (query/inference): how many rows it
+ * changes, its id, its build, and what the error names. */
+typedef struct pseudo_step {
+    size_t (*count)(const tl_trace *t);
+    uint64_t (*id)(const tl_trace *t);
+    int (*build)(const tl_trace *t, tl_derived *out, tl_err *err);
+    const char *what;
+} pseudo_step;
+
+/* The trace `*id` derived by step (SGLang profiler op names without their
+ * _<digits> suffix; then the pseudo ops), stored as a derived trace (reused
+ * when stored before); *id becomes its id when the step changes anything,
+ * and u->r is reopened. 0 or an exit code. */
+static int derive(pyt_run *u, uint64_t *id, const pseudo_step *step)
 {
     tl_err err = {0};
     tl_trace *t = NULL;
@@ -731,11 +740,11 @@ static int sglang_names(pyt_run *u, uint64_t *id)
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
-    uint64_t nid = tl_sglang_names_id(t);
+    uint64_t nid = step->id(t);
     int rc = 0, have = tl_reader_has(u->r, nid);
-    if (!have && tl_sglang_names(t)) {
+    if (!have && step->count(t)) {
         tl_derived d;
-        rc = tl_sglang_names_build(t, &d, &err);
+        rc = step->build(t, &d, &err);
         if (!rc) {
             tl_build_seal(d.build, &d.info);
             rc = tl_build_commit(d.build, u->s, &d.info, &err);
@@ -745,7 +754,7 @@ static int sglang_names(pyt_run *u, uint64_t *id)
     }
     tl_trace_free(t);
     if (rc) {
-        fprintf(stderr, "tracelens: SGLang op names: %s\n", err.msg);
+        fprintf(stderr, "tracelens: %s: %s\n", step->what, err.msg);
         return tl_cli_exit_for(rc, TL_EXIT_FAIL);
     }
     if (!have) return TL_EXIT_OK;
@@ -758,6 +767,11 @@ static int sglang_names(pyt_run *u, uint64_t *id)
     }
     return TL_EXIT_OK;
 }
+
+static const pseudo_step PSEUDO_STEPS[] = {
+    {tl_sglang_names, tl_sglang_names_id, tl_sglang_names_build, "SGLang op names"},
+    {tl_pseudo_ops, tl_pseudo_ops_id, tl_pseudo_ops_build, "pseudo ops"},
+};
 
 /* Opens (or ingests) the trace, merges graph-capture traces, loads it and
  * the comparison trace; 0 or an exit code. */
@@ -794,7 +808,8 @@ static int load(pyt_cli *c, pyt_run *u)
             return TL_EXIT_STORE;
         }
     }
-    if (c->pseudo_ops && (code = sglang_names(u, &id))) return code;
+    for (size_t k = 0; c->pseudo_ops && k < sizeof PSEUDO_STEPS / sizeof PSEUDO_STEPS[0]; k++)
+        if ((code = derive(u, &id, &PSEUDO_STEPS[k]))) return code;
     u->t_load = tl_now();
     /* plugins get the trace and may read any column */
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;

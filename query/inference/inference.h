@@ -144,7 +144,7 @@ int tl_phase_sheets(const tl_trace *t, const tl_pyt_opts *po, const tl_phase_opt
 
 /* Sets the options the inference report always uses over the PyTorch
  * report's (module summaries, per-kernel call stacks, no collective
- * analysis); the caller adds group_by_parent_module and the rest from its
+ * analysis, the step annotation for the attention ops it names); the caller adds group_by_parent_module and the rest from its
  * flags. */
 void tl_inference_report_opts(tl_pyt_opts *o);
 /* Turns the PyTorch report's sheets (computed with those options) into the
@@ -176,6 +176,20 @@ uint64_t tl_sglang_names_id(const tl_trace *t);
 /* The renamed trace, built and not stored, with its catalog facts (path
  * "<t's path>#sglang-names", labels parent). t needs every column. */
 int tl_sglang_names_build(const tl_trace *t, tl_derived *out, tl_err *err);
+
+/* ---- the reference's pseudo ops (pseudo_ops.c, --enable_pseudo_ops after
+ * the SGLang renaming): synthetic cpu ops, each over one kernel of a fused
+ * framework op, so that the kernel gets its own perf model. Built: the
+ * unfused Triton MoE of vLLM (pseudo_op::moe_triton_unfused_up/_down/
+ * _finalize_matmul_scatter under vllm::moe_forward). */
+
+/* How many pseudo ops t gets (0: the trace is reported as it is). */
+size_t tl_pseudo_ops(const tl_trace *t);
+/* Id of t's trace with pseudo ops (a hash of t's id). */
+uint64_t tl_pseudo_ops_id(const tl_trace *t);
+/* t with its pseudo ops, built and not stored, with its catalog facts (path
+ * "<t's path>#pseudo-ops", labels parent). t needs every column. */
+int tl_pseudo_ops_build(const tl_trace *t, tl_derived *out, tl_err *err);
 
 /* ---- kernels replayed from CUDA/HIP graphs, attributed to the
  * CPU ops that captured them (spec/diff-compare-phases.md C8, graph mode;

@@ -10,4 +10,12 @@
  * the largest total duration (branch_sheets.c). */
 tl_table *inf_by_category_regrouped(pyt_ctx *c);
 
+/* Finishes a derived trace whose events the caller copied from t into b
+ * (derived.c): t's flows, metadata events, top-level keys and steps are
+ * copied, the tree is built, and out gets the build with its catalog facts:
+ * id, path "<t's path>#<suffix>", labels labels_open + ,"parent":"<t's id>"}.
+ * Frees b on failure. */
+int inf_derived_finish(const tl_trace *t, tl_build *b, uint64_t id, const char *suffix, const char *labels_open,
+                       tl_derived *out, tl_err *err);
+
 #endif

@@ -14,8 +14,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The ops the reference's inference report annotates (apply_annotation's
+ * name_filters, prefixes) before its InferenceAttention models read them. */
+static const char *const ANNOTATED_OPS[] = {
+    "vllm::unified_attention_with_output", "aiter::mha_varlen_fwd", "pseudo_mla_decode_fwd",
+    "pseudo_mla_prefill_fwd", "vllm::gdn_attention_core", "aiter::fmha_v3_varlen_fwd",
+    "sglang_profiler::tilelang_kernel_tilelang_sparse_fwd", "sglang_profiler::attention_paged_attention_ragged",
+    "aiter::mha_batch_prefill", "aiter::pa_decode_gluon", "aiter::v4_attention_with_output",
+    "pseudo_v4_paged_decode_swa", "pseudo_v4_paged_decode_csa", "pseudo_v4_paged_decode_hca", NULL,
+};
+
 void tl_inference_report_opts(tl_pyt_opts *o)
 {
+    o->annotated_ops = ANNOTATED_OPS;
     o->module_summaries = 1;
     o->per_kernel_call_stack = 1;
     /* the reference's --disable_coll_analysis defaults to off and only

@@ -132,6 +132,7 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mod
         .concrete_inputs = inst->concrete_inputs,
         .output_type = inst->output_type,
         .annotation = inst->annotation,
+        .pseudo_args = inst->pseudo_args,
         .has_seq = inst->has_seq,
         .seq = inst->seq,
     };

@@ -181,6 +181,9 @@ int pm_extension(pm_in *in, pm_out *out)
         return mixed_sample(in, out);
     case PM_MOE_FUSED_BLOCKSCALE:
         return pm_moe(in, out);
+    case PM_MOE_TRITON_UP:
+    case PM_MOE_TRITON_DOWN:
+        return pm_moe_unfused(in, out);
     default:
         pm_raise(in, "unknown extension model");
     }

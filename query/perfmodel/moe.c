@@ -17,8 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-/* bytes per element as the reference's MoE table has them; 0 = unlisted */
-static pnum moe_width(const char *dt, int dflt)
+pnum pm_moe_width(const char *dt, int dflt)
 {
     static const struct { const char *n; int twice; } t[] = {
         {"Float8_e4m3fn", 2}, {"Float8_e4m3fnuz", 2}, {"Float8_e5m2", 2}, {"Float8_e5m2fnuz", 2}, {"FP8", 2},
@@ -61,7 +60,7 @@ int pm_moe(pm_in *in, pm_out *out)
     out->flops = pn_add(pn_add(fc1, fc2), pn_mul(pn_mul(m, k), pn_sub(pn_mul(PN_I(2), tk), PN_I(1))));
     if (E == 0) pm_raise(in, "no experts");
     double ea = (double)E * (1 - pow((double)(E - topk) / (double)E, (double)M));
-    pnum bi = moe_width(t_in, 1), bw = moe_width(t_w, 1), bo = moe_width(t_out, 2);
+    pnum bi = pm_moe_width(t_in, 1), bw = pm_moe_width(t_w, 1), bo = pm_moe_width(t_out, 2);
     pnum w = pn_mul(pn_mul(pn_mul(PN_F(ea), Np), k), bw);
     pnum y = pn_add(pn_mul(pn_mul(m, k), bi), pn_mul(w, PN_I(gated ? 2 : 1)));
     out->has_bytes = 1;

@@ -96,6 +96,9 @@ typedef struct tl_pm_args {
                                     name of the enclosing user annotation,
                                     "NA" when none), NULL when not looked up:
                                     InferenceAttention models read sq/sk from it */
+    const char *pseudo_args;     /* the raw args JSON of a pseudo op
+                                    (query/inference/pseudo_ops.c: "MoE topk",
+                                    "MoE GEMM gated", ...), else NULL */
     int has_seq;                 /* args["Sequence number"] present (ConvBias*) */
     int64_t seq;
     /* Names of the op's GPU kernels sorted by start time (GEMM transpose
@@ -269,6 +272,7 @@ typedef struct tl_pm_instance {
     const char *input_dims, *input_type, *input_strides, *concrete_inputs; /* raw JSON */
     const char *output_type;
     const char *annotation;      /* as tl_pm_args.annotation (one text, one address) */
+    const char *pseudo_args;     /* as tl_pm_args.pseudo_args */
     int has_seq;                 /* "Sequence number" */
     int64_t seq;
     tl_pm_kset fwd;              /* forward mode: the event's own subtree */

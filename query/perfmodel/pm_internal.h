@@ -43,7 +43,7 @@ enum pm_model_id {
     PM_MHC_PRE_BIG_FUSE, PM_MHC_FUSED_POST_PRE, PM_TOPK_SOFTPLUS, PM_MIXED_SAMPLE, PM_RMSNORM_DYNQUANT,
     PM_RMSNORM_QUANT, PM_RMSNORM_FP8_GROUP, PM_RMSNORM_ADD_FP8_GROUP, PM_RMSNORM_ADD_PAD, PM_MXFP4_FLATTEN,
     PM_MXFP4_MOE_SORT_STRIDED, PM_MXFP4_SGLANG, PM_MXFP4_MOE_SORT, PM_MXFP4_PER_GROUP, PM_AITER_ROPE_2C,
-    PM_MOE_FUSED_BLOCKSCALE,
+    PM_MOE_FUSED_BLOCKSCALE, PM_MOE_TRITON_UP, PM_MOE_TRITON_DOWN,
     /* Inductor Triton kernels, matched by name pattern (triton.c) */
     PM_TRITON,
     PM__COUNT
@@ -112,6 +112,10 @@ int pm_group_quant(pm_in *in, pm_out *out);         /* group_quant.c */
 int pm_mhc(pm_in *in, pm_out *out);                 /* mhc.c */
 int pm_rmsnorm_ext(pm_in *in, pm_out *out);         /* rmsnorm_ext.c */
 int pm_moe(pm_in *in, pm_out *out);                 /* moe.c */
+/* Bytes per element as the reference's MoE table (DTYPE_TO_BYTES) has
+ * them (fp4 0.5); dflt for an unlisted or NULL dtype (moe.c). */
+pnum pm_moe_width(const char *dt, int dflt);
+int pm_moe_unfused(pm_in *in, pm_out *out);         /* moe_unfused.c */
 int pm_triton(pm_in *in, pm_out *out);
 
 /* Inductor kernels (triton_ops.c): 1 when name is an ATen operator name of

@@ -318,6 +318,7 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         .concrete_inputs = inst->concrete_inputs,
         .output_type = inst->output_type,
         .annotation = inst->annotation,
+        .pseudo_args = inst->pseudo_args,
         .has_seq = inst->has_seq,
         .seq = inst->seq,
     };

@@ -548,7 +548,7 @@ static void build_launchers(pyt_ctx *c)
         for (int32_t a = c->parent[r]; a >= 0; a = c->parent[a]) {
             int ak = t->kind[a];
             if (ak == TL_K_CPU_OP) {
-                if ((int32_t)t->name[a] == c->execute_id) continue;
+                if ((int32_t)t->name[a] == c->execute_id || pyt_is_pseudo_op(c, a)) continue;
                 l = a;
                 break;
             }

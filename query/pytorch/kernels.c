@@ -34,7 +34,7 @@ static void kview_build(pyt_ctx *c, kview *v)
         int32_t l = c->parent[i], p = -1;
         if (l >= 0)
             for (int32_t a = c->parent[l]; a >= 0; a = c->parent[a])
-                if (c->t->kind[a] == TL_K_CPU_OP) { p = a; break; }
+                if (c->t->kind[a] == TL_K_CPU_OP && !pyt_is_pseudo_op(c, a)) { p = a; break; }
         v->row[k] = (int32_t)i;
         v->launcher[k] = l;
         v->cpu[k] = p;

@@ -81,16 +81,21 @@ static int cmp_ann(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The step annotation of a vLLM attention call, as the reference's default
- * report attaches it to every vllm::unified_attention_with_output* event:
- * the name of the first user annotation (CPU or GPU, by start time) with
- * ts_a <= ts_e and ts_e + dur_e < ts_a + dur_a, else "NA". Its
- * InferenceAttention model reads the sq/sk aggregates from that text. Other
- * events get none (NULL). */
+/* The step annotation of an attention call, as the reference attaches it
+ * (apply_annotation) to the events named by a prefix of
+ * tl_pyt_opts.annotated_ops (the default report: every
+ * vllm::unified_attention_with_output* event): the name of the first user
+ * annotation (CPU or GPU, by start time) with ts_a <= ts_e and
+ * ts_e + dur_e < ts_a + dur_a, else "NA". Its InferenceAttention model reads
+ * the sq/sk aggregates from that text. Other events get none (NULL). */
 static const char *step_annotation(pyt_ctx *c, int32_t row)
 {
-    static const char prefix[] = "vllm::unified_attention_with_output";
-    if (strncmp(pyt_name(c, row), prefix, sizeof prefix - 1) != 0) return NULL;
+    static const char *const dflt[] = {"vllm::unified_attention_with_output", NULL};
+    const char *const *pre = c->o->annotated_ops ? c->o->annotated_ops : dflt;
+    const char *nm = pyt_name(c, row);
+    size_t k = 0;
+    while (pre[k] && strncmp(nm, pre[k], strlen(pre[k])) != 0) k++;
+    if (!pre[k]) return NULL;
     const tl_trace *t = c->t;
     if (!c->ann_done) {
         c->ann_done = 1;
@@ -139,6 +144,11 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
         if (v) in->output_type = tl_arena_strndup(a, v, vl);
     }
     in->annotation = step_annotation(c, row);
+    if (!strncmp(in->name, "pseudo_op::", 11)) {
+        size_t len;
+        const char *args = pyt_args(c, row, &len);
+        if (args) in->pseudo_args = tl_arena_strndup(a, args, len);
+    }
     in->has_seq = t->seq[row] != TL_NONE;
     in->seq = t->seq[row];
     int32_t *rows = NULL;

@@ -86,6 +86,10 @@ typedef struct tl_pyt_opts {
     /* unified_perf_summary's call_stack_full from each kernel's own stack (the
      * inference report: common prefix, then the distinct tails) */
     int per_kernel_call_stack;
+    /* ops given the step annotation around them (the InferenceAttention
+     * models read sq/sk from it): NULL-terminated name prefixes; NULL: the
+     * default report's, vllm::unified_attention_with_output only */
+    const char *const *annotated_ops;
     const char *const *perf_families; /* NULL: every perf-model family; else the NULL-terminated
                                          families whose sheets are built (events of the others
                                          get no instance: corpus-report pools a few families) */

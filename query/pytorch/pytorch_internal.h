@@ -128,6 +128,16 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
                  tl_err *err);
 void pyt_ctx_free(pyt_ctx *c);
 static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_trace_str(c->t, c->t->name[row]); }
+/* A pseudo op put over one launch call (query/inference/pseudo_ops.c; the
+ * reference's inject_pseudo_op: every "pseudo_op::" name but the flydsl
+ * ones, which it puts above an existing event). The reference leaves the
+ * launch call's parent as it was, so the search for a kernel's launcher
+ * passes over it, and gives it no duration. */
+static inline int pyt_is_pseudo_op(const pyt_ctx *c, int32_t row)
+{
+    const char *s = pyt_name(c, row);
+    return !strncmp(s, "pseudo_op::", 11) && strncmp(s + 11, "moe_flydsl_", 11);
+}
 static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return (double)c->t->dur[row] / 1000.0; }
 static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
 int pyt_is_comm_name(const char *s);

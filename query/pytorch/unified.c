@@ -175,6 +175,7 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
             .concrete_inputs = in->concrete_inputs,
             .output_type = in->output_type,
             .annotation = in->annotation,
+            .pseudo_args = in->pseudo_args,
             .has_seq = in->has_seq,
             .seq = in->seq,
         };
@@ -372,7 +373,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
     r->src = e;
     r->uid = c->t->uid[e];
     r->name = pyt_name(c, e);
-    r->dur = pyt_dur(c, e);
+    r->dur = pyt_is_pseudo_op(c, e) ? NAN : pyt_dur(c, e);
     r->rec = c->recompute ? c->recompute[e] : -1;
     int32_t *g = NULL;
     size_t ng = 0, cap = 0;
