@@ -314,15 +314,15 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
                 if (b < 0) continue;
                 pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
                 for (size_t i = 0; i < tn; i++)
-                    if (best < 0 || c->ts[tmp[i]] < c->ts[best] ||
-                        (c->ts[tmp[i]] == c->ts[best] && tmp[i] < best))
+                    if (best < 0 || pyt_ts(c, tmp[i]) < pyt_ts(c, best) ||
+                        (pyt_ts(c, tmp[i]) == pyt_ts(c, best) && tmp[i] < best))
                         best = tmp[i];
             }
             free(tmp);
         } else {
             for (size_t i = 0; i < n; i++)
-                if (best < 0 || c->ts[rows[i]] < c->ts[best] ||
-                    (c->ts[rows[i]] == c->ts[best] && rows[i] < best))
+                if (best < 0 || pyt_ts(c, rows[i]) < pyt_ts(c, best) ||
+                    (pyt_ts(c, rows[i]) == pyt_ts(c, best) && rows[i] < best))
                     best = rows[i];
         }
         free(rows);
