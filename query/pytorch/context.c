@@ -756,6 +756,8 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->gpu_by_pos);
     free(c->gpu_before);
     free(c->pm_inst);
+    for (size_t i = 0; i < c->pm_blocks.n; i++) free(c->pm_blocks.v[i]);
+    tl_vec_free(&c->pm_blocks);
     pyt_overlap_free(c->overlap);
     if (c->kd_init) tl_bmap_free(&c->kd_map);
     free(c->kd_ents);

@@ -76,6 +76,10 @@ typedef struct pyt_ctx {
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
     struct tl_pm_instance **pm_inst; /* per event, lazily (perf.c) */
+    /* perf jobs' instance blocks that pm_inst points into: the context
+     * owns them (perf.c builds an uncached row's instance in its job's
+     * slot and caches a pointer to it, rather than a second copy) */
+    TL_VEC(struct tl_pm_instance *) pm_blocks;
     struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
     /* kernel-detail summary cache (pyt_kdetails) */
     int kd_init;
