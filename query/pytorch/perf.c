@@ -185,11 +185,12 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
     return c->pm_inst[row];
 }
 
-/* The perf-model family sheets need only the instances (copied out of the
- * context) and the perf-model module, never the context: they are built on
- * a worker thread while unified_perf_summary is computed on the caller's
- * (the instances are built first, on the caller's thread, since that fills
- * the context's caches). */
+/* The perf-model family sheets need only the instances (in the job's
+ * family order; the context's cache points at them) and the perf-model
+ * module, never the context: they are built on a worker thread while
+ * unified_perf_summary is computed on the caller's (the instances are
+ * built first, on the caller's thread, since that fills the context's
+ * cache). */
 struct pyt_perf_job {
     tl_pm_instance *inst; /* grouped by family, UID order within one */
     int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
