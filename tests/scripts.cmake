@@ -45,6 +45,10 @@ tl_script_test(golden.multicfg ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_mult
 if(TARGET tracegen)
   tl_script_test(ingest.split_parse ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_parse.py ${CMAKE_BINARY_DIR} ${TL_DATA})
 endif()
+if(TARGET tracegen AND NOT TL_SANITIZE)
+  # peak RSS against the budget of docs/MEMORY.md (not under the sanitizers)
+  tl_script_test(memory.bar ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_memory_bar.py ${CMAKE_BINARY_DIR})
+endif()
 tl_script_test(cli.input ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_input_cli.py ${CMAKE_BINARY_DIR})
 
 # The layout's rules (docs/ARCHITECTURE.md): includes point down the layers,

@@ -149,11 +149,18 @@ def test_no_store(tmp):
     missing = os.path.join(tmp, "no", "such", "store")
     for args in (["ls"], ["info", "abcd1234"], ["report", "abcd1234"], ["diff", "abcd1234", "abcd5678",
                  "--out", os.path.join(tmp, "d")], ["query", "--top", "1"], ["sql", "select 1"], ["check"],
-                 ["compact"], ["rm", "abcd1234"]):
+                 ["compact"], ["rm", "abcd1234"], ["split", "abcd1234"], ["collective", "--config", "c"],
+                 ["corpus-report", "--config", "c"], ["compare", "abcd1234", "abcd5678"]):
         rc, out, err = run("--db", missing, *args)
         check(rc == 3 and "no store at " + missing + " (ingest creates one)" in err,
               "%s on a missing store: %d %r" % (args[0], rc, err))
         check(not os.path.exists(os.path.join(tmp, "no")), "%s created nothing" % args[0])
+    # a first ingest whose every file fails leaves no store behind
+    bad = os.path.join(tmp, "bad.json")
+    with open(bad, "w") as f:
+        f.write('{"traceEvents":[{"ph":"X"')
+    rc, out, err = run("--db", missing, "ingest", bad)
+    check(rc == 1 and not os.path.exists(os.path.join(tmp, "no")), "failed first ingest: %d %r" % (rc, err))
 
 
 def readonly_store(tmp, src):
@@ -230,10 +237,14 @@ def test_full_disk(tmp):
         check(not os.path.exists(os.path.join(mnt, "new")), "nothing left of the failed create")
         os.truncate(fill, os.path.getsize(fill) - 600 * 1024)  # room for a store, not for the trace
         db = os.path.join(mnt, "store")
+        small = os.path.join(tmp, "small_trace.json")
+        write_trace(small, "smallkern", 2)
+        rc, out, err = run("--db", db, "ingest", "-q", small)
+        check(rc == 0, "a small trace fits: %d %r" % (rc, err))
         rc, out, err = run("--db", db, "ingest", "-q", big)
         check(rc == 1 and "No space left on device" in err, "grow on a full disk: %d %r" % (rc, err))
         rc, out, err = run("--db", db, "check")
-        check(rc == 0 and "checked 0 trace(s)" in out, "store sound after the failed grow: %d %r %r" % (rc, out, err))
+        check(rc == 0 and "checked 1 trace(s)" in out, "store sound after the failed grow: %d %r %r" % (rc, out, err))
         os.unlink(fill)
         rc, out, err = run("--db", db, "ingest", "-q", big)
         check(rc == 0, "ingest once space is back: %d %r" % (rc, err))

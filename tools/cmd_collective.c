@@ -697,7 +697,8 @@ int tl_cmd_collective(int argc, char **argv)
         }
     if (files.n && !outdir) outdir = common_dir(&files);
 
-    tl_store *s = tl_cli_store(val[F_DB]);
+    /* --config reads stored ranks: it never creates a store */
+    tl_store *s = val[F_CONFIG] ? tl_cli_store_read(val[F_DB]) : tl_cli_store(val[F_DB]);
     if (!s) { rc = TL_EXIT_STORE; goto out; }
     uint64_t *ids = NULL;
     size_t nranks = 0;

@@ -187,7 +187,8 @@ typedef struct input {
 
 static int load_trace_report(tl_store **store, const char *db, input *in)
 {
-    if (!*store && !(*store = tl_cli_store(db))) return TL_EXIT_STORE;
+    /* a stored id needs a store; only a file to ingest creates one */
+    if (!*store && !(*store = tl_cli_store_for(db, &in->arg, 1))) return TL_EXIT_STORE;
     tl_reader *r = NULL;
     uint64_t id;
     int code = tl_cli_open_trace(*store, in->arg, &r, &id);

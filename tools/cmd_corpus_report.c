@@ -245,7 +245,7 @@ typedef struct corpus_args {
 static int report_stored_config(const corpus_args *a)
 {
     int rc = TL_EXIT_OK;
-    tl_store *s = tl_cli_store(a->db);
+    tl_store *s = tl_cli_store_read(a->db);
     if (!s) return TL_EXIT_STORE;
     uint64_t *ids;
     size_t n;

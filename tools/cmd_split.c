@@ -305,7 +305,7 @@ int tl_cmd_split(int argc, char **argv)
                 !arg ? "missing trace" : "--merge-only needs --capture_folder");
         return TL_EXIT_USAGE;
     }
-    tl_store *s = tl_cli_store(db);
+    tl_store *s = tl_cli_store_for(db, &arg, 1); /* a stored id needs a store */
     if (!s) return TL_EXIT_STORE;
     tl_reader *r = NULL;
     uint64_t id;

@@ -247,6 +247,58 @@ static int parse_ingest(ingest_ctx *c, const char **db, int argc, char **argv, s
     return 0;
 }
 
+/* Where a store at dir would be created: made gets the first missing
+ * directory on the path ("" when dir exists), *is_new whether data.mdb is
+ * missing. */
+static void store_missing(const char *dir, char *made, size_t n, int *is_new)
+{
+    struct stat st;
+    char data[4096];
+    snprintf(data, sizeof data, "%s/data.mdb", dir);
+    *is_new = stat(data, &st) != 0;
+    made[0] = 0;
+    if (stat(dir, &st) == 0) return;
+    snprintf(made, n, "%s", dir);
+    for (char *slash; (slash = strrchr(made, '/')) && slash != made;) {
+        *slash = 0;
+        if (stat(made, &st) == 0) { *slash = '/'; return; }
+    }
+}
+
+static int count_trace(void *ctx, uint64_t id, const char *json)
+{
+    (void)id, (void)json;
+    ++*(size_t *)ctx;
+    return 1;
+}
+
+/* Closes s; when this ingest created it and it holds no trace (every file
+ * failed), removes its files and the directories created for it, so that a
+ * failed first ingest leaves nothing behind. */
+static void close_store_after_ingest(tl_store *s, int is_new, const char *made)
+{
+    size_t traces = 0;
+    tl_reader *r = NULL;
+    tl_err err = {0};
+    if (is_new && tl_reader_open(s, &r, &err) == 0) {
+        if (tl_reader_foreach(r, count_trace, &traces, &err)) traces = 1;
+        tl_reader_close(r);
+    } else traces = 1;
+    char dir[4096], path[4096 + 16];
+    snprintf(dir, sizeof dir, "%s", tl_store_dir(s));
+    tl_store_close(s);
+    if (traces) return;
+    snprintf(path, sizeof path, "%s/data.mdb", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/lock.mdb", dir);
+    unlink(path);
+    for (size_t stop = strlen(made); made[0] && strlen(dir) >= stop && rmdir(dir) == 0;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash) break;
+        *slash = 0;
+    }
+}
+
 int tl_cmd_ingest(int argc, char **argv)
 {
     const char *db = NULL;
@@ -284,6 +336,9 @@ int tl_cmd_ingest(int argc, char **argv)
             printf("%s\tconfig=%s\trank=%lld\n", c.paths.v[i], c.opts.v[i].config ? c.opts.v[i].config : "-",
                    (long long)c.opts.v[i].rank);
     } else if (c.paths.n) {
+        char dirbuf[4096], made[4096];
+        int is_new;
+        store_missing(tl_cli_store_dir(db, dirbuf, sizeof dirbuf), made, sizeof made, &is_new);
         c.s = tl_cli_store(db);
         if (!c.s) return TL_EXIT_STORE;
         if (c.paths.n == 1) c.opts.v[0].progress = !c.quiet;
@@ -295,7 +350,7 @@ int tl_cmd_ingest(int argc, char **argv)
             fprintf(stderr, "tracelens: ingested %d trace(s), %llu events, %.1f MB of JSON in %.2f s (%.0f MB/s)\n",
                     c.count, (unsigned long long)c.events, (double)c.bytes / 1e6, dt, (double)c.bytes / 1e6 / dt);
         config_summary(&c);
-        tl_store_close(c.s);
+        close_store_after_ingest(c.s, is_new, made);
     }
     for (size_t i = 0; i < c.paths.n; i++) { free(c.paths.v[i]); free(c.cfgs.v[i]); }
     tl_vec_free(&c.paths);

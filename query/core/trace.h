@@ -73,9 +73,13 @@ typedef uint64_t tl_trace_cols;
 /* every column and the flows table (tl_trace_load) */
 #define TL_TRACE_ALL (TL_TC_EVENTS | TL_TC_FLOWS)
 /* what the PyTorch report reads: not the flows table, device, fwd_tid,
- * grid, block, linked (its tree was built at ingest) */
-#define TL_TRACE_PYTORCH \
-    (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) | TL_TC(LINKED)))
+ * grid, block, linked (its tree was built at ingest), launcher (it finds
+ * launchers on its tree) nor parent_py, the tree with python functions,
+ * which only --include_call_stack and --detect_recompute read: add
+ * TL_TC(PARENT_PY) for them (4 bytes an event each column left out) */
+#define TL_TRACE_PYTORCH                                                                               \
+    (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) | TL_TC(LINKED) |     \
+                      TL_TC(LAUNCHER) | TL_TC(PARENT_PY)))
 
 /* Loads the trace `id` through reader r (which must outlive the trace):
  * the catalog, dictionary and metadata table, the events columns in cols

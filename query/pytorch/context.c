@@ -23,15 +23,16 @@ static uint64_t dkey(double d)
     return (u >> 63) ? ~u : (u | 0x8000000000000000ULL);
 }
 
-static void radix_sort_rows(int32_t *rows, size_t n, const double *key)
+/* Sorts rows stably by their µs start (pyt_ts). */
+static void radix_sort_rows(int32_t *rows, size_t n, const pyt_ctx *c)
 {
     if (n < 2) return;
     int sorted = 1;
     for (size_t i = 1; i < n && sorted; i++)
-        if (key[rows[i]] < key[rows[i - 1]]) sorted = 0;
+        if (pyt_ts(c, rows[i]) < pyt_ts(c, rows[i - 1])) sorted = 0;
     if (sorted) return;
     uint64_t *k = tl_xmalloc(n * sizeof *k);
-    for (size_t i = 0; i < n; i++) k[i] = dkey(key[rows[i]]);
+    for (size_t i = 0; i < n; i++) k[i] = dkey(pyt_ts(c, rows[i]));
     tl_radix_sort_rows((uint32_t *)rows, k, n); /* rows are >= 0 */
     free(k);
 }
@@ -44,12 +45,12 @@ void pyt_sort_rows_by_ts(const pyt_ctx *c, int32_t *rows, size_t n)
         for (size_t i = 1; i < n; i++) {
             int32_t x = rows[i];
             size_t j = i;
-            while (j > 0 && c->ts[rows[j - 1]] > c->ts[x]) { rows[j] = rows[j - 1]; j--; }
+            while (j > 0 && pyt_ts(c, rows[j - 1]) > pyt_ts(c, x)) { rows[j] = rows[j - 1]; j--; }
             rows[j] = x;
         }
         return;
     }
-    radix_sort_rows(rows, n, c->ts);
+    radix_sort_rows(rows, n, c);
 }
 
 /* ---- busy time, options --------------------------------------------------- */
@@ -59,7 +60,7 @@ double pyt_busy(const pyt_ctx *c, const int32_t *rows, size_t n)
 {
     tl_fival small[64];
     tl_fival *v = n <= 64 ? small : tl_xmalloc(n * sizeof *v);
-    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){c->ts[rows[i]], pyt_te(c, rows[i])};
+    for (size_t i = 0; i < n; i++) v[i] = (tl_fival){pyt_ts(c, rows[i]), pyt_te(c, rows[i])};
     double tot = tl_fival_union_len(v, n);
     if (v != small) free(v);
     return tot;
@@ -513,7 +514,7 @@ static void link_fwd_bwd(pyt_ctx *c)
             for (size_t k = a; k < b; k++) {
                 int32_t r = sr[k];
                 if (same_thread(t, r, bwd)) continue;
-                if (fwd < 0 || c->ts[r] > c->ts[fwd]) fwd = r;
+                if (fwd < 0 || pyt_ts(c, r) > pyt_ts(c, fwd)) fwd = r;
             }
             if (fwd >= 0) {
                 c->fwd_of[bwd] = fwd;
@@ -559,7 +560,7 @@ static void build_launchers(pyt_ctx *c)
         kl[nkl++] = l;
         if (lidx[l] < 0) { lidx[l] = (int32_t)nl; lrows[nl++] = l; }
     }
-    radix_sort_rows(lrows, nl, c->ts);
+    radix_sort_rows(lrows, nl, c);
     for (size_t j = 0; j < nl; j++) lidx[lrows[j]] = (int32_t)j;
     c->nl = nl;
     c->l_row = lrows;
@@ -589,7 +590,7 @@ static void build_launchers(pyt_ctx *c)
         c->l_subtree[j] = bn ? pyt_busy(c, buf, bn) : 0;
         int32_t first = d[0];
         for (size_t q = 1; q < dn; q++)
-            if (c->ts[d[q]] < c->ts[first]) first = d[q];
+            if (pyt_ts(c, d[q]) < pyt_ts(c, first)) first = d[q];
         c->l_first[j] = first;
         c->l_cat[j] = pyt_category(c, c->l_row[j], first);
     }
@@ -620,7 +621,6 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->tuple_repr = tl_xcalloc(nd, sizeof *c->tuple_repr);
     c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
 
-    c->ts = tl_xmalloc(nz * sizeof *c->ts);
     c->gclass = tl_xmalloc(nz);
     c->ch_off = tl_xcalloc(n + 1, sizeof *c->ch_off);
     /* a GPU event's class depends on its name alone (and on whether it is
@@ -628,9 +628,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
      * per name, bits 0-3 the class as a kernel + 1, bits 4-7 otherwise */
     uint8_t *ncls = tl_xcalloc(nd, 1);
     int any_cpu = 0;
-    /* one pass: µs times, GPU classes and the children counts */
+    /* one pass: GPU classes and the children counts */
     for (size_t i = 0; i < n; i++) {
-        c->ts[i] = (double)t->ts[i] / 1000.0;
         int k = t->kind[i];
         uint8_t g = PYT_G_NONE;
         if (k == TL_K_MEMCPY) {
@@ -748,7 +747,6 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->name_cat_done);
     free(c->tuple_repr);
     free(c->list_repr);
-    free(c->ts);
     free(c->gclass);
     free(c->ch_off);
     free(c->ch);
@@ -758,6 +756,8 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->gpu_by_pos);
     free(c->gpu_before);
     free(c->pm_inst);
+    for (size_t i = 0; i < c->pm_blocks.n; i++) free(c->pm_blocks.v[i]);
+    tl_vec_free(&c->pm_blocks);
     pyt_overlap_free(c->overlap);
     if (c->kd_init) tl_bmap_free(&c->kd_map);
     free(c->kd_ents);

@@ -595,7 +595,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
     double tsmin = INFINITY;
     if (cfo >= 0)
         for (size_t j = 0; j < L->n; j++)
-            if (c->ts[L->row[j]] < tsmin) tsmin = c->ts[L->row[j]];
+            if (pyt_ts(c, L->row[j]) < tsmin) tsmin = pyt_ts(c, L->row[j]);
     pyt_klist *kl = tl_xmalloc((L->n ? L->n : 1) * sizeof *kl);
     int pending_kd = 0;
     for (size_t oi = 0; oi < ng; oi++) {
@@ -617,7 +617,7 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         if (cfo >= 0) {
             double mn = INFINITY;
             for (size_t q = 0; q < G->m.n; q++)
-                if (c->ts[L->row[G->m.v[q]]] < mn) mn = c->ts[L->row[G->m.v[q]]];
+                if (pyt_ts(c, L->row[G->m.v[q]]) < mn) mn = pyt_ts(c, L->row[G->m.v[q]]);
             tl_table_set_f64(t, (size_t)cfo, r, mn - tsmin);
         }
         for (int w = 0; w < 2; w++) {

@@ -50,9 +50,9 @@ pyt_overlap *pyt_overlap_build(pyt_ctx *c)
     for (size_t i = 0; i < n; i++) {
         if (!c->gclass[i]) continue;
         if (!c->o->include_unlinked_kernels && c->parent[i] < 0) continue;
-        if (!(pyt_te(c, i) > c->ts[i])) continue; /* zero-length events are skipped */
+        if (!(pyt_te(c, i) > pyt_ts(c, i))) continue; /* zero-length events are skipped */
         cpu[i] = nearest_cpu(c, (int32_t)i);
-        pts[np++] = (ovpt){c->ts[i], 1, (int32_t)i};
+        pts[np++] = (ovpt){pyt_ts(c, i), 1, (int32_t)i};
         pts[np++] = (ovpt){pyt_te(c, i), 0, (int32_t)i};
     }
     qsort(pts, np, sizeof *pts, cmp_ovpt);
@@ -72,7 +72,7 @@ pyt_overlap *pyt_overlap_build(pyt_ctx *c)
             int64_t sa;
             if (hse && pyt_stream(c, a, &sa) && sa == se) continue;
             if (cpu[a] >= 0 && cpu[e] >= 0 && cpu[a] == cpu[e]) continue;
-            double lo = c->ts[e] > c->ts[a] ? c->ts[e] : c->ts[a];
+            double lo = pyt_ts(c, e) > pyt_ts(c, a) ? pyt_ts(c, e) : pyt_ts(c, a);
             double te_e = pyt_te(c, e), te_a = pyt_te(c, a);
             double hi = te_e < te_a ? te_e : te_a;
             if (hi - lo < 1.0) continue;
@@ -120,7 +120,7 @@ void pyt_overlap_fields(pyt_ctx *c, const pyt_overlap *ov, const int32_t *D, siz
     TL_VEC(int32_t) first_of = {0};
     tl_fival *dk = tl_xmalloc(nd * sizeof *dk);
     double direct = 0;
-    for (size_t i = 0; i < nd; i++) { dk[i].s = c->ts[D[i]]; dk[i].e = pyt_te(c, D[i]); }
+    for (size_t i = 0; i < nd; i++) { dk[i].s = pyt_ts(c, D[i]); dk[i].e = pyt_te(c, D[i]); }
     direct = tl_fival_union_len(dk, nd);
     size_t tot_pairs = 0;
     for (size_t i = 0; i < nd; i++) tot_pairs += ov->off[D[i] + 1] - ov->off[D[i]];

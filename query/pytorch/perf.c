@@ -165,11 +165,18 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     return 0;
 }
 
+/* The per-event instance cache, allocated on first use. */
+static tl_pm_instance **pm_cache(pyt_ctx *c)
+{
+    if (!c->pm_inst) c->pm_inst = tl_xcalloc(c->n ? c->n : 1, sizeof *c->pm_inst);
+    return c->pm_inst;
+}
+
 const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
 {
     /* built once per event: unified_perf_summary and the perf sheets both
      * need the kernel sets of the same ops */
-    if (!c->pm_inst) c->pm_inst = tl_xcalloc(c->n ? c->n : 1, sizeof *c->pm_inst);
+    pm_cache(c);
     if (!c->pm_inst[row]) {
         tl_pm_instance *in = tl_arena_alloc(&c->arena, sizeof *in);
         build_instance(c, row, in);
@@ -178,13 +185,15 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
     return c->pm_inst[row];
 }
 
-/* The perf-model family sheets need only the instances (copied out of the
- * context) and the perf-model module, never the context: they are built on
- * a worker thread while unified_perf_summary is computed on the caller's
- * (the instances are built first, on the caller's thread, since that fills
- * the context's caches). */
+/* The perf-model family sheets need only the instances (in the job's
+ * family order; the context's cache points at them) and the perf-model
+ * module, never the context: they are built on a worker thread while
+ * unified_perf_summary is computed on the caller's (the instances are
+ * built first, on the caller's thread, since that fills the context's
+ * cache). */
 struct pyt_perf_job {
     tl_pm_instance *inst; /* grouped by family, UID order within one */
+    int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
     size_t n;
     size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
     tl_pm_sheet_opts so;
@@ -254,11 +263,26 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
         for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
         j->inst = tl_xmalloc(n * sizeof *j->inst);
         int32_t *lj = c->o->include_overlap_info ? pyt_launcher_index(c) : NULL;
+        int lent = 0; /* the cache points into j->inst */
         for (size_t i = 0; i < n; i++) {
             tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
-            if (c->pm_uncached) build_instance(c, rows[i], slot);
-            else *slot = *pyt_pm_instance(c, rows[i]);
+            if (c->pm_uncached) {
+                build_instance(c, rows[i], slot);
+            } else if (pm_cache(c)[rows[i]]) {
+                *slot = *c->pm_inst[rows[i]];
+            } else {
+                /* one copy, shared by the cache and the job (read only from
+                 * here on, on both threads; the overlap fields below are
+                 * read by the perf sheets alone) */
+                build_instance(c, rows[i], slot);
+                c->pm_inst[rows[i]] = slot;
+                lent = 1;
+            }
             if (lj) pyt_instance_overlap(c, lj, rows[i], slot);
+        }
+        if (lent) {
+            tl_vec_push(&c->pm_blocks, j->inst);
+            j->inst_owned_by_ctx = 1;
         }
         free(lj);
         j->kl_overlap = c->o->include_overlap_info;
@@ -298,7 +322,7 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     free(j->bw);
     free(j->fwk);
     free(j->bwk);
-    free(j->inst);
+    if (!j->inst_owned_by_ctx) free(j->inst);
     free(j->fam_off);
     free(j);
     if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);

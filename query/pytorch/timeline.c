@@ -18,7 +18,7 @@ static void merge_rows(const pyt_ctx *c, const int32_t *r, size_t n, int cls, fi
     out->n = 0;
     tl_vec_reserve(out, n);
     for (size_t i = 0; i < n; i++)
-        if (!cls || c->gclass[r[i]] == cls) out->v[out->n++] = (tl_fival){c->ts[r[i]], pyt_te(c, r[i])};
+        if (!cls || c->gclass[r[i]] == cls) out->v[out->n++] = (tl_fival){pyt_ts(c, r[i]), pyt_te(c, r[i])};
     out->n = tl_fival_union_sorted(out->v, out->n);
 }
 

@@ -314,15 +314,15 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
                 if (b < 0) continue;
                 pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
                 for (size_t i = 0; i < tn; i++)
-                    if (best < 0 || c->ts[tmp[i]] < c->ts[best] ||
-                        (c->ts[tmp[i]] == c->ts[best] && tmp[i] < best))
+                    if (best < 0 || pyt_ts(c, tmp[i]) < pyt_ts(c, best) ||
+                        (pyt_ts(c, tmp[i]) == pyt_ts(c, best) && tmp[i] < best))
                         best = tmp[i];
             }
             free(tmp);
         } else {
             for (size_t i = 0; i < n; i++)
-                if (best < 0 || c->ts[rows[i]] < c->ts[best] ||
-                    (c->ts[rows[i]] == c->ts[best] && rows[i] < best))
+                if (best < 0 || pyt_ts(c, rows[i]) < pyt_ts(c, best) ||
+                    (pyt_ts(c, rows[i]) == pyt_ts(c, best) && rows[i] < best))
                     best = rows[i];
         }
         free(rows);
@@ -1016,6 +1016,11 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     }
     nr = add_synthetic_rows(&u, rows, nr, covered, lidx);
     free(covered);
+    /* the per-event marks are done with: free them before the summaries
+     * allocate theirs (the report's peak is here) */
+    free(lidx);
+    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
+    free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
@@ -1034,10 +1039,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         free(ovf);
     }
     free(rows);
-    free(lidx);
     tl_pm_ctx_free(u.pm);
-    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
-    free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
     tl_vec_free(&u.bwd_m); tl_vec_free(&u.bwd_ents); tl_vec_free(&u.ev); tl_bmap_free(&u.evmap);
     tl_vec_free(&u.collected);
     tl_arena_free(&u.a);

@@ -146,15 +146,15 @@ static void child_load(uint64_t id, const damage *d)
     _exit(ok && failed ? 0 : 1);
 }
 
-/* `tracelens report` of trace id; its exit status (-1: no binary). */
-static int report_status(uint64_t id)
+/* `tracelens report` of trace id with flags; its exit status (-1: no binary). */
+static int report_status(uint64_t id, const char *flags)
 {
     const char *build = getenv("TL_BUILD");
     if (!build) return -1;
     char hex[17], cmd[1400];
     tl_id_format(id, hex);
-    snprintf(cmd, sizeof cmd, "'%s/tracelens' --db '%s/db' report %s --csv-dir '%s/out' >/dev/null 2>&1", build,
-             tmpdir, hex, tmpdir);
+    snprintf(cmd, sizeof cmd, "'%s/tracelens' --db '%s/db' report %s %s --csv-dir '%s/out' >/dev/null 2>&1", build,
+             tmpdir, hex, flags, tmpdir);
     int st = system(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
@@ -177,7 +177,7 @@ int main(void)
     /* the undamaged copy loads and reports */
     damage none = {"events", "uid", 99, 0};
     CHECK_EQ_I(copy_damaged(res.id, 0x7e57000000000001ULL, &none), 0);
-    int st = report_status(0x7e57000000000001ULL);
+    int st = report_status(0x7e57000000000001ULL, "");
     if (st >= 0) CHECK_EQ_I(st, 0);
 
     const damage cases[] = {
@@ -205,9 +205,13 @@ int main(void)
             fprintf(stderr, "case %s.%s row %u = %lld: child status %#x\n", d->table, d->col, d->row,
                     (long long)d->value, ws);
         CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
-        /* the PyTorch report reads neither the flows table, args_sel nor grid */
+        /* the PyTorch report reads neither the flows table, args_sel, grid,
+         * launcher nor (without --include_call_stack) parent_py */
         if (strcmp(d->table, "args_sel") && strcmp(d->table, "flows") && strcmp(d->col, "grid") &&
-            (st = report_status(id)) >= 0)
+            strcmp(d->col, "launcher") && strcmp(d->col, "parent_py") &&
+            (st = report_status(id, "")) >= 0)
+            CHECK_EQ_I(st, TL_EXIT_STORE);
+        if (!strcmp(d->col, "parent_py") && (st = report_status(id, "--include_call_stack")) >= 0)
             CHECK_EQ_I(st, TL_EXIT_STORE);
     }
     tl_test_store_close(store, tmpdir);
