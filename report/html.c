@@ -221,6 +221,38 @@ static void section(tl_buf *b, const char *id, const char *title)
     tl_buf_puts(b, "</h2>\n");
 }
 
+/* A compare workbook's sheet (columns "<tag>::<what>", one per report):
+ * bars per row and report, "row (tag)", for the first max rows. */
+static void side_by_side(tl_buf *b, const tl_table *t, const char *label, const char *what, size_t max,
+                         const char *title, const char *unit)
+{
+    long lc = tl_table_col(t, label);
+    size_t cols[8], nc = 0, nw = strlen(what);
+    for (size_t c = 0; c < t->ncols && nc < 8; c++) {
+        size_t len = strlen(t->cols[c].name);
+        if (len > nw && !strcmp(t->cols[c].name + len - nw, what)) cols[nc++] = c;
+    }
+    if (lc < 0 || nc < 2 || t->cols[lc].type != TL_STR) return;
+    size_t rows = t->nrows < max ? t->nrows : max, n = rows * nc;
+    char **labels = tl_xcalloc(n ? n : 1, sizeof *labels);
+    double *values = tl_xcalloc(n ? n : 1, sizeof *values);
+    for (size_t r = 0, i = 0; r < rows; r++)
+        for (size_t k = 0; k < nc; k++, i++) {
+            const char *name = t->cols[cols[k]].name;
+            size_t tag = strlen(name) - nw;
+            tl_buf l = {0};
+            tl_buf_printf(&l, "%s (%.*s)", tl_table_is_missing(t, (size_t)lc, r) ? "" : t->cols[lc].v.s[r],
+                          (int)tag, name);
+            labels[i] = tl_xstrndup(l.p, l.n);
+            tl_buf_free(&l);
+            values[i] = tl_table_num(t, cols[k], r);
+        }
+    tl_html_svg_hbars(b, title, (const char *const *)labels, values, n, unit);
+    for (size_t i = 0; i < n; i++) free(labels[i]);
+    free(labels);
+    free(values);
+}
+
 /* The overview: what the recognised sheets say, in reading order. */
 static void overview(tl_buf *b, tl_table *const *tables, size_t n, const tl_html_opts *o)
 {
@@ -228,6 +260,7 @@ static void overview(tl_buf *b, tl_table *const *tables, size_t n, const tl_html
     if ((t = find(tables, n, "gpu_timeline"))) {
         section(b, "timeline", "GPU timeline");
         timeline(b, t);
+        side_by_side(b, t, "type", "::time ms", 8, "GPU timeline per report", "ms");
         table(b, t, 20);
     }
     if ((t = find(tables, n, "ops_summary_by_category"))) {
@@ -237,6 +270,8 @@ static void overview(tl_buf *b, tl_table *const *tables, size_t n, const tl_html
     if ((t = find(tables, n, "ops_summary"))) {
         section(b, "ops", "Top ops");
         bars_of(b, t, "name", "total_direct_kernel_time_ms", 15, "Top ops by GPU kernel time", "ms");
+        side_by_side(b, t, "name", "::total_direct_kernel_time_ms", 10, "Top ops per report: GPU kernel time",
+                     "ms");
     }
     if ((t = find(tables, n, "kernel_summary"))) {
         section(b, "kernels", "Top kernels");

@@ -9,6 +9,7 @@ real trace of ../shared/data when present:
 - it holds the GPU time split with idle, the category, op and kernel bars,
   the roofline with its roof and labelled points, the short-kernel
   histogram, and one folded table per sheet;
+- the compare page shows the reports' timelines side by side;
 - headless Chromium (Debian's chromium) parses it (--dump-dom shows every
   chart) and draws it: the screenshot has more than 2 % non-white pixels.
   Without chromium that part says "skipped" (CI installs it).
@@ -119,6 +120,19 @@ def main():
             check_page(page, "h100", True)
             if chromium:
                 render(chromium, page, tmp, "h100")
+        # compare: the reports side by side
+        g = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+        page3 = os.path.join(tmp, "compare.html")
+        r = subprocess.run([os.path.join(build, "TraceLens_compare_perf_reports_pytorch"),
+                            os.path.join(g, "b200_eager_window", "reference_csvs"),
+                            os.path.join(g, "hta_mi250_minitoy", "reference_csvs"), "--names", "b200", "mi250",
+                            "-o", os.path.join(tmp, "c.xlsx"), "--html", page3], capture_output=True, text=True)
+        check(r.returncode == 0 and os.path.exists(page3), f"compare --html: {r.returncode} {r.stderr[-300:]}")
+        if os.path.exists(page3):
+            html = open(page3, encoding="utf-8").read()
+            check("busy_time (b200)" in html and "busy_time (mi250)" in html, "compare page: reports side by side")
+            check("<script" not in html.lower(), "compare page has a script")
+
         data = os.environ.get("TL_SHARED_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared",
                                                                "data")
         real = os.path.join(data, "public", "xdit_sd35", "xdit_sd35.json.gz")

@@ -41,6 +41,7 @@ static const char *HELP =
     "                         names are cut to Excel's 31 characters and made\n"
     "                         unique (a clash gets _2, ... instead of overwriting)\n"
     "  --output_csvs_dir DIR  also write every sheet as DIR/<full sheet name>.csv\n"
+    "  --html PATH            also one self-contained page: the reports side by side\n"
     "  --names NAME ...       one tag per input (default: file or folder name\n"
     "                         without its extension; for a trace id, the id given)\n"
     "  --sheets GROUP ...     gpu_timeline ops_summary kernel_summary ops_all\n"
@@ -56,7 +57,7 @@ static const char *HELP =
     "exit status: 0 ok; 1 an input could not be read or compared, or an output\n"
     "not written; 2 bad command line; 3 store error; 4 no such trace.\n";
 
-enum { O_OUT, O_CSV, O_NAMES, O_SHEETS, O_DB, O_EXACT, O_HELP };
+enum { O_OUT, O_CSV, O_NAMES, O_SHEETS, O_DB, O_EXACT, O_HELP, O_HTML };
 static const tl_cli_opt OPTS[] = {
     [O_OUT] = {"-o|--output", TL_CLI_VALUE},
     [O_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
@@ -65,6 +66,7 @@ static const tl_cli_opt OPTS[] = {
     [O_DB] = {"--db", TL_CLI_VALUE},
     [O_EXACT] = {"--exact-floats", TL_CLI_FLAG},
     [O_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [O_HTML] = {"--html", TL_CLI_VALUE},
 };
 
 static int is_dir(const char *p)
@@ -227,7 +229,7 @@ static int load_trace_report(tl_store **store, const char *db, input *in)
 
 int tl_cmd_compare(int argc, char **argv)
 {
-    const char *out = "comparison.xlsx", *csv_dir = NULL, *db = NULL;
+    const char *out = "comparison.xlsx", *csv_dir = NULL, *db = NULL, *html = NULL;
     TL_VEC(const char *) pos = {0};
     TL_VEC(const char *) names = {0};
     unsigned groups = 0;
@@ -263,6 +265,7 @@ int tl_cmd_compare(int argc, char **argv)
         }
         if (o == O_OUT) out = p.val;
         else if (o == O_CSV) csv_dir = p.val;
+        else if (o == O_HTML) html = p.val;
         else if (o == O_DB) db = p.val;
     }
     if (!groups) groups = TL_CMP_ALL;
@@ -354,6 +357,7 @@ int tl_cmd_compare(int argc, char **argv)
                 printf("Wrote '%s.csv' with %zu rows \xc3\x97 %zu columns\n", res.v[i]->name, res.v[i]->nrows,
                        res.v[i]->ncols);
     }
+    if (!code && html) code = tl_cli_write_html(res.v, res.n, html, "comparison");
     tl_cmp_sheets_free(&res);
     for (size_t k = 0; k < pos.n; k++) {
         free(in[k].tag);
