@@ -19,12 +19,36 @@ const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
     return buf;
 }
 
+/* The store list the command line names, when it names several stores
+ * (--db more than once) or a list file (--db @FILE): 1 and *out (NULL
+ * after printing the error); 0 when it names one store. */
+static int open_list(const char *db, tl_store **out)
+{
+    char buf[4096];
+    const char *one[1] = {tl_cli_store_dir(db, buf, sizeof buf)};
+    const char *const *names = one;
+    size_t n = 1;
+    if (tl_cli_flags.ndbs > 1) names = tl_cli_flags.dbs, n = tl_cli_flags.ndbs;
+    if (n == 1 && names[0][0] != '@') return 0;
+    tl_cli_shards sh;
+    *out = NULL;
+    if (tl_cli_shards_of(names, n, &sh)) return 1;
+    tl_err err = {0};
+    if (tl_store_open_list((const char *const *)sh.dirs, sh.n, out, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        *out = NULL;
+    }
+    tl_cli_shards_free(&sh);
+    return 1;
+}
+
 tl_store *tl_cli_store(const char *db)
 {
     char buf[4096];
     const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     tl_store *s;
     tl_err err = {0};
+    if (open_list(db, &s)) return s;
     if (tl_store_open(dir, &s, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return NULL;
@@ -38,6 +62,7 @@ tl_store *tl_cli_store_read(const char *db)
     const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     tl_store *s;
     tl_err err = {0};
+    if (open_list(db, &s)) return s;
     if (tl_store_open_read(dir, &s, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return NULL;

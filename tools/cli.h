@@ -87,6 +87,10 @@ int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word);
  * limit, kept here for tl_cli_ingest_env). */
 typedef struct tl_cli_common {
     uint64_t max_input_bytes; /* 0: not given; UINT64_MAX: off */
+    /* every --db of the command line being parsed, in order (the parser
+     * records them; a read command given several reads them as one store) */
+    const char *dbs[256];
+    size_t ndbs;
 } tl_cli_common;
 extern tl_cli_common tl_cli_flags;
 /* A size: digits with an optional k, M, G or T suffix (powers of 1024,
@@ -157,7 +161,9 @@ void tl_cli_ingest_env(tl_ingest_opts *o);
  * else ~/.local/share/tracelens (buf holds the last two). */
 const char *tl_cli_store_dir(const char *db, char *buf, size_t n);
 /* Opens the store (db may be NULL: default location). Prints the error and
- * returns NULL on failure. */
+ * returns NULL on failure. A command line naming several stores (--db
+ * given more than once) or a list file (--db @FILE) opens them as one
+ * store list (tl_store_open_list): it reads all and writes none. */
 tl_store *tl_cli_store(const char *db);
 /* The same for a command that only reads: a missing store is "no store at
  * DIR (ingest creates one)" and nothing is created; a store this process
@@ -195,6 +201,19 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
 /* The terminal summary of a collective analysis: counts, the slowest
  * collectives, rank imbalance (tools/cmd_collective.c). */
 void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
+
+/* ---- store lists (tools/cli_shards.c) ---- */
+
+/* The shard folders of a store list. */
+typedef struct tl_cli_shards {
+    char **dirs;
+    size_t n, cap;
+} tl_cli_shards;
+/* names[0..n): folders, or @FILE naming a file that lists folders one per
+ * line (# comments and blank lines skipped; relative to the file's
+ * folder). 0, or -1 after printing why. */
+int tl_cli_shards_of(const char *const *names, size_t n, tl_cli_shards *out);
+void tl_cli_shards_free(tl_cli_shards *sh);
 
 /* ---- folder walk (tools/cli_walk.c) ---- */
 

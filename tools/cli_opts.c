@@ -55,6 +55,7 @@ void tl_cli_args_init(tl_cli_args *p, int argc, char **argv, const tl_cli_opt *o
     p->opts = opts;
     p->nopts = nopts;
     p->i = 1;
+    tl_cli_flags.ndbs = 0;
 }
 
 /* A word that starts an option (argparse: a '-' not followed by a number). */
@@ -167,6 +168,11 @@ static int take_value(tl_cli_args *p, const tl_cli_opt *opt, int k, const char *
         if (eq) p->val = eq;
         else if (p->i < p->argc) p->val = p->argv[p->i++];
         else return bad(p, "expected one argument");
+        if (!strcmp(p->name, "--db")) {
+            if (tl_cli_flags.ndbs == sizeof tl_cli_flags.dbs / sizeof *tl_cli_flags.dbs)
+                return bad(p, "names more stores than 256 (list them in a file: --db @FILE)");
+            tl_cli_flags.dbs[tl_cli_flags.ndbs++] = p->val;
+        }
         break;
     case TL_CLI_OPTIONAL:
         if (eq) p->val = eq;

@@ -46,6 +46,9 @@ static const char *USAGE_STORE =
     "\n"
     "The store: --db DIR, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens\n"
     "(~/.local/share/tracelens). `tracelens COMMAND --help` explains each command.\n"
+    "A store list reads several stores (shards) as one: --db A --db B ..., or\n"
+    "--db @FILE listing one store folder per line; ls, info, report, diff, compare,\n"
+    "query and sql take one (a trace id in two shards is the same trace).\n"
     "\n"
     "Reference-compatible commands (links to this binary):\n";
 
