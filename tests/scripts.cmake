@@ -59,3 +59,6 @@ tl_script_test(report.xlsx_charts ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_xls
 if(TARGET tracegen)
   tl_script_test(store.shards bash ${CMAKE_CURRENT_SOURCE_DIR}/test_shards.sh ${CMAKE_BINARY_DIR})
 endif()
+if(TARGET tracegen)
+  tl_script_test(mpi.split bash ${CMAKE_CURRENT_SOURCE_DIR}/test_mpi.sh ${CMAKE_BINARY_DIR})
+endif()

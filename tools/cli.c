@@ -7,10 +7,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* dir with each %r replaced by the MPI rank, into buf when it has one. */
+static const char *with_rank(const char *dir, char *buf, size_t n)
+{
+    const char *r = strstr(dir, "%r");
+    if (!r) return dir;
+    tl_buf b = {0};
+    for (const char *p = dir; *p;) {
+        if (p[0] == '%' && p[1] == 'r') {
+            tl_buf_printf(&b, "%d", tl_cli_mpi_rank());
+            p += 2;
+        } else {
+            tl_buf_putc(&b, *p++);
+        }
+    }
+    snprintf(buf, n, "%.*s", (int)b.n, b.p);
+    tl_buf_free(&b);
+    return buf;
+}
+
 const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
 {
-    if (db && *db) return db;
-    if (tl_env.db) return tl_env.db;
+    if (db && *db) return with_rank(db, buf, n);
+    if (tl_env.db) return with_rank(tl_env.db, buf, n);
     if (tl_env.xdg_data_home) {
         snprintf(buf, n, "%s/tracelens", tl_env.xdg_data_home);
         return buf;

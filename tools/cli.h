@@ -158,7 +158,9 @@ void tl_cli_ingest_env(tl_ingest_opts *o);
 /* ---- store, traces, sheets (tools/cli.c) ---- */
 
 /* The store directory: db, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens,
- * else ~/.local/share/tracelens (buf holds the last two). */
+ * else ~/.local/share/tracelens (buf holds the last two). A %r in db or
+ * $TRACELENS_DB is replaced by the MPI rank (0 outside MPI), giving each
+ * process of an --mpi run its own shard. */
 const char *tl_cli_store_dir(const char *db, char *buf, size_t n);
 /* Opens the store (db may be NULL: default location). Prints the error and
  * returns NULL on failure. A command line naming several stores (--db
@@ -214,6 +216,32 @@ typedef struct tl_cli_shards {
  * folder). 0, or -1 after printing why. */
 int tl_cli_shards_of(const char *const *names, size_t n, tl_cli_shards *out);
 void tl_cli_shards_free(tl_cli_shards *sh);
+
+/* ---- MPI (tools/cli_mpi.c) ----
+ * `--mpi` of ingest, corpus-report and collective: under mpirun each
+ * process takes a contiguous share of the rank files, ingests it into its
+ * own store (--db /local/tl-%r: %r is the MPI rank) and computes its ranks'
+ * partial results; rank 0 gathers them and writes the outputs. Outside
+ * MPI (or built without it) a process is rank 0 of 1. */
+
+/* Starts MPI (MPI_Init) for cmd; 0, or an exit code after printing why
+ * (built without MPI: how to enable it). root_prints: the standard output
+ * of processes other than rank 0 goes to /dev/null (rank 0 prints what
+ * one process would). */
+int tl_cli_mpi_start(const char *cmd, int root_prints);
+/* The MPI library --mpi loads (its soname), or NULL: built without MPI. */
+const char *tl_cli_mpi_library(void);
+int tl_cli_mpi_rank(void);
+int tl_cli_mpi_size(void);
+/* Whether position i of n is this process's: [rank*n/size, (rank+1)*n/size). */
+int tl_cli_mpi_mine(size_t i, size_t n);
+/* Whether flag is set on any process (every process gets the answer). */
+int tl_cli_mpi_any(int flag);
+/* Each process's n bytes at p to rank 0: there *all gets every process's
+ * bytes concatenated in rank order; elsewhere *all is left empty. */
+int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all);
+/* Ends MPI when started; every process returns the largest rc of all. */
+int tl_cli_mpi_finish(int rc);
 
 /* ---- folder walk (tools/cli_walk.c) ---- */
 

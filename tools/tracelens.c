@@ -120,7 +120,11 @@ int tl_cli_main(int argc, char **argv)
         usage(i >= argc ? stderr : stdout);
         return i >= argc ? TL_EXIT_USAGE : 0;
     }
-    if (!strcmp(argv[i], "--version")) { puts("tracelens " TL_VERSION); return 0; }
+    if (!strcmp(argv[i], "--version")) {
+        const char *mpi = tl_cli_mpi_library();
+        printf("tracelens " TL_VERSION "\nMPI: %s\n", mpi ? mpi : "not built in (install libopenmpi-dev and configure again)");
+        return 0;
+    }
     const tl_cli_cmd *cmd = NULL;
     for (size_t k = 0; k < NCOMMANDS && !cmd; k++)
         if (COMMANDS[k].name && !strcmp(argv[i], COMMANDS[k].name)) cmd = &COMMANDS[k];

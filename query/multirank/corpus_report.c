@@ -8,6 +8,7 @@
 #include "query/multirank/multirank.h"
 #include "query/multirank/collective_internal.h"
 #include "query/multirank/corpus_internal.h"
+#include "query/multirank/partials_internal.h"
 #include "query/pytorch/pytorch_internal.h"
 #include "query/pytorch/pytorch.h"
 #include "query/core/stats.h"
@@ -421,6 +422,8 @@ typedef struct pool {
     tl_store *s;
     const uint64_t *ids;
     size_t n;
+    size_t lo, hi;           /* the ranks this process runs (all n but under MPI) */
+    int partial;             /* other processes run the other ranks: no collective analysis here */
     rank_out *ro;
     const tl_corpus_opts *o;
     const tl_catreg *cat;
@@ -434,6 +437,7 @@ typedef struct pool {
     tl_coll_sheets coll;
     tl_coll_summary *coll_summary;
     double coll_seconds;
+    double seconds_ranks; /* wall time of run_ranks */
 } pool;
 
 /* The cross-rank collective analysis over every rank's events (which it
@@ -481,15 +485,15 @@ static void *worker(void *arg)
 {
     pool *p = arg;
     for (;;) {
-        size_t i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->n) break;
+        size_t i = p->lo + atomic_fetch_add(&p->next, 1);
+        if (i >= p->hi) break;
         rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
         /* no malloc_trim here: the next rank reuses what this one freed
          * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
          * trimmed, every rank faulted its ~0.3 GB in again */
     }
-    if (p->want_coll) collectives_when_read(p);
+    if (p->want_coll && !p->partial) collectives_when_read(p);
     return NULL;
 }
 
@@ -1000,53 +1004,55 @@ static tl_table *branch_all2allv(const tl_table *src)
 
 /* ---- the report ----------------------------------------------------------------------------- */
 
-int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const tl_corpus_opts *o,
-                     tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+/* Runs ranks [p->lo, p->hi) on worker threads (p->ro and the options
+ * set); with all n ranks, the collective analysis beside the last ones. */
+static void run_ranks(pool *p)
 {
-    memset(out, 0, sizeof *out);
-    tl_corpus_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
-    tl_corpus_opts def;
-    if (!o) tl_corpus_opts_default(&def), o = &def;
-    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
-    char warn[512] = "";
-    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
-    if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
-
-    rank_out *ro = tl_xcalloc(n, sizeof *ro);
-    for (size_t i = 0; i < n; i++) {
-        ro[i].rank = ranks ? ranks[i] : (int)i;
-        tl_arena_init(&ro[i].arena, 1 << 14);
-    }
     double t0 = tl_now();
-    pool p = {.s = s, .ids = ids, .n = n, .ro = ro, .o = o, .cat = cat, .want_coll = n > 1};
-
-    atomic_init(&p.next, 0);
-    int workers = o->max_workers;
+    atomic_init(&p->next, 0);
+    int workers = p->o->max_workers;
     if (workers <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         workers = cpus > 0 ? (int)cpus : 1;
         if (workers > 4) workers = 4;
     }
-    if ((size_t)workers > n) workers = (int)n;
-    pthread_mutex_init(&p.cs.mu, NULL);
-    pthread_cond_init(&p.cs.cv, NULL);
-    p.cs.pending = n;
-    p.coll_summary = &stats->coll;
+    if ((size_t)workers > p->hi - p->lo) workers = (int)(p->hi - p->lo);
+    if (workers < 1) workers = 1;
+    pthread_mutex_init(&p->cs.mu, NULL);
+    pthread_cond_init(&p->cs.cv, NULL);
+    p->cs.pending = p->hi - p->lo;
     pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
-        if (pthread_create(&th[i], NULL, worker, &p)) break;
+        if (pthread_create(&th[i], NULL, worker, p)) break;
         started++;
     }
-    worker(&p);
+    worker(p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     malloc_trim(0); /* the ranks' memory, before the pooled sheets and the writing */
-    pthread_mutex_destroy(&p.cs.mu);
-    pthread_cond_destroy(&p.cs.cv);
-    stats->seconds_ranks = tl_now() - t0;
+    pthread_mutex_destroy(&p->cs.mu);
+    pthread_cond_destroy(&p->cs.cv);
+    p->seconds_ranks = tl_now() - t0;
+}
+
+static rank_out *ranks_new(const int *ranks, size_t n)
+{
+    rank_out *ro = tl_xcalloc(n, sizeof *ro);
+    for (size_t i = 0; i < n; i++) {
+        ro[i].rank = ranks ? ranks[i] : (int)i;
+        tl_arena_init(&ro[i].arena, 1 << 14);
+    }
+    return ro;
+}
+
+/* The workbook's sheets from every rank's results (p->ro[0..p->n)) and
+ * the collective analysis in p; frees the ranks. */
+static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    rank_out *ro = p->ro;
+    size_t n = p->n;
+    const tl_corpus_opts *o = p->o;
     for (size_t i = 0; i < n; i++)
         if (!ro[i].ok) {
             stats->failed_ranks++;
@@ -1083,10 +1089,10 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     int rc = 0;
     /* 9. collectives across ranks (computed beside the last ranks) */
     if (n > 1) {
-        stats->seconds_collective = p.coll_seconds;
-        tl_coll_sheets cs = p.coll;
-        rc = p.coll_rc;
-        if (rc && err) *err = p.coll_err;
+        stats->seconds_collective = p->coll_seconds;
+        tl_coll_sheets cs = p->coll;
+        rc = p->coll_rc;
+        if (rc && err) *err = p->coll_err;
         if (!rc) {
             stats->have_coll = 1;
             tl_table *sum = tl_coll_sheet(&cs, "nccl_summary_implicit_sync"), *lng = tl_coll_sheet(&cs, "nccl_long"),
@@ -1107,7 +1113,234 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     }
     for (size_t i = 0; i < n; i++) rank_free(&ro[i]);
     free(ro);
-    tl_catreg_free(cat);
     if (rc) tl_corpus_sheets_free(out);
     return rc;
+}
+
+int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const tl_corpus_opts *o,
+                     tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_corpus_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
+    char warn[512] = "";
+    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
+    if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
+    pool p = {.s = s, .ids = ids, .n = n, .lo = 0, .hi = n, .ro = ranks_new(ranks, n), .o = o, .cat = cat,
+              .want_coll = n > 1, .coll_summary = &stats->coll};
+    run_ranks(&p);
+    stats->seconds_ranks = p.seconds_ranks;
+    int rc = pooled_sheets(&p, out, stats, err);
+    tl_catreg_free(cat);
+    return rc;
+}
+
+/* ---- across processes (MPI) --------------------------------------------------------------- */
+
+static void put_groups(tl_buf *b, const dgroups *gs)
+{
+    part_put_u64(b, gs->n);
+    for (size_t i = 0; i < gs->n; i++) {
+        const dgroup *g = &gs->v[i];
+        part_put_str(b, g->name), part_put_str(b, g->cat);
+        part_put_u64(b, g->d.n);
+        part_put_bytes(b, g->d.v, g->d.n * sizeof *g->d.v);
+        part_put_u64(b, (uint64_t)g->cnt);
+        part_put_f64(b, g->mn), part_put_f64(b, g->mx), part_put_f64(b, g->mean);
+    }
+}
+
+static void get_groups(part_in *in, dgroups *gs, tl_arena *a)
+{
+    size_t n = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < n && !in->bad; i++) {
+        dgroup g = {.name = part_get_str(in, a), .cat = part_get_str(in, a)};
+        size_t nd = (size_t)part_get_u64(in);
+        const double *d = part_get_bytes(in, nd * sizeof *d);
+        if (d) {
+            tl_vec_reserve(&g.d, nd);
+            memcpy(g.d.v, d, nd * sizeof *d);
+            g.d.n = nd;
+        }
+        g.cnt = (int64_t)part_get_u64(in);
+        g.mn = part_get_f64(in), g.mx = part_get_f64(in), g.mean = part_get_f64(in);
+        tl_vec_push(gs, g);
+    }
+}
+
+static void put_perf_rows(tl_buf *b, const cp_rows *rows)
+{
+    part_put_u64(b, rows->n);
+    for (size_t i = 0; i < rows->n; i++) {
+        const cp_row *r = &rows->v[i];
+        part_put_str(b, r->name);
+        part_put_u64(b, (uint64_t)r->uid);
+        part_put_u64(b, r->np);
+        for (size_t q = 0; q < r->np; q++) {
+            part_put_str(b, r->p[q].key);
+            part_put_u64(b, (uint64_t)r->p[q].kind);
+            part_put_str(b, r->p[q].text);
+        }
+        double nums[] = {r->gflops, r->mb, r->fpb, r->kt, r->tflops, r->tbs, r->ndm_kt, r->ndm_tflops};
+        part_put_bytes(b, nums, sizeof nums);
+        part_put_u64(b, r->nk);
+        for (size_t q = 0; q < r->nk; q++) {
+            part_put_str(b, r->k[q].name);
+            part_put_f64(b, r->k[q].dur);
+            part_put_u64(b, (uint64_t)r->k[q].has_stream);
+            part_put_u64(b, (uint64_t)r->k[q].stream);
+        }
+        const char *strs[] = {r->dims, r->types, r->strides, r->concrete};
+        for (size_t q = 0; q < 4; q++) part_put_str(b, strs[q]);
+    }
+}
+
+static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
+{
+    size_t n = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < n && !in->bad; i++) {
+        cp_row r = {.name = part_get_str(in, a)};
+        r.uid = (int64_t)part_get_u64(in);
+        r.np = (size_t)part_get_u64(in);
+        if (r.np > (size_t)(in->end - in->p)) { in->bad = 1; break; }
+        r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
+        for (size_t q = 0; q < r.np; q++) {
+            r.p[q].key = part_get_str(in, a);
+            r.p[q].kind = (int)part_get_u64(in);
+            r.p[q].text = part_get_str(in, a);
+        }
+        double nums[8] = {0};
+        const void *pn = part_get_bytes(in, sizeof nums);
+        if (pn) memcpy(nums, pn, sizeof nums);
+        r.gflops = nums[0], r.mb = nums[1], r.fpb = nums[2], r.kt = nums[3];
+        r.tflops = nums[4], r.tbs = nums[5], r.ndm_kt = nums[6], r.ndm_tflops = nums[7];
+        r.nk = (size_t)part_get_u64(in);
+        if (r.nk > (size_t)(in->end - in->p)) { in->bad = 1; break; }
+        r.k = tl_arena_alloc(a, (r.nk ? r.nk : 1) * sizeof *r.k);
+        for (size_t q = 0; q < r.nk; q++) {
+            r.k[q].name = part_get_str(in, a);
+            r.k[q].dur = part_get_f64(in);
+            r.k[q].has_stream = (int)part_get_u64(in);
+            r.k[q].stream = (int64_t)part_get_u64(in);
+        }
+        const char **strs[] = {&r.dims, &r.types, &r.strides, &r.concrete};
+        for (size_t q = 0; q < 4; q++) *strs[q] = part_get_str(in, a);
+        tl_vec_push(rows, r);
+    }
+}
+
+/* One rank's results: its sheets, groups, counts and collective records. */
+static void put_rank(tl_buf *b, const rank_out *ro, int with_coll)
+{
+    part_put_u64(b, (uint64_t)(int64_t)ro->rank);
+    part_put_u64(b, (uint64_t)ro->ok);
+    part_put_str(b, ro->msg);
+    part_put_table(b, ro->timeline);
+    part_put_table(b, ro->ops);
+    for (int k = 0; k < CP_NGROUPS; k++) put_perf_rows(b, &ro->perf[k]);
+    int64_t counts[] = {ro->nk, ro->nk_linked, ro->nshort_linked, ro->nshort_unlinked};
+    for (size_t k = 0; k < 4; k++) part_put_u64(b, (uint64_t)counts[k]);
+    put_groups(b, &ro->unlinked);
+    put_groups(b, &ro->cuda);
+    part_put_u64(b, ro->shortops.n);
+    for (size_t i = 0; i < ro->shortops.n; i++) {
+        part_put_str(b, ro->shortops.v[i].name);
+        part_put_u64(b, (uint64_t)ro->shortops.v[i].n);
+    }
+    part_put_u64(b, (uint64_t)(int64_t)ro->coll_rc);
+    part_put_u64(b, (uint64_t)(int64_t)ro->coll_err.code);
+    part_put_str(b, ro->coll_err.msg);
+    if (with_coll && !ro->coll_rc) part_put_coll_rank(b, &ro->coll);
+}
+
+static int get_rank(part_in *in, rank_out *ro, int with_coll)
+{
+    ro->rank = (int)(int64_t)part_get_u64(in);
+    ro->ok = (int)part_get_u64(in);
+    const char *msg = part_get_str(in, &ro->arena);
+    snprintf(ro->msg, sizeof ro->msg, "%s", msg ? msg : "");
+    ro->timeline = part_get_table(in);
+    ro->ops = part_get_table(in);
+    for (int k = 0; k < CP_NGROUPS; k++) get_perf_rows(in, &ro->perf[k], &ro->arena);
+    ro->nk = (int64_t)part_get_u64(in), ro->nk_linked = (int64_t)part_get_u64(in);
+    ro->nshort_linked = (int64_t)part_get_u64(in), ro->nshort_unlinked = (int64_t)part_get_u64(in);
+    get_groups(in, &ro->unlinked, &ro->arena);
+    get_groups(in, &ro->cuda, &ro->arena);
+    size_t ns = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < ns && !in->bad; i++) {
+        namecount nc = {.name = part_get_str(in, &ro->arena)};
+        nc.n = (int64_t)part_get_u64(in);
+        tl_vec_push(&ro->shortops, nc);
+    }
+    ro->coll_rc = (int)(int64_t)part_get_u64(in);
+    ro->coll_err.code = (int)(int64_t)part_get_u64(in);
+    msg = part_get_str(in, &ro->arena);
+    snprintf(ro->coll_err.msg, sizeof ro->coll_err.msg, "%s", msg ? msg : "");
+    if (with_coll && !ro->coll_rc && part_get_coll_rank(in, &ro->coll)) return TL_EFORMAT;
+    return in->bad ? TL_EFORMAT : TL_OK;
+}
+
+int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
+                       const tl_corpus_opts *o, tl_buf *out, tl_err *err)
+{
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (hi > n) hi = n;
+    if (lo >= hi) return TL_OK;
+    char warn[512] = "";
+    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
+    if (warn[0] && !o->quiet && lo == 0) fprintf(stderr, "tracelens: %s\n", warn);
+    pool p = {.s = s, .ids = ids, .n = n, .lo = lo, .hi = hi, .partial = 1, .ro = ranks_new(ranks, n), .o = o,
+              .cat = cat, .want_coll = n > 1};
+    run_ranks(&p);
+    for (size_t i = lo; i < hi; i++) {
+        part_put_u64(out, i);
+        put_rank(out, &p.ro[i], p.want_coll);
+    }
+    for (size_t i = 0; i < n; i++) rank_free(&p.ro[i]);
+    free(p.ro);
+    tl_catreg_free(cat);
+    (void)err; /* a rank's failure travels in its record, as in the one-process report */
+    return TL_OK;
+}
+
+int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_corpus_opts *o,
+                              tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_corpus_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
+    pool p = {.n = n, .lo = 0, .hi = n, .ro = ranks_new(NULL, n), .o = o, .want_coll = n > 1,
+              .coll_summary = &stats->coll};
+    char *have = tl_xcalloc(n, 1);
+    part_in in = {parts, (const unsigned char *)parts + len, 0};
+    int rc = TL_OK;
+    while (!rc && in.p < in.end) {
+        uint64_t pos = part_get_u64(&in);
+        if (in.bad || pos >= n || have[pos]) {
+            rc = tl_errf(err, TL_EFORMAT, "corpus partials: a damaged or repeated rank record");
+            break;
+        }
+        have[pos] = 1;
+        if (get_rank(&in, &p.ro[pos], p.want_coll))
+            rc = tl_errf(err, TL_EFORMAT, "corpus partials: rank record %llu is cut short", (unsigned long long)pos);
+    }
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!have[i]) rc = tl_errf(err, TL_EFORMAT, "corpus partials: no record of rank position %zu", i);
+    free(have);
+    if (rc) {
+        for (size_t i = 0; i < n; i++) rank_free(&p.ro[i]);
+        free(p.ro);
+        return rc;
+    }
+    if (p.want_coll) run_collectives(&p);
+    return pooled_sheets(&p, out, stats, err);
 }
