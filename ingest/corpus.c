@@ -11,6 +11,7 @@
  * short, and staggering the starts would leave a core idle for half a
  * parse at each end of the run. */
 #include "ingest/ingest.h"
+#include "base/profile.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -37,15 +38,26 @@ typedef struct pool {
     pthread_cond_t cv;
 } pool;
 
+/* Locks p->mu, counting the time it takes in the profile. */
+static void lock(pool *p)
+{
+    double t0 = tl_prof_wait_begin();
+    pthread_mutex_lock(&p->mu);
+    tl_prof_wait_end(t0, TL_PROF_WAIT_LOCK);
+}
+
 static void *worker(void *arg)
 {
     pool *p = arg;
+    tl_prof_thread("worker");
     for (;;) {
-        pthread_mutex_lock(&p->mu);
+        lock(p);
         /* back-pressure: every started but uncommitted trace holds its
          * columns in memory, so at most `jobs` + 1 of them exist at once
          * (the extra one is sealed: its encoded form only) */
+        double t0 = tl_prof_wait_begin();
         while (p->next < p->n && p->next - p->ncommitted >= (size_t)p->jobs + 1) pthread_cond_wait(&p->cv, &p->mu);
+        tl_prof_wait_end(t0, TL_PROF_WAIT_WRITER);
         if (p->next >= p->n) {
             pthread_mutex_unlock(&p->mu);
             return NULL;
@@ -55,8 +67,11 @@ static void *worker(void *arg)
         slot *sl = &p->slots[i];
         tl_ingest_opts o = p->opts[i];
         if (p->jobs > 1) o.parse_threads = 1; /* the files already use the cores */
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "ingest: parse+seal", TL_PROF_PARALLEL);
         sl->rc = tl_ingest_prepare(p->s, p->paths[i], &o, &sl->pp, &sl->err);
-        pthread_mutex_lock(&p->mu);
+        tl_prof_end(&sp);
+        lock(p);
         sl->ready = 1;
         p->done_order[p->ndone++] = i;
         pthread_cond_broadcast(&p->cv);
@@ -85,27 +100,36 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
         worker(&p);
     }
     int failures = 0;
+    tl_prof_thread("writer");
     for (size_t c = 0; c < n; c++) {
-        pthread_mutex_lock(&p.mu);
+        lock(&p);
+        double t0 = tl_prof_wait_begin();
         while (p.ndone <= c) pthread_cond_wait(&p.cv, &p.mu);
+        tl_prof_wait_end(t0, TL_PROF_WAIT_WORKERS);
         size_t i = p.done_order[c];
         pthread_mutex_unlock(&p.mu);
         slot *sl = &p.slots[i];
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "ingest: commit (writer)", TL_PROF_SERIAL);
         if (sl->rc == 0) sl->rc = tl_ingest_commit(s, &sl->pp, &sl->err);
         if (sl->rc) failures++;
+        tl_prof_end(&sp);
         done(ctx, i, sl->rc, &sl->pp, &sl->err);
+        tl_prof_begin(&sp, "ingest: free+trim (writer)", TL_PROF_SERIAL);
         tl_ingest_prep_free(&sl->pp);
         /* Worker threads allocate from their own malloc arenas, which glibc
          * does not shrink by itself: hand the freed trace back to the OS so
          * peak memory tracks the traces in flight, not the corpus. */
         malloc_trim(0);
-        pthread_mutex_lock(&p.mu);
+        tl_prof_end(&sp);
+        lock(&p);
         p.ncommitted++;
         pthread_cond_broadcast(&p.cv);
         pthread_mutex_unlock(&p.mu);
     }
     for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
     free(th);
+
     free(p.slots);
     free(p.done_order);
     pthread_mutex_destroy(&p.mu);

@@ -14,6 +14,7 @@
 #include "query/core/stats.h"
 #include "query/core/trace.h"
 #include "ingest/schema.h"
+#include "base/profile.h"
 
 #include <malloc.h>
 #include <math.h>
@@ -445,6 +446,8 @@ typedef struct pool {
 static void run_collectives(pool *p)
 {
     double t0 = tl_now();
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "corpus: collective analysis", TL_PROF_SERIAL);
     static const char *const MEAN[] = {"mean"};
     tl_coll_opts co;
     tl_coll_opts_default(&co);
@@ -465,6 +468,7 @@ static void run_collectives(pool *p)
         for (size_t i = 0; i < p->n; i++) cr[i] = p->ro[i].coll, memset(&p->ro[i].coll, 0, sizeof p->ro[i].coll);
         p->coll_rc = coll_report_ranks(cr, p->n, &co, &p->coll, p->coll_summary, &p->coll_err); /* consumes cr */
     }
+    tl_prof_end(&sp);
     p->coll_seconds = tl_now() - t0;
 }
 
@@ -476,7 +480,9 @@ static void collectives_when_read(pool *p)
     pthread_mutex_lock(&cs->mu);
     int mine = !cs->claimed;
     cs->claimed = 1;
+    double t0 = tl_prof_wait_begin();
     while (mine && cs->pending) pthread_cond_wait(&cs->cv, &cs->mu);
+    if (mine) tl_prof_wait_end(t0, TL_PROF_WAIT_WORKERS);
     pthread_mutex_unlock(&cs->mu);
     if (mine) run_collectives(p);
 }
@@ -487,8 +493,11 @@ static void *worker(void *arg)
     for (;;) {
         size_t i = p->lo + atomic_fetch_add(&p->next, 1);
         if (i >= p->hi) break;
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "corpus: rank report", TL_PROF_PARALLEL);
         rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
+        tl_prof_end(&sp);
         /* no malloc_trim here: the next rank reuses what this one freed
          * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
          * trimmed, every rank faulted its ~0.3 GB in again */
@@ -1050,6 +1059,8 @@ static rank_out *ranks_new(const int *ranks, size_t n)
  * the collective analysis in p; frees the ranks. */
 static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
 {
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "corpus: pooled sheets", TL_PROF_SERIAL);
     rank_out *ro = p->ro;
     size_t n = p->n;
     const tl_corpus_opts *o = p->o;
@@ -1114,6 +1125,7 @@ static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats,
     for (size_t i = 0; i < n; i++) rank_free(&ro[i]);
     free(ro);
     if (rc) tl_corpus_sheets_free(out);
+    tl_prof_end(&sp);
     return rc;
 }
 
