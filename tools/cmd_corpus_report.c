@@ -166,11 +166,14 @@ static int config_sheets(tl_store *s, const uint64_t *ids, const int *ranks, siz
     *writer = 1;
     if (!mpi) return tl_corpus_report(s, ids, ranks, n, o, sh, st, err);
     tl_buf mine = {0}, all = {0};
+    double t0 = tl_now();
     int rc = tl_corpus_partials(s, ids, ranks, n, lo, hi, o, &mine, err);
     tl_cli_mpi_gather(mine.p, mine.n, &all);
     tl_buf_free(&mine);
+    double ranks_s = tl_now() - t0; /* every process's ranks, up to the last one's arrival */
     *writer = tl_cli_mpi_rank() == 0;
     if (*writer && !rc) rc = tl_corpus_report_partials(all.p, all.n, n, o, sh, st, err);
+    if (*writer && !rc) st->seconds_ranks = ranks_s;
     tl_buf_free(&all);
     return rc;
 }
