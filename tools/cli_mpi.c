@@ -139,7 +139,7 @@ enum { TAG_SIZE = 1, TAG_DATA = 2 };
 
 int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all)
 {
-    tl_buf_append(all, p, n); /* rank 0's own bytes first; elsewhere freed below */
+    if (n) tl_buf_append(all, p, n); /* rank 0's own bytes first; elsewhere freed below */
 #ifdef TL_HAVE_MPI
     if (!mpi_on) return TL_EXIT_OK;
     if (mpi_rank) {

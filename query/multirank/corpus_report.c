@@ -1173,7 +1173,7 @@ static void get_groups(part_in *in, dgroups *gs, tl_arena *a)
         dgroup g = {.name = part_get_str(in, a), .cat = part_get_str(in, a)};
         size_t nd = (size_t)part_get_u64(in);
         const double *d = part_get_bytes(in, nd * sizeof *d);
-        if (d) {
+        if (d && nd) {
             tl_vec_reserve(&g.d, nd);
             memcpy(g.d.v, d, nd * sizeof *d);
             g.d.n = nd;

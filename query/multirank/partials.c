@@ -19,7 +19,10 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
 
 void part_put_u64(tl_buf *b, uint64_t v) { tl_buf_append(b, &v, sizeof v); }
 void part_put_f64(tl_buf *b, double v) { tl_buf_append(b, &v, sizeof v); }
-void part_put_bytes(tl_buf *b, const void *p, size_t n) { tl_buf_append(b, p, n); }
+void part_put_bytes(tl_buf *b, const void *p, size_t n)
+{
+    if (n) tl_buf_append(b, p, n); /* p may be NULL when n is 0 (an empty vector) */
+}
 
 void part_put_str(tl_buf *b, const char *s)
 {
