@@ -1184,46 +1184,86 @@ static void get_groups(part_in *in, dgroups *gs, tl_arena *a)
     }
 }
 
+/* The texts of a rank's op-group rows, each once: rows repeat the same op
+ * names, parameters, shapes and kernel names, so they travel as numbers
+ * into this table (0: NULL). */
+typedef struct strtab {
+    tl_smap m;
+    TL_VEC(const char *) v;
+} strtab;
+
+static uint64_t str_id(strtab *t, const char *s)
+{
+    if (!s) return 0;
+    int isnew;
+    size_t *slot = tl_smap_put(&t->m, s, strlen(s), &isnew);
+    if (isnew) {
+        *slot = t->v.n;
+        tl_vec_push(&t->v, s);
+    }
+    return *slot + 1;
+}
+
 static void put_perf_rows(tl_buf *b, const cp_rows *rows)
 {
-    part_put_u64(b, rows->n);
+    strtab t;
+    tl_smap_init(&t.m, 256);
+    memset(&t.v, 0, sizeof t.v);
+    tl_buf r = {0};
+    part_put_u64(&r, rows->n);
     for (size_t i = 0; i < rows->n; i++) {
-        const cp_row *r = &rows->v[i];
-        part_put_str(b, r->name);
-        part_put_u64(b, (uint64_t)r->uid);
-        part_put_u64(b, r->np);
-        for (size_t q = 0; q < r->np; q++) {
-            part_put_str(b, r->p[q].key);
-            part_put_u64(b, (uint64_t)r->p[q].kind);
-            part_put_str(b, r->p[q].text);
+        const cp_row *x = &rows->v[i];
+        part_put_u64(&r, str_id(&t, x->name));
+        part_put_u64(&r, (uint64_t)x->uid);
+        part_put_u64(&r, x->np);
+        for (size_t q = 0; q < x->np; q++) {
+            part_put_u64(&r, str_id(&t, x->p[q].key) | (uint64_t)x->p[q].kind << 56);
+            part_put_u64(&r, str_id(&t, x->p[q].text));
         }
-        double nums[] = {r->gflops, r->mb, r->fpb, r->kt, r->tflops, r->tbs, r->ndm_kt, r->ndm_tflops};
-        part_put_bytes(b, nums, sizeof nums);
-        part_put_u64(b, r->nk);
-        for (size_t q = 0; q < r->nk; q++) {
-            part_put_str(b, r->k[q].name);
-            part_put_f64(b, r->k[q].dur);
-            part_put_u64(b, (uint64_t)r->k[q].has_stream);
-            part_put_u64(b, (uint64_t)r->k[q].stream);
+        double nums[] = {x->gflops, x->mb, x->fpb, x->kt, x->tflops, x->tbs, x->ndm_kt, x->ndm_tflops};
+        part_put_bytes(&r, nums, sizeof nums);
+        part_put_u64(&r, x->nk);
+        for (size_t q = 0; q < x->nk; q++) {
+            part_put_u64(&r, str_id(&t, x->k[q].name) | (uint64_t)(x->k[q].has_stream != 0) << 63);
+            part_put_f64(&r, x->k[q].dur);
+            part_put_u64(&r, (uint64_t)x->k[q].stream);
         }
-        const char *strs[] = {r->dims, r->types, r->strides, r->concrete};
-        for (size_t q = 0; q < 4; q++) part_put_str(b, strs[q]);
+        const char *strs[] = {x->dims, x->types, x->strides, x->concrete};
+        for (size_t q = 0; q < 4; q++) part_put_u64(&r, str_id(&t, strs[q]));
     }
+    part_put_u64(b, t.v.n);
+    for (size_t k = 0; k < t.v.n; k++) part_put_str(b, t.v.v[k]);
+    part_put_bytes(b, r.p, r.n);
+    tl_buf_free(&r);
+    tl_vec_free(&t.v);
+    tl_smap_free(&t.m);
+}
+
+/* A text of the table by its number (NULL for 0 or a bad number). */
+static const char *str_of(part_in *in, const char *const *tab, size_t n, uint64_t id)
+{
+    if (id > n) in->bad = 1;
+    return id && id <= n ? tab[id - 1] : NULL;
 }
 
 static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
 {
+    size_t ns = (size_t)part_get_u64(in);
+    if (ns > (size_t)(in->end - in->p)) { in->bad = 1; return; }
+    const char **tab = tl_arena_alloc(a, (ns ? ns : 1) * sizeof *tab);
+    for (size_t k = 0; k < ns; k++) tab[k] = part_get_str(in, a);
     size_t n = (size_t)part_get_u64(in);
     for (size_t i = 0; i < n && !in->bad; i++) {
-        cp_row r = {.name = part_get_str(in, a)};
+        cp_row r = {.name = str_of(in, tab, ns, part_get_u64(in))};
         r.uid = (int64_t)part_get_u64(in);
         r.np = (size_t)part_get_u64(in);
         if (r.np > (size_t)(in->end - in->p)) { in->bad = 1; break; }
         r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
         for (size_t q = 0; q < r.np; q++) {
-            r.p[q].key = part_get_str(in, a);
-            r.p[q].kind = (int)part_get_u64(in);
-            r.p[q].text = part_get_str(in, a);
+            uint64_t kk = part_get_u64(in);
+            r.p[q].key = str_of(in, tab, ns, kk & ((1ull << 56) - 1));
+            r.p[q].kind = (int)(kk >> 56);
+            r.p[q].text = str_of(in, tab, ns, part_get_u64(in));
         }
         double nums[8] = {0};
         const void *pn = part_get_bytes(in, sizeof nums);
@@ -1234,13 +1274,14 @@ static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
         if (r.nk > (size_t)(in->end - in->p)) { in->bad = 1; break; }
         r.k = tl_arena_alloc(a, (r.nk ? r.nk : 1) * sizeof *r.k);
         for (size_t q = 0; q < r.nk; q++) {
-            r.k[q].name = part_get_str(in, a);
+            uint64_t kn = part_get_u64(in);
+            r.k[q].name = str_of(in, tab, ns, kn & ~(1ull << 63));
+            r.k[q].has_stream = (int)(kn >> 63);
             r.k[q].dur = part_get_f64(in);
-            r.k[q].has_stream = (int)part_get_u64(in);
             r.k[q].stream = (int64_t)part_get_u64(in);
         }
         const char **strs[] = {&r.dims, &r.types, &r.strides, &r.concrete};
-        for (size_t q = 0; q < 4; q++) *strs[q] = part_get_str(in, a);
+        for (size_t q = 0; q < 4; q++) *strs[q] = str_of(in, tab, ns, part_get_u64(in));
         tl_vec_push(rows, r);
     }
 }
