@@ -31,6 +31,8 @@ printf '# the three shards\ns0\n\n%s\n%s/s2\n' s1 "$W" >"$W/list.txt"
 "$T" ls --db "@$W/list.txt" | cut -f1-6 >"$W/ls3"
 same "ls (--db x3)" "$W/ls1" "$W/ls2"
 same "ls (--db @FILE)" "$W/ls1" "$W/ls3"
+"$T" --db "$W/s0" --db="$W/s1" --db "$W/s2" ls | cut -f1-6 >"$W/ls4"
+same "ls (global --db x3)" "$W/ls1" "$W/ls4"
 [ "$(wc -l <"$W/ls2")" = 8 ] && ok || no "ls: rank_2 (in two shards) is not listed once"
 
 ID=$(grep rank_6 "$W/ls1" | cut -f1)

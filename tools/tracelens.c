@@ -113,11 +113,10 @@ int tl_cli_main(int argc, char **argv)
     for (size_t k = 0; k < NCOMMANDS; k++)
         if (COMMANDS[k].ref_name && !strcmp(self, COMMANDS[k].ref_name)) return COMMANDS[k].run(argc, argv);
 
-    const char *db = NULL;
-    int i = 1;
+    int i = 1, ndb = 0; /* global --db words (several: a store list), passed on to the command */
     for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
-        else if (!strncmp(argv[i], "--db=", 5)) db = argv[i] + 5;
+        if (!strcmp(argv[i], "--db") && i + 1 < argc) i++, ndb++;
+        else if (!strncmp(argv[i], "--db=", 5)) ndb++;
         else break;
     }
     if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) {
@@ -142,17 +141,17 @@ int tl_cli_main(int argc, char **argv)
         else fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", argv[i]);
         return TL_EXIT_USAGE;
     }
-    /* Commands see argv starting at their name; a global --db is passed on. */
+    /* Commands see argv starting at their name; global --db options are passed on. */
     char **sub = argv + i;
     int subc = argc - i;
-    if (!db) return cmd->run(subc, sub);
-    char **withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + 3));
-    withdb[0] = sub[0];
-    withdb[1] = (char *)"--db";
-    withdb[2] = (char *)db;
-    for (int k = 1; k < subc; k++) withdb[k + 2] = sub[k];
-    withdb[subc + 2] = NULL;
-    int rc = cmd->run(subc + 2, withdb);
+    if (!ndb) return cmd->run(subc, sub);
+    char **withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + (size_t)i + 1));
+    int m = 0;
+    withdb[m++] = sub[0];
+    for (int k = 1; k < i; k++) withdb[m++] = argv[k];
+    for (int k = 1; k < subc; k++) withdb[m++] = sub[k];
+    withdb[m] = NULL;
+    int rc = cmd->run(m, withdb);
     free(withdb);
     return rc;
 }
