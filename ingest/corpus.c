@@ -9,8 +9,12 @@
  * size once sealed, which is what a trace waiting for the writer holds.
  * Workers start at once: the seal on the workers already keeps the peaks
  * short, and staggering the starts would leave a core idle for half a
- * parse at each end of the run. */
+ * parse at each end of the run. The writer only commits: freeing a
+ * committed trace (and handing its pages back to the OS) is done by the
+ * next worker to come for work, so the one thread every trace goes
+ * through spends its time on LMDB alone. */
 #include "ingest/ingest.h"
+#include "base/profile.h"
 
 #include <malloc.h>
 #include <pthread.h>
@@ -31,21 +35,57 @@ typedef struct pool {
     size_t n, next;
     slot *slots;
     size_t *done_order; /* indexes in completion order */
-    size_t ndone, ncommitted;
+    size_t ndone;
+    size_t *committed;  /* indexes committed, to be freed by a worker */
+    size_t ncommitted, nfreeing, nfreed;
     int jobs;
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } pool;
 
+/* Locks p->mu, counting the time it takes in the profile. */
+static void lock(pool *p)
+{
+    double t0 = tl_prof_wait_begin();
+    pthread_mutex_lock(&p->mu);
+    tl_prof_wait_end(t0, TL_PROF_WAIT_LOCK);
+}
+
+/* Frees committed trace i; called with p->mu held, returns with it held. */
+static void retire(pool *p, size_t i)
+{
+    pthread_mutex_unlock(&p->mu);
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "ingest: free+trim", TL_PROF_PARALLEL);
+    tl_ingest_prep_free(&p->slots[i].pp);
+    /* Worker threads allocate from their own malloc arenas, which glibc
+     * does not shrink by itself: hand the freed trace back to the OS so
+     * peak memory tracks the traces in flight, not the corpus. */
+    malloc_trim(0);
+    tl_prof_end(&sp);
+    lock(p);
+    p->nfreed++;
+    pthread_cond_broadcast(&p->cv);
+}
+
 static void *worker(void *arg)
 {
     pool *p = arg;
+    tl_prof_thread("worker");
     for (;;) {
-        pthread_mutex_lock(&p->mu);
-        /* back-pressure: every started but uncommitted trace holds its
-         * columns in memory, so at most `jobs` + 1 of them exist at once
-         * (the extra one is sealed: its encoded form only) */
-        while (p->next < p->n && p->next - p->ncommitted >= (size_t)p->jobs + 1) pthread_cond_wait(&p->cv, &p->mu);
+        lock(p);
+        /* back-pressure: every started trace not yet committed and freed
+         * holds its columns in memory, so at most `jobs` + 1 of them exist
+         * at once (the extra one is sealed: its encoded form only) */
+        double t0 = tl_prof_wait_begin();
+        while (p->nfreeing == p->ncommitted && p->next < p->n && p->next - p->nfreed >= (size_t)p->jobs + 1)
+            pthread_cond_wait(&p->cv, &p->mu);
+        tl_prof_wait_end(t0, TL_PROF_WAIT_WRITER);
+        if (p->nfreeing < p->ncommitted) { /* a committed trace first: its memory gates the next start */
+            retire(p, p->committed[p->nfreeing++]);
+            pthread_mutex_unlock(&p->mu);
+            continue;
+        }
         if (p->next >= p->n) {
             pthread_mutex_unlock(&p->mu);
             return NULL;
@@ -55,8 +95,11 @@ static void *worker(void *arg)
         slot *sl = &p->slots[i];
         tl_ingest_opts o = p->opts[i];
         if (p->jobs > 1) o.parse_threads = 1; /* the files already use the cores */
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "ingest: parse+seal", TL_PROF_PARALLEL);
         sl->rc = tl_ingest_prepare(p->s, p->paths[i], &o, &sl->pp, &sl->err);
-        pthread_mutex_lock(&p->mu);
+        tl_prof_end(&sp);
+        lock(p);
         sl->ready = 1;
         p->done_order[p->ndone++] = i;
         pthread_cond_broadcast(&p->cv);
@@ -72,6 +115,7 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
     pool p = {.s = s, .paths = paths, .opts = opts, .n = n, .jobs = jobs};
     p.slots = tl_xcalloc(n ? n : 1, sizeof *p.slots);
     p.done_order = tl_xcalloc(n ? n : 1, sizeof *p.done_order);
+    p.committed = tl_xcalloc(n ? n : 1, sizeof *p.committed);
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv, NULL);
     pthread_t *th = tl_xcalloc((size_t)jobs, sizeof *th);
@@ -85,29 +129,36 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
         worker(&p);
     }
     int failures = 0;
+    tl_prof_thread("writer");
     for (size_t c = 0; c < n; c++) {
-        pthread_mutex_lock(&p.mu);
+        lock(&p);
+        double t0 = tl_prof_wait_begin();
         while (p.ndone <= c) pthread_cond_wait(&p.cv, &p.mu);
+        tl_prof_wait_end(t0, TL_PROF_WAIT_WORKERS);
         size_t i = p.done_order[c];
         pthread_mutex_unlock(&p.mu);
         slot *sl = &p.slots[i];
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "ingest: commit (writer)", TL_PROF_SERIAL);
         if (sl->rc == 0) sl->rc = tl_ingest_commit(s, &sl->pp, &sl->err);
         if (sl->rc) failures++;
+        tl_prof_end(&sp);
         done(ctx, i, sl->rc, &sl->pp, &sl->err);
-        tl_ingest_prep_free(&sl->pp);
-        /* Worker threads allocate from their own malloc arenas, which glibc
-         * does not shrink by itself: hand the freed trace back to the OS so
-         * peak memory tracks the traces in flight, not the corpus. */
-        malloc_trim(0);
-        pthread_mutex_lock(&p.mu);
-        p.ncommitted++;
+        lock(&p);
+        p.committed[p.ncommitted++] = i;
         pthread_cond_broadcast(&p.cv);
         pthread_mutex_unlock(&p.mu);
     }
     for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    /* the last traces, committed after the workers ran out of files */
+    lock(&p);
+    while (p.nfreeing < p.ncommitted) retire(&p, p.committed[p.nfreeing++]);
+    pthread_mutex_unlock(&p.mu);
     free(th);
+
     free(p.slots);
     free(p.done_order);
+    free(p.committed);
     pthread_mutex_destroy(&p.mu);
     pthread_cond_destroy(&p.cv);
     return failures ? TL_EIO : TL_OK;

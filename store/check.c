@@ -337,6 +337,7 @@ static int walk_guarded(walk *w, tl_err *err)
 
 int tl_store_check(tl_store *s, int repair, tl_check_report_fn report, void *ctx, tl_err *err)
 {
+    if (s->nshards) return tl_store_refuse_list(s, "check", err);
     walk w = {0};
     int rc = tl_reader_open(s, &w.r, err);
     if (rc) return rc;
@@ -375,6 +376,7 @@ int tl_store_check(tl_store *s, int repair, tl_check_report_fn report, void *ctx
 
 int tl_store_compact(tl_store *s, const char *dest_dir, tl_err *err)
 {
+    if (s->nshards) return tl_store_refuse_list(s, "compact", err);
     if (tl_mkdir_p(dest_dir, err)) return err ? err->code : TL_EIO;
     char path[4096];
     snprintf(path, sizeof path, "%s/data.mdb", dest_dir);
@@ -450,6 +452,7 @@ static int copy_and_replace(tl_store *s, const char *tmp_dir, const char *data, 
 
 int tl_store_compact_replace(tl_store *s, uint64_t *before, uint64_t *after, tl_err *err)
 {
+    if (s->nshards) return tl_store_refuse_list(s, "compact", err);
     if (s->readonly)
         return tl_errf(err, TL_ESTORE, "store %s cannot be written here; compact --into DIR makes a compacted copy",
                        s->dir);

@@ -305,9 +305,44 @@ int tl_store_open_read(const char *dir, tl_store **out, tl_err *err)
     return TL_OK;
 }
 
+int tl_store_open_list(const char *const *dirs, size_t n, tl_store **out, tl_err *err)
+{
+    if (n == 1) return tl_store_open_read(dirs[0], out, err);
+    if (n == 0) return tl_errf(err, TL_EUSAGE, "an empty store list");
+    tl_store *s = tl_xcalloc(1, sizeof *s);
+    s->held_lock_fd = -1;
+    s->readonly = 1;
+    s->shards = tl_xcalloc(n, sizeof *s->shards);
+    tl_buf names = {0};
+    for (size_t i = 0; i < n; i++) {
+        int rc = tl_store_open_read(dirs[i], &s->shards[i], err);
+        if (rc) {
+            tl_buf_free(&names);
+            s->nshards = i;
+            tl_store_close(s);
+            return rc;
+        }
+        s->nshards = i + 1;
+        if (i) tl_buf_puts(&names, " + ");
+        tl_buf_puts(&names, dirs[i]);
+    }
+    tl_buf_putc(&names, 0);
+    s->dir = names.p;
+    *out = s;
+    return TL_OK;
+}
+
+int tl_store_refuse_list(const tl_store *s, const char *what, tl_err *err)
+{
+    if (!s->nshards) return TL_OK;
+    return tl_errf(err, TL_EUNSUPPORTED, "%s takes one store, not the store list %s", what, s->dir);
+}
+
 void tl_store_close(tl_store *s)
 {
     if (!s) return;
+    for (size_t i = 0; i < s->nshards; i++) tl_store_close(s->shards[i]);
+    free(s->shards);
     if (s->env) mdb_env_close(s->env);
     /* after LMDB's lock is gone: closing any descriptor of lock.mdb drops
      * every lock this process holds on it */

@@ -631,6 +631,7 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
 {
+    if (s->nshards) return tl_store_refuse_list(s, "ingest", err);
     wtrace_drain(w);
     w->free_as_written = 0;
     tl_err perr = {0};
@@ -682,11 +683,12 @@ static int delete_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 
 int tl_store_delete(tl_store *s, uint64_t id, tl_err *err)
 {
+    if (s->nshards) return tl_store_refuse_list(s, "deleting a trace", err);
     return tl_store_with_write_txn(s, delete_fn, &id, err);
 }
 
 /* ---- reader ------------------------------------------------------------ */
-int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
+int tl_reader_one_open(tl_store *s, tl_reader **out, tl_err *err)
 {
     tl_reader *r = tl_xcalloc(1, sizeof *r);
     r->s = s;
@@ -704,7 +706,7 @@ int tl_reader_open(tl_store *s, tl_reader **out, tl_err *err)
     return TL_OK;
 }
 
-void tl_reader_close(tl_reader *r)
+void tl_reader_one_close(tl_reader *r)
 {
     if (!r) return;
     mdb_txn_abort(r->txn);
@@ -712,7 +714,7 @@ void tl_reader_close(tl_reader *r)
     free(r);
 }
 
-void tl_reader_drop_resident(tl_reader *r)
+void tl_reader_one_drop_resident(tl_reader *r)
 {
     /* LMDB does not expose its map address: drop the span of the values
      * this reader decoded (the B-tree pages between them go too and fault
@@ -756,7 +758,7 @@ static int reader_has(tl_reader *r, uint64_t id)
     return mdb_get(r->txn, r->s->catalog, &k, &v) == 0;
 }
 
-int tl_reader_has(tl_reader *r, uint64_t id)
+int tl_reader_one_has(tl_reader *r, uint64_t id)
 {
     STORE_GUARDED(0, reader_has(r, id));
 }
@@ -779,7 +781,7 @@ static int reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *
     return TL_OK;
 }
 
-int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
+int tl_reader_one_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_catalog(r, id, json, err));
 }
@@ -810,7 +812,7 @@ static int reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const 
     return bad;
 }
 
-int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+int tl_reader_one_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
                       tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_foreach(r, cb, ctx, err));
@@ -854,7 +856,7 @@ static int reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err
     return TL_OK;
 }
 
-int tl_reader_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
+int tl_reader_one_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_resolve(r, prefix, id, err));
 }
@@ -1113,14 +1115,14 @@ static int column_walk(tl_reader *r, uint64_t id, const char *table, const char 
     return found ? TL_OK : no_column(err, id, table, col);
 }
 
-int tl_reader_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
+int tl_reader_one_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
                             int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                             tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), column_walk(r, id, table, col, 0, cb, ctx, err));
 }
 
-int tl_reader_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
+int tl_reader_one_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
                           int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                           tl_err *err)
 {
@@ -1171,7 +1173,7 @@ static int reader_column_into(tl_reader *r, uint64_t id, const char *table, cons
     return TL_OK;
 }
 
-int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
+int tl_reader_one_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
                           uint64_t rows, tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_column_into(r, id, table, col, dst, width, rows, err));
@@ -1269,16 +1271,16 @@ static int reader_column(tl_reader *r, uint64_t id, const char *table, const cha
     return TL_OK;
 }
 
-int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
+int tl_reader_one_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
                      tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_column(r, id, table, col, out, err));
 }
 
-int tl_reader_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
+int tl_reader_one_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
 {
     tl_colview v;
-    int rc = tl_reader_column(r, id, "dict", "str", &v, err);
+    int rc = tl_reader_one_column(r, id, "dict", "str", &v, err);
     if (rc) return rc;
     out->n = v.n;
     out->offsets = v.offsets;
@@ -1336,7 +1338,7 @@ static int reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
     return TL_OK;
 }
 
-int tl_reader_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
+int tl_reader_one_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err)
 {
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_sizes(r, id, json_out, err));
 }

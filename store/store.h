@@ -52,9 +52,17 @@ int tl_store_open(const char *dir, tl_store **out, tl_err *err);
  * also MDB_NOLOCK when lock.mdb cannot be opened for writing): reads work,
  * writes fail. A writable store is opened as tl_store_open opens it. */
 int tl_store_open_read(const char *dir, tl_store **out, tl_err *err);
-/* Whether s was opened read-only. */
+/* Opens a store list: the n stores at dirs (each as tl_store_open_read
+ * opens it), read as one store. Readers see every shard's traces: ids are
+ * content hashes, so an id found in several shards is the same trace and
+ * is read from the first shard (in list order) holding it. A list only
+ * reads: writing, deleting, checking and compacting it are TL_EUNSUPPORTED.
+ * n == 1 opens that store itself. */
+int tl_store_open_list(const char *const *dirs, size_t n, tl_store **out, tl_err *err);
+/* Whether s was opened read-only (a store list always is). */
 int tl_store_readonly(const tl_store *s);
 void tl_store_close(tl_store *s);
+/* The store's directory; for a store list its shards' joined by " + ". */
 const char *tl_store_dir(const tl_store *s);
 
 /* ---- writing one trace ------------------------------------------------
@@ -149,7 +157,8 @@ void tl_reader_drop_resident(tl_reader *r);
 int tl_reader_has(tl_reader *r, uint64_t id);
 /* Catalog JSON text (NUL-terminated, owned by the reader); NULL on error. */
 int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
-/* Iterates all traces in id order; cb returns non-zero to stop. A record
+/* Iterates all traces in id order (over a store list: merged, each id
+ * once); cb returns non-zero to stop. A record
  * that fails its check is skipped, and the walk then returns TL_ESTORE
  * naming the first such trace. */
 int tl_reader_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,

@@ -18,6 +18,10 @@ struct tl_store {
     size_t mapsize;
     int readonly; /* opened MDB_RDONLY: the files are not writable here */
     int held_lock_fd; /* lock.mdb held by tl_store_compact_replace, or -1 */
+    /* a store list (tl_store_open_list): the shards, read as one store;
+     * env is then NULL and dir names them all */
+    tl_store **shards;
+    size_t nshards;
 };
 
 struct tl_reader {
@@ -25,7 +29,37 @@ struct tl_reader {
     MDB_txn *txn;
     tl_arena arena;
     uintptr_t map_lo, map_hi; /* span of the chunk values read (tl_reader_drop_resident) */
+    /* over a store list: one reader per shard (reader.c); txn is then NULL */
+    tl_reader **parts;
+    size_t nparts;
 };
+
+/* The reader of one store (store.c): what the public tl_reader_* functions
+ * of reader.c call on a single store, or on the shard holding an id. */
+int tl_reader_one_open(tl_store *s, tl_reader **out, tl_err *err);
+void tl_reader_one_close(tl_reader *r);
+void tl_reader_one_drop_resident(tl_reader *r);
+int tl_reader_one_has(tl_reader *r, uint64_t id);
+int tl_reader_one_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
+int tl_reader_one_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,
+                          tl_err *err);
+int tl_reader_one_resolve(tl_reader *r, const char *prefix, uint64_t *id, tl_err *err);
+int tl_reader_one_column(tl_reader *r, uint64_t id, const char *table, const char *col, tl_colview *out,
+                         tl_err *err);
+int tl_reader_one_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst,
+                              size_t width, uint64_t rows, tl_err *err);
+int tl_reader_one_column_chunks(tl_reader *r, uint64_t id, const char *table, const char *col,
+                                int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                                tl_err *err);
+int tl_reader_one_column_scan(tl_reader *r, uint64_t id, const char *table, const char *col,
+                              int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
+                              tl_err *err);
+int tl_reader_one_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err);
+int tl_reader_one_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err);
+
+/* TL_EUNSUPPORTED naming the shards when s is a store list (writes,
+ * checks and compaction take one store), else TL_OK. */
+int tl_store_refuse_list(const tl_store *s, const char *what, tl_err *err);
 
 /* Whether rc is a TL_E* code (message set) rather than an LMDB one (errno
  * values are positive, LMDB's own codes below -30000). */

@@ -7,10 +7,29 @@
 #include <string.h>
 #include <sys/stat.h>
 
+/* dir with each %r replaced by the MPI rank, into buf when it has one. */
+static const char *with_rank(const char *dir, char *buf, size_t n)
+{
+    const char *r = strstr(dir, "%r");
+    if (!r) return dir;
+    tl_buf b = {0};
+    for (const char *p = dir; *p;) {
+        if (p[0] == '%' && p[1] == 'r') {
+            tl_buf_printf(&b, "%d", tl_cli_mpi_rank());
+            p += 2;
+        } else {
+            tl_buf_putc(&b, *p++);
+        }
+    }
+    snprintf(buf, n, "%.*s", (int)b.n, b.p);
+    tl_buf_free(&b);
+    return buf;
+}
+
 const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
 {
-    if (db && *db) return db;
-    if (tl_env.db) return tl_env.db;
+    if (db && *db) return with_rank(db, buf, n);
+    if (tl_env.db) return with_rank(tl_env.db, buf, n);
     if (tl_env.xdg_data_home) {
         snprintf(buf, n, "%s/tracelens", tl_env.xdg_data_home);
         return buf;
@@ -19,12 +38,36 @@ const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
     return buf;
 }
 
+/* The store list the command line names, when it names several stores
+ * (--db more than once) or a list file (--db @FILE): 1 and *out (NULL
+ * after printing the error); 0 when it names one store. */
+static int open_list(const char *db, tl_store **out)
+{
+    char buf[4096];
+    const char *one[1] = {tl_cli_store_dir(db, buf, sizeof buf)};
+    const char *const *names = one;
+    size_t n = 1;
+    if (tl_cli_flags.ndbs > 1) names = tl_cli_flags.dbs, n = tl_cli_flags.ndbs;
+    if (n == 1 && names[0][0] != '@') return 0;
+    tl_cli_shards sh;
+    *out = NULL;
+    if (tl_cli_shards_of(names, n, &sh)) return 1;
+    tl_err err = {0};
+    if (tl_store_open_list((const char *const *)sh.dirs, sh.n, out, &err)) {
+        fprintf(stderr, "tracelens: %s\n", err.msg);
+        *out = NULL;
+    }
+    tl_cli_shards_free(&sh);
+    return 1;
+}
+
 tl_store *tl_cli_store(const char *db)
 {
     char buf[4096];
     const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     tl_store *s;
     tl_err err = {0};
+    if (open_list(db, &s)) return s;
     if (tl_store_open(dir, &s, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return NULL;
@@ -38,6 +81,7 @@ tl_store *tl_cli_store_read(const char *db)
     const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
     tl_store *s;
     tl_err err = {0};
+    if (open_list(db, &s)) return s;
     if (tl_store_open_read(dir, &s, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return NULL;

@@ -88,6 +88,10 @@ int tl_cli_match(const tl_cli_opt *opts, size_t nopts, const char *word);
  * limit, kept here for tl_cli_ingest_env). */
 typedef struct tl_cli_common {
     uint64_t max_input_bytes; /* 0: not given; UINT64_MAX: off */
+    /* every --db of the command line being parsed, in order (the parser
+     * records them; a read command given several reads them as one store) */
+    const char *dbs[256];
+    size_t ndbs;
 } tl_cli_common;
 extern tl_cli_common tl_cli_flags;
 /* A size: digits with an optional k, M, G or T suffix (powers of 1024,
@@ -155,10 +159,14 @@ void tl_cli_ingest_env(tl_ingest_opts *o);
 /* ---- store, traces, sheets (tools/cli.c) ---- */
 
 /* The store directory: db, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens,
- * else ~/.local/share/tracelens (buf holds the last two). */
+ * else ~/.local/share/tracelens (buf holds the last two). A %r in db or
+ * $TRACELENS_DB is replaced by the MPI rank (0 outside MPI), giving each
+ * process of an --mpi run its own shard. */
 const char *tl_cli_store_dir(const char *db, char *buf, size_t n);
 /* Opens the store (db may be NULL: default location). Prints the error and
- * returns NULL on failure. */
+ * returns NULL on failure. A command line naming several stores (--db
+ * given more than once) or a list file (--db @FILE) opens them as one
+ * store list (tl_store_open_list): it reads all and writes none. */
 tl_store *tl_cli_store(const char *db);
 /* The same for a command that only reads: a missing store is "no store at
  * DIR (ingest creates one)" and nothing is created; a store this process
@@ -196,6 +204,45 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
 /* The terminal summary of a collective analysis: counts, the slowest
  * collectives, rank imbalance (tools/cmd_collective.c). */
 void tl_cli_coll_print_summary(FILE *fp, const tl_coll_sheets *sh, const tl_coll_summary *sum);
+
+/* ---- store lists (tools/cli_shards.c) ---- */
+
+/* The shard folders of a store list. */
+typedef struct tl_cli_shards {
+    char **dirs;
+    size_t n, cap;
+} tl_cli_shards;
+/* names[0..n): folders, or @FILE naming a file that lists folders one per
+ * line (# comments and blank lines skipped; relative to the file's
+ * folder). 0, or -1 after printing why. */
+int tl_cli_shards_of(const char *const *names, size_t n, tl_cli_shards *out);
+void tl_cli_shards_free(tl_cli_shards *sh);
+
+/* ---- MPI (tools/cli_mpi.c) ----
+ * `--mpi` of ingest, corpus-report and collective: under mpirun each
+ * process takes a contiguous share of the rank files, ingests it into its
+ * own store (--db /local/tl-%r: %r is the MPI rank) and computes its ranks'
+ * partial results; rank 0 gathers them and writes the outputs. Outside
+ * MPI (or built without it) a process is rank 0 of 1. */
+
+/* Starts MPI (MPI_Init) for cmd; 0, or an exit code after printing why
+ * (built without MPI: how to enable it). root_prints: the standard output
+ * of processes other than rank 0 goes to /dev/null (rank 0 prints what
+ * one process would). */
+int tl_cli_mpi_start(const char *cmd, int root_prints);
+/* The MPI library --mpi loads (its soname), or NULL: built without MPI. */
+const char *tl_cli_mpi_library(void);
+int tl_cli_mpi_rank(void);
+int tl_cli_mpi_size(void);
+/* Whether position i of n is this process's: [rank*n/size, (rank+1)*n/size). */
+int tl_cli_mpi_mine(size_t i, size_t n);
+/* Whether flag is set on any process (every process gets the answer). */
+int tl_cli_mpi_any(int flag);
+/* Each process's n bytes at p to rank 0: there *all gets every process's
+ * bytes concatenated in rank order; elsewhere *all is left empty. */
+int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all);
+/* Ends MPI when started; every process returns the largest rc of all. */
+int tl_cli_mpi_finish(int rc);
 
 /* ---- folder walk (tools/cli_walk.c) ---- */
 

@@ -3,6 +3,7 @@
  * it here, the rest goes into each command's options. */
 #include "tools/cli.h"
 #include "query/core/trace.h"
+#include "base/profile.h"
 
 #include <dlfcn.h>
 #include <limits.h>
@@ -70,6 +71,8 @@ void tl_cli_env_read(void)
     tl_env.datadir = env("TRACELENS_DATADIR");
     if (!tl_env.datadir) tl_env.datadir = installed_datadir();
     tl_env.timing = getenv("TRACELENS_TIMING") != NULL;
+    const char *prof = getenv("TL_PROFILE");
+    if (prof && *prof && strcmp(prof, "0")) tl_prof_enable(1); /* the stage profile (base/profile.h) */
     if ((v = env("TRACELENS_PARSE_THREADS"))) tl_env.parse_threads = atoi(v);
     if ((v = env("TRACELENS_SPLIT_MIN")) && atoll(v) > 0) tl_env.split_min = (size_t)atoll(v);
     tl_env.report_serial = (v = getenv("TRACELENS_REPORT_THREADS")) && !strcmp(v, "0");

@@ -4,6 +4,7 @@
  * options every command has (--csv-safe, --max-input-bytes) itself. */
 #include "tools/cli.h"
 #include "report/report.h"
+#include "base/profile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -14,9 +15,10 @@ tl_cli_common tl_cli_flags;
 
 /* The options every command takes besides its own, spelled out in full
  * only: a command's abbreviations stay what they are. */
-enum { C_CSV_SAFE, C_MAX_INPUT };
+enum { C_CSV_SAFE, C_MAX_INPUT, C_PROFILE };
 static const tl_cli_opt COMMON[] = {
     [C_CSV_SAFE] = {"--csv-safe", TL_CLI_FLAG},
+    [C_PROFILE] = {"--profile", TL_CLI_FLAG},
     [C_MAX_INPUT] = {"--max-input-bytes", TL_CLI_VALUE},
 };
 #define NCOMMON (sizeof COMMON / sizeof *COMMON)
@@ -55,6 +57,7 @@ void tl_cli_args_init(tl_cli_args *p, int argc, char **argv, const tl_cli_opt *o
     p->opts = opts;
     p->nopts = nopts;
     p->i = 1;
+    tl_cli_flags.ndbs = 0;
 }
 
 /* A word that starts an option (argparse: a '-' not followed by a number). */
@@ -128,6 +131,7 @@ static int common_option(tl_cli_args *p, const char *a, size_t n, const char *eq
     if (c < 0) return TL_CLI_UNKNOWN;
     if (take_value(p, &COMMON[c], c, eq) == TL_CLI_BAD) return TL_CLI_BAD;
     if (c == C_CSV_SAFE) tl_report_csv_set_safe(1);
+    else if (c == C_PROFILE) tl_prof_enable(1);
     else if (tl_cli_parse_size(p->val, &tl_cli_flags.max_input_bytes))
         return bad(p, "wants a size in bytes (1000000, 512M, 2G) or off");
     return tl_cli_next(p);
@@ -167,6 +171,11 @@ static int take_value(tl_cli_args *p, const tl_cli_opt *opt, int k, const char *
         if (eq) p->val = eq;
         else if (p->i < p->argc) p->val = p->argv[p->i++];
         else return bad(p, "expected one argument");
+        if (!strcmp(p->name, "--db")) {
+            if (tl_cli_flags.ndbs == sizeof tl_cli_flags.dbs / sizeof *tl_cli_flags.dbs)
+                return bad(p, "names more stores than 256 (list them in a file: --db @FILE)");
+            tl_cli_flags.dbs[tl_cli_flags.ndbs++] = p->val;
+        }
         break;
     case TL_CLI_OPTIONAL:
         if (eq) p->val = eq;

@@ -65,6 +65,12 @@ static const char *HELP =
     "options of tracelens:\n"
     "  --no-imbalance           leave out the imbalance sheets and summary\n"
     "  -q, --quiet              no summary on stdout, no notes\n"
+    "  --mpi                    under mpirun: each process takes a contiguous share\n"
+    "                           of the ranks, ingests its files into its own store\n"
+    "                           (--db /local/tl-%r, %r = MPI rank) and reads their\n"
+    "                           collective records; rank 0 gathers the records and\n"
+    "                           writes the same sheets. With --config the store (or\n"
+    "                           store list) must hold every rank\n"
     "  --db DIR                 trace store (default $TRACELENS_DB, else\n"
     "                           $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help               this text\n"
@@ -76,7 +82,7 @@ static const char *HELP =
 
 enum {
     F_DIR, F_PATTERN, F_GLOB, F_CONFIG, F_WORLD, F_REGEX, F_XLSX, F_CSV, F_AGG, F_GPN, F_HEAT, F_DETAILED,
-    F_MP, F_WORKERS, F_NOIMB, F_QUIET, F_DB, F_HELP, F_N
+    F_MP, F_WORKERS, F_NOIMB, F_QUIET, F_DB, F_HELP, F_MPI, F_N
 };
 static const tl_cli_opt FLAGS[F_N] = {
     [F_DIR] = {"--trace_dir", TL_CLI_VALUE},
@@ -97,6 +103,7 @@ static const tl_cli_opt FLAGS[F_N] = {
     [F_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
     [F_DB] = {"--db", TL_CLI_VALUE},
     [F_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [F_MPI] = {"--mpi", TL_CLI_FLAG},
 };
 
 static int usage_error(const char *prog, const char *fmt, const char *arg)
@@ -376,7 +383,8 @@ static void ing_done(void *ctx, size_t i, int rc, const tl_ingest_prep *pp, cons
     if (!pp->res.existed) c->fresh++;
 }
 
-static int ingest_files(tl_store *s, char *const *paths, size_t n, int jobs, int quiet, uint64_t *ids)
+/* Ingests paths[0..n), the ranks first.. first+n-1, their ids into ids[0..n). */
+static int ingest_files(tl_store *s, char *const *paths, size_t n, size_t first, int jobs, int quiet, uint64_t *ids)
 {
     tl_ingest_opts *o = tl_xcalloc(n, sizeof *o);
     char **cfg = tl_xcalloc(n, sizeof *cfg);
@@ -388,7 +396,7 @@ static int ingest_files(tl_store *s, char *const *paths, size_t n, int jobs, int
         free(real);
         free(dup);
         tl_cli_ingest_env(&o[i]);
-        o[i].rank = (int64_t)i;
+        o[i].rank = (int64_t)(first + i);
         o[i].config = cfg[i];
     }
     ing_ctx c = {.ids = ids};
@@ -599,6 +607,27 @@ static int write_report(const tl_coll_sheets *sh, const tl_coll_summary *sum, co
     return rc;
 }
 
+/* --mpi: this process reads the collective records of its share of the
+ * ranks; rank 0 gathers every share and runs the analysis (*writer: this
+ * process has the sheets). */
+static int coll_mpi(tl_store *s, const uint64_t *ids, size_t world, const tl_coll_opts *o, tl_coll_sheets *sh,
+                    tl_coll_summary *sum, tl_err *err, int *writer)
+{
+    size_t lo = (size_t)tl_cli_mpi_rank() * world / (size_t)tl_cli_mpi_size();
+    size_t hi = (size_t)(tl_cli_mpi_rank() + 1) * world / (size_t)tl_cli_mpi_size();
+    tl_buf mine = {0}, all = {0};
+    int rc = tl_coll_partials(s, ids, lo, hi, o->max_workers, &mine, err);
+    int failed = tl_cli_mpi_any(rc != 0);
+    if (!failed) tl_cli_mpi_gather(mine.p, mine.n, &all);
+    tl_buf_free(&mine);
+    *writer = tl_cli_mpi_rank() == 0;
+    if (failed && !rc) rc = tl_errf(err, TL_ESTORE, "another process could not read its ranks");
+    if (*writer && !rc) rc = tl_coll_report_partials(all.p, all.n, world, o, sh, sum, err);
+    tl_buf_free(&all);
+    if (!*writer) memset(sh, 0, sizeof *sh), memset(sum, 0, sizeof *sum);
+    return rc;
+}
+
 /* The numbers and the one trace source the flags give; 0 or an exit code. */
 static int check_flags(const char *prog, const char *const *val, const int *set, long *world, long *gpn,
                        long *workers)
@@ -697,6 +726,7 @@ int tl_cmd_collective(int argc, char **argv)
         }
     if (files.n && !outdir) outdir = common_dir(&files);
 
+    if (set[F_MPI] && (rc = tl_cli_mpi_start("collective", 1))) goto out;
     /* --config reads stored ranks: it never creates a store */
     tl_store *s = val[F_CONFIG] ? tl_cli_store_read(val[F_DB]) : tl_cli_store(val[F_DB]);
     if (!s) { rc = TL_EXIT_STORE; goto out; }
@@ -716,7 +746,9 @@ int tl_cmd_collective(int argc, char **argv)
     } else {
         nranks = files.n;
         ids = tl_xcalloc(nranks, sizeof *ids);
-        if (ingest_files(s, files.v, nranks, workers > 0 ? (int)workers : 2, quiet, ids)) {
+        size_t lo = set[F_MPI] ? (size_t)tl_cli_mpi_rank() * nranks / (size_t)tl_cli_mpi_size() : 0;
+        size_t hi = set[F_MPI] ? (size_t)(tl_cli_mpi_rank() + 1) * nranks / (size_t)tl_cli_mpi_size() : nranks;
+        if (tl_cli_mpi_any(ingest_files(s, files.v + lo, hi - lo, lo, workers > 0 ? (int)workers : 2, quiet, ids + lo))) {
             free(ids);
             tl_store_close(s);
             rc = TL_EXIT_FAIL;
@@ -737,7 +769,9 @@ int tl_cmd_collective(int argc, char **argv)
     tl_coll_sheets sh;
     tl_coll_summary sum;
     double t0 = tl_now();
-    if (tl_coll_report(s, ids, nranks, &o, &sh, &sum, &err)) {
+    int writer = 1;
+    if (set[F_MPI] ? coll_mpi(s, ids, nranks, &o, &sh, &sum, &err, &writer)
+                   : tl_coll_report(s, ids, nranks, &o, &sh, &sum, &err)) {
         fprintf(stderr, "%s: %s\n", err.code == TL_EFORMAT ? "ValueError" : prog, err.msg);
         rc = err.code == TL_EUSAGE ? TL_EXIT_USAGE : tl_cli_exit_for(err.code, TL_EXIT_FAIL);
         free(ids);
@@ -747,6 +781,7 @@ int tl_cmd_collective(int argc, char **argv)
     double dt = tl_now() - t0;
     free(ids);
     tl_store_close(s);
+    if (!writer) goto out;
 
     rc = write_report(&sh, &sum, val[F_XLSX], val[F_CSV], outdir, dt, quiet, o.imbalance);
     tl_coll_sheets_free(&sh);
@@ -756,5 +791,5 @@ out:
     tl_vec_free(&files);
     tl_vec_free(&aggs);
     free(outdir);
-    return rc;
+    return tl_cli_mpi_finish(rc);
 }

@@ -10,6 +10,7 @@
 #include "ingest/ingest.h"
 #include "query/multirank/multirank.h"
 #include "report/report.h"
+#include "base/profile.h"
 
 #include <malloc.h>
 #include <errno.h>
@@ -67,6 +68,11 @@ static const char *HELP =
     "  --csv DIR      also write DIR/<configuration>/<sheet>.csv\n"
     "  -j, --max_workers N  threads for ingest and per-rank reports\n"
     "  -q, --quiet    fewer messages\n"
+    "  --mpi          under mpirun: each process ingests a contiguous share of the\n"
+    "                 rank files into its own store (--db /local/tl-%r, %r = MPI\n"
+    "                 rank) and computes those ranks; rank 0 gathers the per-rank\n"
+    "                 results (never events) and writes the same workbook. With\n"
+    "                 --config the store (or store list) must hold every rank\n"
     "  --db DIR       trace store (default $TRACELENS_DB, else $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help     this text\n"
     "\n"
@@ -126,7 +132,7 @@ typedef struct cfgdir {
 } cfgdir;
 
 typedef struct ing {
-    uint64_t *ids;
+    uint64_t *ids;      /* ids[i] is the i-th file ingested */
     int failures;
     size_t fresh;
 } ing;
@@ -150,9 +156,32 @@ static int workers_default(long w)
     return cpus > 0 ? (int)(cpus > 8 ? 8 : cpus) : 1;
 }
 
-/* Builds and writes one configuration's workbook from stored ids. */
-static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const char *xlsx,
-                      const char *csv, long workers, int quiet)
+/* The workbook's sheets: computed here, or with mpi each process computes
+ * its ranks [lo, hi) and rank 0 pools every process's (*writer: this
+ * process has the sheets to write). */
+static int config_sheets(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
+                         int mpi, const tl_corpus_opts *o, tl_corpus_sheets *sh, tl_corpus_stats *st, tl_err *err,
+                         int *writer)
+{
+    *writer = 1;
+    if (!mpi) return tl_corpus_report(s, ids, ranks, n, o, sh, st, err);
+    tl_buf mine = {0}, all = {0};
+    double t0 = tl_now();
+    int rc = tl_corpus_partials(s, ids, ranks, n, lo, hi, o, &mine, err);
+    tl_cli_mpi_gather(mine.p, mine.n, &all);
+    tl_buf_free(&mine);
+    double ranks_s = tl_now() - t0; /* every process's ranks, up to the last one's arrival */
+    *writer = tl_cli_mpi_rank() == 0;
+    if (*writer && !rc) rc = tl_corpus_report_partials(all.p, all.n, n, o, sh, st, err);
+    if (*writer && !rc) st->seconds_ranks = ranks_s;
+    tl_buf_free(&all);
+    return rc;
+}
+
+/* Builds and writes one configuration's workbook from stored ids (with
+ * mpi, this process's share is [lo, hi)). */
+static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi, int mpi,
+                      const char *xlsx, const char *csv, long workers, int quiet)
 {
     tl_corpus_opts o;
     tl_corpus_opts_default(&o);
@@ -164,12 +193,17 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     tl_corpus_stats st;
     tl_err err = {0};
     double t0 = tl_now();
-    if (tl_corpus_report(s, ids, ranks, n, &o, &sh, &st, &err)) {
+    int writer;
+    if (config_sheets(s, ids, ranks, n, lo, hi, mpi, &o, &sh, &st, &err, &writer)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return tl_cli_exit_for(err.code, TL_EXIT_FAIL);
     }
+    if (!writer) return TL_EXIT_OK;
     double dt = tl_now() - t0;
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "corpus: write workbook", TL_PROF_SERIAL);
     int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
+    tl_prof_end(&sp);
     if (rc == TL_EXIT_OK) {
         printf("Wrote %s%s%s%s (%zu sheets; %.3f s from the store: ranks %.3f s, collectives %.3f s)\n", xlsx,
                csv ? " and " : "", csv ? csv : "", csv ? "/" : "", sh.n, dt,
@@ -216,7 +250,8 @@ static int node_replay_message(void)
     return TL_EXIT_FAIL;
 }
 
-enum { C_HELP, C_BASE, C_PREFIX, C_EXT, C_OUT, C_FILTER, C_DRY, C_REPLAY, C_QUIET, C_WORKERS, C_DB, C_CONFIG, C_CSV };
+enum { C_HELP, C_BASE, C_PREFIX, C_EXT, C_OUT, C_FILTER, C_DRY, C_REPLAY, C_QUIET, C_WORKERS, C_DB, C_CONFIG, C_CSV,
+       C_MPI };
 static const tl_cli_opt OPTS[] = {
     [C_HELP] = {"-h|--help", TL_CLI_FLAG},
     [C_BASE] = {"-b", TL_CLI_VALUE},
@@ -231,13 +266,14 @@ static const tl_cli_opt OPTS[] = {
     [C_DB] = {"--db", TL_CLI_VALUE},
     [C_CONFIG] = {"--config", TL_CLI_VALUE},
     [C_CSV] = {"--csv", TL_CLI_VALUE},
+    [C_MPI] = {"--mpi", TL_CLI_FLAG},
 };
 
 /* The command line of corpus-report. */
 typedef struct corpus_args {
     const char *prog, *base, *prefix, *ext, *out, *db, *config, *csvdir;
     TL_VEC(const char *) filters; /* -f: every one must be in a path */
-    int dry, replay, quiet;
+    int dry, replay, quiet, mpi;
     long workers;
 } corpus_args;
 
@@ -268,7 +304,7 @@ static int report_stored_config(const corpus_args *a)
         snprintf(xlsx, len, "%s/%s_performance_report.xlsx", d, cn);
     }
     struct stat st;
-    if (stat(xlsx, &st) == 0) {
+    if (tl_cli_mpi_any(stat(xlsx, &st) == 0)) {
         printf("Excel file already exists: (%s)\n", xlsx);
         printf("Not overwritten: remove it or give another -o.\n");
     } else if (a->dry) {
@@ -282,7 +318,9 @@ static int report_stored_config(const corpus_args *a)
             csv = tl_xmalloc(len);
             snprintf(csv, len, "%s/%s", a->csvdir, cn);
         }
-        rc = one_config(s, ids, NULL, n, xlsx, csv, a->workers, a->quiet);
+        size_t lo = (size_t)tl_cli_mpi_rank() * n / (size_t)tl_cli_mpi_size();
+        size_t hi = (size_t)(tl_cli_mpi_rank() + 1) * n / (size_t)tl_cli_mpi_size();
+        rc = one_config(s, ids, NULL, n, lo, hi, a->mpi, xlsx, csv, a->workers, a->quiet);
         free(csv);
     }
     free(xlsx), free(ids), free(dir);
@@ -308,14 +346,21 @@ static int ingest_and_report(tl_store *s, const cfgdir *c, const char *xlsx, con
         io[i].rank = c->ranks[i];
         io[i].config = cfgname;
     }
-    ing g = {.ids = ids};
+    /* with --mpi this process ingests and computes its share [lo, hi) */
+    size_t lo = (size_t)tl_cli_mpi_rank() * n / (size_t)tl_cli_mpi_size();
+    size_t hi = (size_t)(tl_cli_mpi_rank() + 1) * n / (size_t)tl_cli_mpi_size();
+    ing g = {.ids = ids + lo};
     double t0 = tl_now();
-    tl_ingest_many(s, (const char *const *)c->files.v, io, n, workers_default(a->workers), ing_done, &g);
+    tl_ingest_many(s, (const char *const *)c->files.v + lo, io + lo, hi - lo, workers_default(a->workers), ing_done,
+                   &g);
+    if (tl_cli_mpi_any(g.failures) && !g.failures) g.failures = -1; /* another process's files failed */
     if (!a->quiet) {
         double dt = tl_now() - t0;
-        printf("Ingested %zu trace(s) (%zu new) in %.2f s\n", n, g.fresh, dt);
+        printf("Ingested %zu trace(s) (%zu new) in %.2f s\n", hi - lo, g.fresh, dt);
     }
-    if (g.failures) {
+    if (g.failures < 0) {
+        rc = TL_EXIT_FAIL;
+    } else if (g.failures) {
         fprintf(stderr, "tracelens: %d file(s) of %s could not be ingested; configuration skipped\n",
                 g.failures, c->dir);
         rc = TL_EXIT_FAIL;
@@ -326,7 +371,7 @@ static int ingest_and_report(tl_store *s, const cfgdir *c, const char *xlsx, con
             csv = tl_xmalloc(len);
             snprintf(csv, len, "%s/%s", a->csvdir, cfgname);
         }
-        int r1 = one_config(s, ids, rk, n, xlsx, csv, a->workers, a->quiet);
+        int r1 = one_config(s, ids, rk, n, lo, hi, a->mpi, xlsx, csv, a->workers, a->quiet);
         free(csv);
         rc = r1;
     }
@@ -369,6 +414,7 @@ static int parse_corpus(int argc, char **argv, corpus_args *a)
         case C_DB: a->db = v; break;
         case C_CONFIG: a->config = v; break;
         case C_CSV: a->csvdir = v; break;
+        case C_MPI: a->mpi = 1; break;
         case TL_CLI_BAD: return usage(a->prog, "%s", p.msg);
         default: return usage(a->prog, "unrecognized arguments: %s", p.arg);
         }
@@ -434,10 +480,11 @@ int tl_cmd_corpus_report(int argc, char **argv)
     if (!a.base && !a.config) { tl_vec_free(&a.filters); return usage(a.prog, "the following arguments are required: %s", "-b"); }
     if (a.base && a.config) { tl_vec_free(&a.filters); return usage(a.prog, "%s", "give -b BASE or --config NAME, not both"); }
 
+    if (a.mpi && (rc = tl_cli_mpi_start("corpus-report", 1))) { tl_vec_free(&a.filters); return rc; }
     if (a.config) {
         rc = report_stored_config(&a);
         tl_vec_free(&a.filters);
-        return rc;
+        return tl_cli_mpi_finish(rc);
     }
 
     /* §4.2: walk, filter, group by parent folder */
@@ -458,7 +505,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
         printf("==================== No %s files found, check filters and filepaths ====================\n", a.ext);
         tl_vec_free(&files);
         tl_vec_free(&a.filters);
-        return TL_EXIT_FAIL;
+        return tl_cli_mpi_finish(TL_EXIT_FAIL);
     }
     TL_VEC(cfgdir) dirs = {0};
     for (size_t i = 0; i < files.n; i++) {
@@ -511,7 +558,7 @@ int tl_cmd_corpus_report(int argc, char **argv)
         struct stat st;
         if (a.dry) {
             printf("==================== End of dry run ====================\n");
-        } else if (stat(xlsx, &st) == 0) {
+        } else if (tl_cli_mpi_any(stat(xlsx, &st) == 0)) {
             /* the reference stops the whole run here; we skip this one */
             printf("Excel file already exists: (%s)\n", xlsx);
             printf("Skipping this configuration; the others continue.\n");
@@ -534,5 +581,5 @@ done:
     for (size_t i = 0; i < files.n; i++) free(files.v[i]);
     tl_vec_free(&files);
     tl_vec_free(&a.filters);
-    return rc;
+    return tl_cli_mpi_finish(rc);
 }

@@ -35,6 +35,10 @@ static const char *INGEST_USAGE =
     "                         A single large plain .json file is itself parsed on\n"
     "                         all cores (TRACELENS_PARSE_THREADS=N sets how many)\n"
     "  -q, --quiet            no progress bar or throughput line\n"
+    "  --mpi                  under mpirun: each process ingests its share of the\n"
+    "                         files (contiguous, in walk order) into its own store;\n"
+    "                         name it with %r, the MPI rank: --db /local/tl-%r\n"
+    "                         (read them together with --db @LIST or --db ... x N)\n"
     "  --max-input-bytes N    refuse a file larger than N bytes decompressed (512M,\n"
     "                         2G, off; also TRACELENS_MAX_INPUT_BYTES; see tracelens\n"
     "                         --help for TRACELENS_MAX_RATIO, the gzip ratio guard)\n"
@@ -53,7 +57,7 @@ typedef struct ingest_ctx {
     int nfilters;
     const char *ext;
     char *labels_json;
-    int dry_run, quiet, jobs;
+    int dry_run, quiet, jobs, mpi;
     int failures, count;
     uint64_t bytes, events;
     /* the files to ingest, with their options */
@@ -197,7 +201,24 @@ static void config_summary(ingest_ctx *c)
 
 typedef TL_VEC(const char *) strlist;
 
-enum { I_HELP, I_DB, I_RANK, I_FILTER, I_EXT, I_JOBS, I_LABEL, I_DRY, I_QUIET };
+/* --mpi: keeps this process's contiguous share of the files. */
+static void keep_share(ingest_ctx *c)
+{
+    size_t n = c->paths.n, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!tl_cli_mpi_mine(i, n)) {
+            free(c->paths.v[i]);
+            free(c->cfgs.v[i]);
+            continue;
+        }
+        c->paths.v[kept] = c->paths.v[i], c->opts.v[kept] = c->opts.v[i];
+        c->cfgs.v[kept] = c->cfgs.v[i], c->walked.v[kept] = c->walked.v[i];
+        kept++;
+    }
+    c->paths.n = c->opts.n = c->cfgs.n = c->walked.n = kept;
+}
+
+enum { I_HELP, I_DB, I_RANK, I_FILTER, I_EXT, I_JOBS, I_LABEL, I_DRY, I_QUIET, I_MPI };
 static const tl_cli_opt INGEST_OPTS[] = {
     [I_HELP] = {"-h|--help", TL_CLI_FLAG},
     [I_DB] = {"--db", TL_CLI_VALUE},
@@ -208,6 +229,7 @@ static const tl_cli_opt INGEST_OPTS[] = {
     [I_LABEL] = {"--label", TL_CLI_VALUE},
     [I_DRY] = {"--dry-run", TL_CLI_FLAG},
     [I_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+    [I_MPI] = {"--mpi", TL_CLI_FLAG},
 };
 
 /* Parses ingest's command line into c, paths and the labels' JSON; -1 when
@@ -239,6 +261,7 @@ static int parse_ingest(ingest_ctx *c, const char **db, int argc, char **argv, s
         }
         case I_DRY: c->dry_run = 1; break;
         case I_QUIET: c->quiet = 1; break;
+        case I_MPI: c->mpi = 1; break;
         case TL_CLI_POSITIONAL: tl_vec_push(paths, p.arg); break;
         case TL_CLI_BAD: fprintf(stderr, "tracelens ingest: %s\n", p.msg); return TL_EXIT_USAGE;
         default: fprintf(stderr, "tracelens ingest: unknown option %s%s (see --help)\n", p.arg, tl_cli_hint(&p)); return TL_EXIT_USAGE;
@@ -314,6 +337,11 @@ int tl_cmd_ingest(int argc, char **argv)
         return rc < 0 ? TL_EXIT_OK : rc;
     }
     if (!paths.n) { fputs(INGEST_USAGE, stderr); return TL_EXIT_USAGE; }
+    if (c.mpi && (rc = tl_cli_mpi_start("ingest", 0))) {
+        tl_vec_free(&paths);
+        tl_buf_free(&labels);
+        return rc;
+    }
     if (labels.n) { tl_buf_putc(&labels, '}'); c.labels_json = labels.p; }
     for (size_t i = 0; i < paths.n; i++) {
         struct stat st;
@@ -328,7 +356,9 @@ int tl_cmd_ingest(int argc, char **argv)
             add_file(&c, paths.v[i]);
         }
     }
-    if (!c.paths.n && !c.failures) {
+    int none = !c.paths.n && !c.failures;
+    if (c.mpi) keep_share(&c);
+    if (none) {
         fprintf(stderr, "tracelens: no trace files found in %s%s\n", paths.v[0], paths.n > 1 ? " and the others" : "");
         c.failures++;
     } else if (c.dry_run) {
@@ -340,7 +370,7 @@ int tl_cmd_ingest(int argc, char **argv)
         int is_new;
         store_missing(tl_cli_store_dir(db, dirbuf, sizeof dirbuf), made, sizeof made, &is_new);
         c.s = tl_cli_store(db);
-        if (!c.s) return TL_EXIT_STORE;
+        if (!c.s) return tl_cli_mpi_finish(TL_EXIT_STORE);
         if (c.paths.n == 1) c.opts.v[0].progress = !c.quiet;
         double t0 = tl_now();
         tl_ingest_many(c.s, (const char *const *)c.paths.v, c.opts.v, c.paths.n, c.jobs, ingest_done, &c);
@@ -349,7 +379,7 @@ int tl_cmd_ingest(int argc, char **argv)
         if (!c.quiet && c.bytes)
             fprintf(stderr, "tracelens: ingested %d trace(s), %llu events, %.1f MB of JSON in %.2f s (%.0f MB/s)\n",
                     c.count, (unsigned long long)c.events, (double)c.bytes / 1e6, dt, (double)c.bytes / 1e6 / dt);
-        config_summary(&c);
+        if (!c.mpi) config_summary(&c); /* a process sees only its share of a configuration */
         close_store_after_ingest(c.s, is_new, made);
     }
     for (size_t i = 0; i < c.paths.n; i++) { free(c.paths.v[i]); free(c.cfgs.v[i]); }
@@ -359,7 +389,7 @@ int tl_cmd_ingest(int argc, char **argv)
     tl_vec_free(&c.walked);
     tl_buf_free(&labels);
     tl_vec_free(&paths);
-    return c.failures ? TL_EXIT_FAIL : TL_EXIT_OK;
+    return tl_cli_mpi_finish(c.failures ? TL_EXIT_FAIL : TL_EXIT_OK);
 }
 
 /* ---- ls / info / rm ---- */

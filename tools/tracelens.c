@@ -50,6 +50,9 @@ static const char *USAGE_STORE =
     "\n"
     "The store: --db DIR, else $TRACELENS_DB, else $XDG_DATA_HOME/tracelens\n"
     "(~/.local/share/tracelens). `tracelens COMMAND --help` explains each command.\n"
+    "A store list reads several stores (shards) as one: --db A --db B ..., or\n"
+    "--db @FILE listing one store folder per line; ls, info, report, diff, compare,\n"
+    "query and sql take one (a trace id in two shards is the same trace).\n"
     "\n"
     "Reference-compatible commands (links to this binary):\n";
 
@@ -59,6 +62,10 @@ static const char *USAGE_EXIT =
     "  --max-input-bytes N   refuse a trace larger than N bytes once decompressed\n"
     "                        (512M, 2G; off: no limit; default: none). With a limit\n"
     "                        set, gzip files are not held to the inflation ratio\n"
+    "  --profile             the stage profile on stderr at the end (also\n"
+    "                        TL_PROFILE=1): wall and CPU per stage and thread, time\n"
+    "                        waiting on locks, the writer and workers, and the\n"
+    "                        serial fraction (docs/SCALING.md)\n"
     "  --csv-safe            CSV text cells starting with = + - @ (formulas to a\n"
     "                        spreadsheet) get a leading '; by default they are\n"
     "                        written as they are, as the reference does\n"
@@ -110,18 +117,21 @@ int tl_cli_main(int argc, char **argv)
     for (size_t k = 0; k < NCOMMANDS; k++)
         if (COMMANDS[k].ref_name && !strcmp(self, COMMANDS[k].ref_name)) return COMMANDS[k].run(argc, argv);
 
-    const char *db = NULL;
-    int i = 1;
+    int i = 1, ndb = 0; /* global --db words (several: a store list), passed on to the command */
     for (; i < argc; i++) {
-        if (!strcmp(argv[i], "--db") && i + 1 < argc) db = argv[++i];
-        else if (!strncmp(argv[i], "--db=", 5)) db = argv[i] + 5;
+        if (!strcmp(argv[i], "--db") && i + 1 < argc) i++, ndb++;
+        else if (!strncmp(argv[i], "--db=", 5)) ndb++;
         else break;
     }
     if (i >= argc || !strcmp(argv[i], "-h") || !strcmp(argv[i], "--help") || !strcmp(argv[i], "help")) {
         usage(i >= argc ? stderr : stdout);
         return i >= argc ? TL_EXIT_USAGE : 0;
     }
-    if (!strcmp(argv[i], "--version")) { puts("tracelens " TL_VERSION); return 0; }
+    if (!strcmp(argv[i], "--version")) {
+        const char *mpi = tl_cli_mpi_library();
+        printf("tracelens " TL_VERSION "\nMPI: %s\n", mpi ? mpi : "not built in (install libopenmpi-dev and configure again)");
+        return 0;
+    }
     const tl_cli_cmd *cmd = NULL;
     for (size_t k = 0; k < NCOMMANDS && !cmd; k++)
         if (COMMANDS[k].name && !strcmp(argv[i], COMMANDS[k].name)) cmd = &COMMANDS[k];
@@ -135,17 +145,17 @@ int tl_cli_main(int argc, char **argv)
         else fprintf(stderr, "tracelens: unknown command '%s' (see tracelens --help)\n", argv[i]);
         return TL_EXIT_USAGE;
     }
-    /* Commands see argv starting at their name; a global --db is passed on. */
+    /* Commands see argv starting at their name; global --db options are passed on. */
     char **sub = argv + i;
     int subc = argc - i;
-    if (!db) return cmd->run(subc, sub);
-    char **withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + 3));
-    withdb[0] = sub[0];
-    withdb[1] = (char *)"--db";
-    withdb[2] = (char *)db;
-    for (int k = 1; k < subc; k++) withdb[k + 2] = sub[k];
-    withdb[subc + 2] = NULL;
-    int rc = cmd->run(subc + 2, withdb);
+    if (!ndb) return cmd->run(subc, sub);
+    char **withdb = tl_xmalloc(sizeof(char *) * ((size_t)subc + (size_t)i + 1));
+    int m = 0;
+    withdb[m++] = sub[0];
+    for (int k = 1; k < i; k++) withdb[m++] = argv[k];
+    for (int k = 1; k < subc; k++) withdb[m++] = sub[k];
+    withdb[m] = NULL;
+    int rc = cmd->run(m, withdb);
     free(withdb);
     return rc;
 }

@@ -8,11 +8,13 @@
 #include "query/multirank/multirank.h"
 #include "query/multirank/collective_internal.h"
 #include "query/multirank/corpus_internal.h"
+#include "query/multirank/partials_internal.h"
 #include "query/pytorch/pytorch_internal.h"
 #include "query/pytorch/pytorch.h"
 #include "query/core/stats.h"
 #include "query/core/trace.h"
 #include "ingest/schema.h"
+#include "base/profile.h"
 
 #include <malloc.h>
 #include <math.h>
@@ -421,6 +423,8 @@ typedef struct pool {
     tl_store *s;
     const uint64_t *ids;
     size_t n;
+    size_t lo, hi;           /* the ranks this process runs (all n but under MPI) */
+    int partial;             /* other processes run the other ranks: no collective analysis here */
     rank_out *ro;
     const tl_corpus_opts *o;
     const tl_catreg *cat;
@@ -434,6 +438,7 @@ typedef struct pool {
     tl_coll_sheets coll;
     tl_coll_summary *coll_summary;
     double coll_seconds;
+    double seconds_ranks; /* wall time of run_ranks */
 } pool;
 
 /* The cross-rank collective analysis over every rank's events (which it
@@ -441,6 +446,8 @@ typedef struct pool {
 static void run_collectives(pool *p)
 {
     double t0 = tl_now();
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "corpus: collective analysis", TL_PROF_SERIAL);
     static const char *const MEAN[] = {"mean"};
     tl_coll_opts co;
     tl_coll_opts_default(&co);
@@ -461,6 +468,7 @@ static void run_collectives(pool *p)
         for (size_t i = 0; i < p->n; i++) cr[i] = p->ro[i].coll, memset(&p->ro[i].coll, 0, sizeof p->ro[i].coll);
         p->coll_rc = coll_report_ranks(cr, p->n, &co, &p->coll, p->coll_summary, &p->coll_err); /* consumes cr */
     }
+    tl_prof_end(&sp);
     p->coll_seconds = tl_now() - t0;
 }
 
@@ -472,7 +480,9 @@ static void collectives_when_read(pool *p)
     pthread_mutex_lock(&cs->mu);
     int mine = !cs->claimed;
     cs->claimed = 1;
+    double t0 = tl_prof_wait_begin();
     while (mine && cs->pending) pthread_cond_wait(&cs->cv, &cs->mu);
+    if (mine) tl_prof_wait_end(t0, TL_PROF_WAIT_WORKERS);
     pthread_mutex_unlock(&cs->mu);
     if (mine) run_collectives(p);
 }
@@ -481,15 +491,18 @@ static void *worker(void *arg)
 {
     pool *p = arg;
     for (;;) {
-        size_t i = atomic_fetch_add(&p->next, 1);
-        if (i >= p->n) break;
+        size_t i = p->lo + atomic_fetch_add(&p->next, 1);
+        if (i >= p->hi) break;
+        tl_prof_span sp;
+        tl_prof_begin(&sp, "corpus: rank report", TL_PROF_PARALLEL);
         rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
+        tl_prof_end(&sp);
         /* no malloc_trim here: the next rank reuses what this one freed
          * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
          * trimmed, every rank faulted its ~0.3 GB in again */
     }
-    if (p->want_coll) collectives_when_read(p);
+    if (p->want_coll && !p->partial) collectives_when_read(p);
     return NULL;
 }
 
@@ -1000,53 +1013,57 @@ static tl_table *branch_all2allv(const tl_table *src)
 
 /* ---- the report ----------------------------------------------------------------------------- */
 
-int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const tl_corpus_opts *o,
-                     tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+/* Runs ranks [p->lo, p->hi) on worker threads (p->ro and the options
+ * set); with all n ranks, the collective analysis beside the last ones. */
+static void run_ranks(pool *p)
 {
-    memset(out, 0, sizeof *out);
-    tl_corpus_stats local;
-    if (!stats) stats = &local;
-    memset(stats, 0, sizeof *stats);
-    tl_corpus_opts def;
-    if (!o) tl_corpus_opts_default(&def), o = &def;
-    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
-    char warn[512] = "";
-    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
-    if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
-
-    rank_out *ro = tl_xcalloc(n, sizeof *ro);
-    for (size_t i = 0; i < n; i++) {
-        ro[i].rank = ranks ? ranks[i] : (int)i;
-        tl_arena_init(&ro[i].arena, 1 << 14);
-    }
     double t0 = tl_now();
-    pool p = {.s = s, .ids = ids, .n = n, .ro = ro, .o = o, .cat = cat, .want_coll = n > 1};
-
-    atomic_init(&p.next, 0);
-    int workers = o->max_workers;
+    atomic_init(&p->next, 0);
+    int workers = p->o->max_workers;
     if (workers <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
         workers = cpus > 0 ? (int)cpus : 1;
         if (workers > 4) workers = 4;
     }
-    if ((size_t)workers > n) workers = (int)n;
-    pthread_mutex_init(&p.cs.mu, NULL);
-    pthread_cond_init(&p.cs.cv, NULL);
-    p.cs.pending = n;
-    p.coll_summary = &stats->coll;
+    if ((size_t)workers > p->hi - p->lo) workers = (int)(p->hi - p->lo);
+    if (workers < 1) workers = 1;
+    pthread_mutex_init(&p->cs.mu, NULL);
+    pthread_cond_init(&p->cs.cv, NULL);
+    p->cs.pending = p->hi - p->lo;
     pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
-        if (pthread_create(&th[i], NULL, worker, &p)) break;
+        if (pthread_create(&th[i], NULL, worker, p)) break;
         started++;
     }
-    worker(&p);
+    worker(p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
     malloc_trim(0); /* the ranks' memory, before the pooled sheets and the writing */
-    pthread_mutex_destroy(&p.cs.mu);
-    pthread_cond_destroy(&p.cs.cv);
-    stats->seconds_ranks = tl_now() - t0;
+    pthread_mutex_destroy(&p->cs.mu);
+    pthread_cond_destroy(&p->cs.cv);
+    p->seconds_ranks = tl_now() - t0;
+}
+
+static rank_out *ranks_new(const int *ranks, size_t n)
+{
+    rank_out *ro = tl_xcalloc(n, sizeof *ro);
+    for (size_t i = 0; i < n; i++) {
+        ro[i].rank = ranks ? ranks[i] : (int)i;
+        tl_arena_init(&ro[i].arena, 1 << 14);
+    }
+    return ro;
+}
+
+/* The workbook's sheets from every rank's results (p->ro[0..p->n)) and
+ * the collective analysis in p; frees the ranks. */
+static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "corpus: pooled sheets", TL_PROF_SERIAL);
+    rank_out *ro = p->ro;
+    size_t n = p->n;
+    const tl_corpus_opts *o = p->o;
     for (size_t i = 0; i < n; i++)
         if (!ro[i].ok) {
             stats->failed_ranks++;
@@ -1083,10 +1100,10 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     int rc = 0;
     /* 9. collectives across ranks (computed beside the last ranks) */
     if (n > 1) {
-        stats->seconds_collective = p.coll_seconds;
-        tl_coll_sheets cs = p.coll;
-        rc = p.coll_rc;
-        if (rc && err) *err = p.coll_err;
+        stats->seconds_collective = p->coll_seconds;
+        tl_coll_sheets cs = p->coll;
+        rc = p->coll_rc;
+        if (rc && err) *err = p->coll_err;
         if (!rc) {
             stats->have_coll = 1;
             tl_table *sum = tl_coll_sheet(&cs, "nccl_summary_implicit_sync"), *lng = tl_coll_sheet(&cs, "nccl_long"),
@@ -1107,7 +1124,276 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
     }
     for (size_t i = 0; i < n; i++) rank_free(&ro[i]);
     free(ro);
-    tl_catreg_free(cat);
     if (rc) tl_corpus_sheets_free(out);
+    tl_prof_end(&sp);
     return rc;
+}
+
+int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, const tl_corpus_opts *o,
+                     tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_corpus_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
+    char warn[512] = "";
+    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
+    if (warn[0] && !o->quiet) fprintf(stderr, "tracelens: %s\n", warn);
+    pool p = {.s = s, .ids = ids, .n = n, .lo = 0, .hi = n, .ro = ranks_new(ranks, n), .o = o, .cat = cat,
+              .want_coll = n > 1, .coll_summary = &stats->coll};
+    run_ranks(&p);
+    stats->seconds_ranks = p.seconds_ranks;
+    int rc = pooled_sheets(&p, out, stats, err);
+    tl_catreg_free(cat);
+    return rc;
+}
+
+/* ---- across processes (MPI) --------------------------------------------------------------- */
+
+static void put_groups(tl_buf *b, const dgroups *gs)
+{
+    part_put_u64(b, gs->n);
+    for (size_t i = 0; i < gs->n; i++) {
+        const dgroup *g = &gs->v[i];
+        part_put_str(b, g->name), part_put_str(b, g->cat);
+        part_put_u64(b, g->d.n);
+        part_put_bytes(b, g->d.v, g->d.n * sizeof *g->d.v);
+        part_put_u64(b, (uint64_t)g->cnt);
+        part_put_f64(b, g->mn), part_put_f64(b, g->mx), part_put_f64(b, g->mean);
+    }
+}
+
+static void get_groups(part_in *in, dgroups *gs, tl_arena *a)
+{
+    size_t n = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < n && !in->bad; i++) {
+        dgroup g = {.name = part_get_str(in, a), .cat = part_get_str(in, a)};
+        size_t nd = (size_t)part_get_u64(in);
+        const double *d = part_get_bytes(in, nd * sizeof *d);
+        if (d && nd) {
+            tl_vec_reserve(&g.d, nd);
+            memcpy(g.d.v, d, nd * sizeof *d);
+            g.d.n = nd;
+        }
+        g.cnt = (int64_t)part_get_u64(in);
+        g.mn = part_get_f64(in), g.mx = part_get_f64(in), g.mean = part_get_f64(in);
+        tl_vec_push(gs, g);
+    }
+}
+
+/* The texts of a rank's op-group rows, each once: rows repeat the same op
+ * names, parameters, shapes and kernel names, so they travel as numbers
+ * into this table (0: NULL). */
+typedef struct strtab {
+    tl_smap m;
+    TL_VEC(const char *) v;
+} strtab;
+
+static uint64_t str_id(strtab *t, const char *s)
+{
+    if (!s) return 0;
+    int isnew;
+    size_t *slot = tl_smap_put(&t->m, s, strlen(s), &isnew);
+    if (isnew) {
+        *slot = t->v.n;
+        tl_vec_push(&t->v, s);
+    }
+    return *slot + 1;
+}
+
+static void put_perf_rows(tl_buf *b, const cp_rows *rows)
+{
+    strtab t;
+    tl_smap_init(&t.m, 256);
+    memset(&t.v, 0, sizeof t.v);
+    tl_buf r = {0};
+    part_put_u64(&r, rows->n);
+    for (size_t i = 0; i < rows->n; i++) {
+        const cp_row *x = &rows->v[i];
+        part_put_u64(&r, str_id(&t, x->name));
+        part_put_u64(&r, (uint64_t)x->uid);
+        part_put_u64(&r, x->np);
+        for (size_t q = 0; q < x->np; q++) {
+            part_put_u64(&r, str_id(&t, x->p[q].key) | (uint64_t)x->p[q].kind << 56);
+            part_put_u64(&r, str_id(&t, x->p[q].text));
+        }
+        double nums[] = {x->gflops, x->mb, x->fpb, x->kt, x->tflops, x->tbs, x->ndm_kt, x->ndm_tflops};
+        part_put_bytes(&r, nums, sizeof nums);
+        part_put_u64(&r, x->nk);
+        for (size_t q = 0; q < x->nk; q++) {
+            part_put_u64(&r, str_id(&t, x->k[q].name) | (uint64_t)(x->k[q].has_stream != 0) << 63);
+            part_put_f64(&r, x->k[q].dur);
+            part_put_u64(&r, (uint64_t)x->k[q].stream);
+        }
+        const char *strs[] = {x->dims, x->types, x->strides, x->concrete};
+        for (size_t q = 0; q < 4; q++) part_put_u64(&r, str_id(&t, strs[q]));
+    }
+    part_put_u64(b, t.v.n);
+    for (size_t k = 0; k < t.v.n; k++) part_put_str(b, t.v.v[k]);
+    part_put_bytes(b, r.p, r.n);
+    tl_buf_free(&r);
+    tl_vec_free(&t.v);
+    tl_smap_free(&t.m);
+}
+
+/* A text of the table by its number (NULL for 0 or a bad number). */
+static const char *str_of(part_in *in, const char *const *tab, size_t n, uint64_t id)
+{
+    if (id > n) in->bad = 1;
+    return id && id <= n ? tab[id - 1] : NULL;
+}
+
+static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
+{
+    size_t ns = (size_t)part_get_u64(in);
+    if (ns > (size_t)(in->end - in->p)) { in->bad = 1; return; }
+    const char **tab = tl_arena_alloc(a, (ns ? ns : 1) * sizeof *tab);
+    for (size_t k = 0; k < ns; k++) tab[k] = part_get_str(in, a);
+    size_t n = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < n && !in->bad; i++) {
+        cp_row r = {.name = str_of(in, tab, ns, part_get_u64(in))};
+        r.uid = (int64_t)part_get_u64(in);
+        r.np = (size_t)part_get_u64(in);
+        if (r.np > (size_t)(in->end - in->p)) { in->bad = 1; break; }
+        r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
+        for (size_t q = 0; q < r.np; q++) {
+            uint64_t kk = part_get_u64(in);
+            r.p[q].key = str_of(in, tab, ns, kk & ((1ull << 56) - 1));
+            r.p[q].kind = (int)(kk >> 56);
+            r.p[q].text = str_of(in, tab, ns, part_get_u64(in));
+        }
+        double nums[8] = {0};
+        const void *pn = part_get_bytes(in, sizeof nums);
+        if (pn) memcpy(nums, pn, sizeof nums);
+        r.gflops = nums[0], r.mb = nums[1], r.fpb = nums[2], r.kt = nums[3];
+        r.tflops = nums[4], r.tbs = nums[5], r.ndm_kt = nums[6], r.ndm_tflops = nums[7];
+        r.nk = (size_t)part_get_u64(in);
+        if (r.nk > (size_t)(in->end - in->p)) { in->bad = 1; break; }
+        r.k = tl_arena_alloc(a, (r.nk ? r.nk : 1) * sizeof *r.k);
+        for (size_t q = 0; q < r.nk; q++) {
+            uint64_t kn = part_get_u64(in);
+            r.k[q].name = str_of(in, tab, ns, kn & ~(1ull << 63));
+            r.k[q].has_stream = (int)(kn >> 63);
+            r.k[q].dur = part_get_f64(in);
+            r.k[q].stream = (int64_t)part_get_u64(in);
+        }
+        const char **strs[] = {&r.dims, &r.types, &r.strides, &r.concrete};
+        for (size_t q = 0; q < 4; q++) *strs[q] = str_of(in, tab, ns, part_get_u64(in));
+        tl_vec_push(rows, r);
+    }
+}
+
+/* One rank's results: its sheets, groups, counts and collective records. */
+static void put_rank(tl_buf *b, const rank_out *ro, int with_coll)
+{
+    part_put_u64(b, (uint64_t)(int64_t)ro->rank);
+    part_put_u64(b, (uint64_t)ro->ok);
+    part_put_str(b, ro->msg);
+    part_put_table(b, ro->timeline);
+    part_put_table(b, ro->ops);
+    for (int k = 0; k < CP_NGROUPS; k++) put_perf_rows(b, &ro->perf[k]);
+    int64_t counts[] = {ro->nk, ro->nk_linked, ro->nshort_linked, ro->nshort_unlinked};
+    for (size_t k = 0; k < 4; k++) part_put_u64(b, (uint64_t)counts[k]);
+    put_groups(b, &ro->unlinked);
+    put_groups(b, &ro->cuda);
+    part_put_u64(b, ro->shortops.n);
+    for (size_t i = 0; i < ro->shortops.n; i++) {
+        part_put_str(b, ro->shortops.v[i].name);
+        part_put_u64(b, (uint64_t)ro->shortops.v[i].n);
+    }
+    part_put_u64(b, (uint64_t)(int64_t)ro->coll_rc);
+    part_put_u64(b, (uint64_t)(int64_t)ro->coll_err.code);
+    part_put_str(b, ro->coll_err.msg);
+    if (with_coll && !ro->coll_rc) part_put_coll_rank(b, &ro->coll);
+}
+
+static int get_rank(part_in *in, rank_out *ro, int with_coll)
+{
+    ro->rank = (int)(int64_t)part_get_u64(in);
+    ro->ok = (int)part_get_u64(in);
+    const char *msg = part_get_str(in, &ro->arena);
+    snprintf(ro->msg, sizeof ro->msg, "%s", msg ? msg : "");
+    ro->timeline = part_get_table(in);
+    ro->ops = part_get_table(in);
+    for (int k = 0; k < CP_NGROUPS; k++) get_perf_rows(in, &ro->perf[k], &ro->arena);
+    ro->nk = (int64_t)part_get_u64(in), ro->nk_linked = (int64_t)part_get_u64(in);
+    ro->nshort_linked = (int64_t)part_get_u64(in), ro->nshort_unlinked = (int64_t)part_get_u64(in);
+    get_groups(in, &ro->unlinked, &ro->arena);
+    get_groups(in, &ro->cuda, &ro->arena);
+    size_t ns = (size_t)part_get_u64(in);
+    for (size_t i = 0; i < ns && !in->bad; i++) {
+        namecount nc = {.name = part_get_str(in, &ro->arena)};
+        nc.n = (int64_t)part_get_u64(in);
+        tl_vec_push(&ro->shortops, nc);
+    }
+    ro->coll_rc = (int)(int64_t)part_get_u64(in);
+    ro->coll_err.code = (int)(int64_t)part_get_u64(in);
+    msg = part_get_str(in, &ro->arena);
+    snprintf(ro->coll_err.msg, sizeof ro->coll_err.msg, "%s", msg ? msg : "");
+    if (with_coll && !ro->coll_rc && part_get_coll_rank(in, &ro->coll)) return TL_EFORMAT;
+    return in->bad ? TL_EFORMAT : TL_OK;
+}
+
+int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
+                       const tl_corpus_opts *o, tl_buf *out, tl_err *err)
+{
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (hi > n) hi = n;
+    if (lo >= hi) return TL_OK;
+    char warn[512] = "";
+    tl_catreg *cat = tl_catreg_builtin(o->datadir, warn, sizeof warn);
+    if (warn[0] && !o->quiet && lo == 0) fprintf(stderr, "tracelens: %s\n", warn);
+    pool p = {.s = s, .ids = ids, .n = n, .lo = lo, .hi = hi, .partial = 1, .ro = ranks_new(ranks, n), .o = o,
+              .cat = cat, .want_coll = n > 1};
+    run_ranks(&p);
+    for (size_t i = lo; i < hi; i++) {
+        part_put_u64(out, i);
+        put_rank(out, &p.ro[i], p.want_coll);
+    }
+    for (size_t i = 0; i < n; i++) rank_free(&p.ro[i]);
+    free(p.ro);
+    tl_catreg_free(cat);
+    (void)err; /* a rank's failure travels in its record, as in the one-process report */
+    return TL_OK;
+}
+
+int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_corpus_opts *o,
+                              tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    tl_corpus_stats local;
+    if (!stats) stats = &local;
+    memset(stats, 0, sizeof *stats);
+    tl_corpus_opts def;
+    if (!o) tl_corpus_opts_default(&def), o = &def;
+    if (!n) return tl_errf(err, TL_EUSAGE, "no traces in the configuration");
+    pool p = {.n = n, .lo = 0, .hi = n, .ro = ranks_new(NULL, n), .o = o, .want_coll = n > 1,
+              .coll_summary = &stats->coll};
+    char *have = tl_xcalloc(n, 1);
+    part_in in = {parts, (const unsigned char *)parts + len, 0};
+    int rc = TL_OK;
+    while (!rc && in.p < in.end) {
+        uint64_t pos = part_get_u64(&in);
+        if (in.bad || pos >= n || have[pos]) {
+            rc = tl_errf(err, TL_EFORMAT, "corpus partials: a damaged or repeated rank record");
+            break;
+        }
+        have[pos] = 1;
+        if (get_rank(&in, &p.ro[pos], p.want_coll))
+            rc = tl_errf(err, TL_EFORMAT, "corpus partials: rank record %llu is cut short", (unsigned long long)pos);
+    }
+    for (size_t i = 0; i < n && !rc; i++)
+        if (!have[i]) rc = tl_errf(err, TL_EFORMAT, "corpus partials: no record of rank position %zu", i);
+    free(have);
+    if (rc) {
+        for (size_t i = 0; i < n; i++) rank_free(&p.ro[i]);
+        free(p.ro);
+        return rc;
+    }
+    if (p.want_coll) run_collectives(&p);
+    return pooled_sheets(&p, out, stats, err);
 }

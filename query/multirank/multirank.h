@@ -192,5 +192,21 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
  * unit tests. */
 const char *tl_corpus_group_of(const char *name);
 
+/* ---- across processes (MPI) -------------------------------------------
+ * Both reports split over processes that each hold some ranks' traces
+ * (positions lo..hi-1 of the configuration, ids[lo..hi) in s): a process
+ * packs its ranks' partial results into out (compact: per-rank sheets,
+ * groups and collective records, never events); one process takes every
+ * process's bytes, concatenated in any order, and builds the sheets the
+ * one-process call builds from all n ranks, byte for byte. The bytes are
+ * for processes of one build (host byte order, not a file format). */
+int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int max_workers, tl_buf *out,
+                     tl_err *err);
+int tl_coll_report_partials(const void *parts, size_t len, size_t world, const tl_coll_opts *o,
+                            tl_coll_sheets *out, tl_coll_summary *summary, tl_err *err);
+int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
+                       const tl_corpus_opts *o, tl_buf *out, tl_err *err);
+int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_corpus_opts *o,
+                              tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err);
 
 #endif

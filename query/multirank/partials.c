@@ -1,0 +1,293 @@
+/* partials.c — per-rank partial results as bytes (partials_internal.h) and
+ * the collective report across processes (multirank.h): a process reads
+ * the collective records of its share of the ranks and packs them; one
+ * process unpacks every share and runs the same analysis as
+ * tl_coll_report, so the sheets are the one-process sheets. */
+#include "query/multirank/partials_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* In collective.c: the analysis over ranks already read (consumes them). */
+int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
+                      tl_coll_summary *summary, tl_err *err);
+
+/* ---- bytes ----------------------------------------------------------------- */
+
+void part_put_u64(tl_buf *b, uint64_t v) { tl_buf_append(b, &v, sizeof v); }
+void part_put_f64(tl_buf *b, double v) { tl_buf_append(b, &v, sizeof v); }
+void part_put_bytes(tl_buf *b, const void *p, size_t n)
+{
+    if (n) tl_buf_append(b, p, n); /* p may be NULL when n is 0 (an empty vector) */
+}
+
+void part_put_str(tl_buf *b, const char *s)
+{
+    if (!s) { part_put_u64(b, 0); return; }
+    size_t n = strlen(s);
+    part_put_u64(b, n + 1);
+    tl_buf_append(b, s, n);
+}
+
+const void *part_get_bytes(part_in *in, size_t n)
+{
+    if (in->bad || (size_t)(in->end - in->p) < n) {
+        in->bad = 1;
+        return NULL;
+    }
+    const void *p = in->p;
+    in->p += n;
+    return p;
+}
+
+uint64_t part_get_u64(part_in *in)
+{
+    uint64_t v = 0;
+    const void *p = part_get_bytes(in, sizeof v);
+    if (p) memcpy(&v, p, sizeof v);
+    return v;
+}
+
+double part_get_f64(part_in *in)
+{
+    double v = 0;
+    const void *p = part_get_bytes(in, sizeof v);
+    if (p) memcpy(&v, p, sizeof v);
+    return v;
+}
+
+const char *part_get_str(part_in *in, tl_arena *a)
+{
+    uint64_t n = part_get_u64(in);
+    if (!n) return NULL;
+    const char *p = part_get_bytes(in, (size_t)n - 1);
+    return p ? tl_arena_strndup(a, p, (size_t)n - 1) : NULL;
+}
+
+/* ---- tables ---------------------------------------------------------------- */
+
+void part_put_table(tl_buf *b, const tl_table *t)
+{
+    part_put_u64(b, t != NULL);
+    if (!t) return;
+    part_put_str(b, t->name);
+    part_put_u64(b, t->nrows);
+    part_put_u64(b, t->ncols);
+    for (size_t c = 0; c < t->ncols; c++) {
+        const tl_column *col = &t->cols[c];
+        part_put_str(b, col->name);
+        part_put_u64(b, (uint64_t)col->type | (uint64_t)(col->as_float != 0) << 8 | (uint64_t)(col->hidden != 0) << 9 |
+                            (uint64_t)(col->valid != NULL) << 10);
+        switch (col->type) {
+        case TL_STR:
+            for (size_t r = 0; r < t->nrows; r++) part_put_str(b, col->v.s[r]);
+            break;
+        case TL_I64: part_put_bytes(b, col->v.i, t->nrows * sizeof *col->v.i); break;
+        case TL_F64: part_put_bytes(b, col->v.f, t->nrows * sizeof *col->v.f); break;
+        case TL_BOOL: part_put_bytes(b, col->v.b, t->nrows); break;
+        }
+        if (col->valid) part_put_bytes(b, col->valid, t->nrows);
+    }
+}
+
+/* One column's cells of a table being unpacked. */
+static void get_cells(part_in *in, tl_table *t, size_t c, tl_type type, int has_valid)
+{
+    size_t n = t->nrows;
+    if (type == TL_STR) {
+        for (size_t r = 0; r < n && !in->bad; r++) {
+            uint64_t len = part_get_u64(in);
+            const char *s = len ? part_get_bytes(in, (size_t)len - 1) : NULL;
+            if (s) tl_table_set_strn(t, c, r, s, (size_t)len - 1);
+        }
+        return;
+    }
+    size_t width = type == TL_BOOL ? 1 : 8;
+    const unsigned char *v = part_get_bytes(in, n * width);
+    const unsigned char *valid = has_valid ? part_get_bytes(in, n) : NULL;
+    if (!v || (has_valid && !valid)) return;
+    for (size_t r = 0; r < n; r++) {
+        if (valid && !valid[r]) continue;
+        if (type == TL_I64) {
+            int64_t x;
+            memcpy(&x, v + r * 8, 8);
+            tl_table_set_i64(t, c, r, x);
+        } else if (type == TL_F64) {
+            double x;
+            memcpy(&x, v + r * 8, 8);
+            tl_table_set_f64(t, c, r, x);
+        } else {
+            tl_table_set_bool(t, c, r, v[r]);
+        }
+    }
+}
+
+tl_table *part_get_table(part_in *in)
+{
+    if (!part_get_u64(in)) return NULL;
+    tl_arena a;
+    tl_arena_init(&a, 256);
+    const char *name = part_get_str(in, &a);
+    tl_table *t = tl_table_new(name ? name : "");
+    size_t nrows = (size_t)part_get_u64(in), ncols = (size_t)part_get_u64(in);
+    if (in->bad || nrows > (size_t)(in->end - in->p) || ncols > (size_t)(in->end - in->p)) in->bad = 1;
+    for (size_t c = 0; c < ncols && !in->bad; c++) {
+        const char *cname = part_get_str(in, &a);
+        uint64_t bits = part_get_u64(in);
+        tl_type type = (tl_type)(bits & 0xff);
+        if (type > TL_BOOL) { in->bad = 1; break; }
+        size_t k = tl_table_add_col(t, cname ? cname : "", type);
+        if (c == 0) tl_table_set_nrows(t, nrows);
+        t->cols[k].as_float = (bits >> 8) & 1;
+        t->cols[k].hidden = (bits >> 9) & 1;
+        get_cells(in, t, k, type, (bits >> 10) & 1);
+    }
+    if (!ncols) tl_table_set_nrows(t, nrows);
+    tl_arena_free(&a);
+    return t;
+}
+
+/* ---- one rank's collective records -------------------------------------------- */
+
+static void put_i64s(tl_buf *b, const int64_t *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) part_put_u64(b, (uint64_t)v[i]);
+}
+
+void part_put_coll_rank(tl_buf *b, const coll_rank *cr)
+{
+    const tl_coll_rankinfo *in = &cr->info;
+    int64_t head[] = {in->rank, (int64_t)in->id, (int64_t)in->n_collectives, in->gpu_events, in->total_ns, in->comp_ns,
+                      in->comm_ns, in->exposed_comm_ns, in->memcpy_ns, in->exposed_memcpy_ns, in->busy_ns, in->idle_ns,
+                      cr->ndevices, (int64_t)cr->n};
+    put_i64s(b, head, sizeof head / sizeof *head);
+    for (size_t i = 0; i < cr->n; i++) {
+        const coll_ev *e = &cr->ev[i];
+        int64_t ints[] = {e->rank, e->row, e->ts_ns, e->dur_ns, e->group_size, e->in_nelems, e->out_nelems,
+                          e->stream, e->type, e->index_in_group, e->cid_no};
+        put_i64s(b, ints, sizeof ints / sizeof *ints);
+        part_put_f64(b, e->ts), part_put_f64(b, e->dur), part_put_f64(b, e->in_mb), part_put_f64(b, e->out_mb);
+        const char *strs[] = {e->pg_name, e->pg_ranks, e->coll_name, e->dtype, e->in_split, e->out_split, e->cid};
+        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) part_put_str(b, strs[k]);
+    }
+}
+
+int part_get_coll_rank(part_in *in, coll_rank *cr)
+{
+    memset(cr, 0, sizeof *cr);
+    tl_arena_init(&cr->arena, 1 << 16);
+    int64_t head[14];
+    for (size_t i = 0; i < 14; i++) head[i] = (int64_t)part_get_u64(in);
+    tl_coll_rankinfo *info = &cr->info;
+    info->rank = (int)head[0], info->id = (uint64_t)head[1], info->n_collectives = (size_t)head[2];
+    info->gpu_events = head[3], info->total_ns = head[4], info->comp_ns = head[5], info->comm_ns = head[6];
+    info->exposed_comm_ns = head[7], info->memcpy_ns = head[8], info->exposed_memcpy_ns = head[9];
+    info->busy_ns = head[10], info->idle_ns = head[11];
+    cr->ndevices = (int)head[12];
+    size_t n = (size_t)head[13];
+    if (in->bad || n > (size_t)(in->end - in->p)) return TL_EFORMAT;
+    cr->ev = tl_xcalloc(n ? n : 1, sizeof *cr->ev);
+    cr->cap = n;
+    for (size_t i = 0; i < n && !in->bad; i++) {
+        coll_ev *e = &cr->ev[i];
+        int64_t v[11];
+        for (size_t k = 0; k < 11; k++) v[k] = (int64_t)part_get_u64(in);
+        e->rank = (int)v[0], e->row = (uint32_t)v[1], e->ts_ns = v[2], e->dur_ns = v[3], e->group_size = v[4];
+        e->in_nelems = v[5], e->out_nelems = v[6], e->stream = v[7], e->type = (tl_coll_type)v[8];
+        e->index_in_group = v[9], e->cid_no = (long)v[10];
+        e->ts = part_get_f64(in), e->dur = part_get_f64(in), e->in_mb = part_get_f64(in), e->out_mb = part_get_f64(in);
+        const char **strs[] = {&e->pg_name, &e->pg_ranks, &e->coll_name, &e->dtype, &e->in_split, &e->out_split, &e->cid};
+        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = part_get_str(in, &cr->arena);
+        cr->n = i + 1;
+    }
+    return in->bad ? TL_EFORMAT : TL_OK;
+}
+
+/* ---- the collective report across processes ------------------------------------- */
+
+typedef struct read_pool {
+    tl_store *s;
+    const uint64_t *ids;
+    size_t lo, hi;
+    coll_rank *ranks; /* [hi - lo] */
+    int *rc;
+    tl_err *errs;
+    atomic_size_t next;
+} read_pool;
+
+static void *read_worker(void *arg)
+{
+    read_pool *p = arg;
+    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->hi - p->lo;)
+        p->rc[i] = coll_read_rank(p->s, p->ids[p->lo + i], (int)(p->lo + i), &p->ranks[i], &p->errs[i]);
+    return NULL;
+}
+
+int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int max_workers, tl_buf *out,
+                     tl_err *err)
+{
+    size_t n = hi > lo ? hi - lo : 0;
+    read_pool p = {.s = s, .ids = ids, .lo = lo, .hi = lo + n};
+    p.ranks = tl_xcalloc(n ? n : 1, sizeof *p.ranks);
+    p.rc = tl_xcalloc(n ? n : 1, sizeof *p.rc);
+    p.errs = tl_xcalloc(n ? n : 1, sizeof *p.errs);
+    atomic_init(&p.next, 0);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t workers = max_workers > 0 ? (size_t)max_workers : cpus > 8 ? 8 : cpus > 0 ? (size_t)cpus : 1;
+    if (workers > n) workers = n ? n : 1;
+    pthread_t th[64];
+    size_t started = 0;
+    for (size_t i = 0; i + 1 < workers && i < 64; i++)
+        if (pthread_create(&th[i], NULL, read_worker, &p) == 0) started++;
+    read_worker(&p);
+    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    int rc = TL_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (p.rc[i] && !rc) {
+            rc = p.rc[i];
+            if (err) *err = p.errs[i];
+        }
+        if (!rc) {
+            part_put_u64(out, lo + i);
+            part_put_coll_rank(out, &p.ranks[i]);
+        }
+        coll_rank_free(&p.ranks[i]);
+    }
+    free(p.ranks), free(p.rc), free(p.errs);
+    return rc;
+}
+
+int tl_coll_report_partials(const void *parts, size_t len, size_t world, const tl_coll_opts *o,
+                            tl_coll_sheets *out, tl_coll_summary *summary, tl_err *err)
+{
+    memset(out, 0, sizeof *out);
+    if (summary) memset(summary, 0, sizeof *summary);
+    if (world == 0) return tl_errf(err, TL_EUSAGE, "world_size must be provided");
+    coll_rank *ranks = tl_xcalloc(world, sizeof *ranks);
+    char *have = tl_xcalloc(world, 1);
+    part_in in = {parts, (const unsigned char *)parts + len, 0};
+    int rc = TL_OK;
+    while (!rc && in.p < in.end) {
+        uint64_t pos = part_get_u64(&in);
+        if (in.bad || pos >= world || have[pos]) {
+            rc = tl_errf(err, TL_EFORMAT, "collective partials: a damaged or repeated rank record");
+            break;
+        }
+        have[pos] = 1;
+        if (part_get_coll_rank(&in, &ranks[pos]))
+            rc = tl_errf(err, TL_EFORMAT, "collective partials: rank %llu's record is cut short",
+                         (unsigned long long)pos);
+    }
+    for (size_t r = 0; r < world && !rc; r++)
+        if (!have[r]) rc = tl_errf(err, TL_EFORMAT, "collective partials: no record of rank %zu", r);
+    free(have);
+    if (rc) {
+        for (size_t r = 0; r < world; r++) coll_rank_free(&ranks[r]);
+        free(ranks);
+        return rc;
+    }
+    return coll_report_ranks(ranks, world, o, out, summary, err);
+}
