@@ -31,6 +31,28 @@ typedef enum tl_kind {
 static inline int tl_kind_is_gpu(int k) { return k == TL_K_KERNEL || k == TL_K_MEMCPY || k == TL_K_MEMSET; }
 static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == TL_K_DRIVER; }
 
+/* The µs value of a stored ns time (ts, dur) as the reference holds it:
+ * the double nearest to ns / 1000, i.e. to the trace's decimal µs text
+ * (its JSON parser's value) whenever that text had at most 3 decimals.
+ * (double)ns / 1000.0 rounds twice once |ns| >= 2^53 (epoch timestamps,
+ * ~1.7e18 ns): there ns = q * 1000 + r, with q and r / 1000.0 exact or
+ * rounded off every midpoint of the result's spacing (>= 2^-9 µs: the
+ * midpoints are dyadic, r / 1000 is not unless exact), so their sum is
+ * rounded once; past |q| >= 2^53 the spacing is 2 and the result is the
+ * even integer nearest to ns / 1000, rounded half to even. */
+static inline double tl_ns_us(int64_t ns)
+{
+    const int64_t lim = (int64_t)1 << 53;
+    if (ns > -lim && ns < lim) return (double)ns / 1000.0;
+    int64_t q = ns / 1000, r = ns % 1000;
+    if (q > -lim && q < lim) return (double)q + (double)r / 1000.0;
+    uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t h = m / 2000, rem = m % 2000;
+    h += rem > 1000 || (rem == 1000 && (h & 1));
+    double v = (double)(h * 2);
+    return ns < 0 ? -v : v;
+}
+
 /* Tables (see docs/ARCHITECTURE.md). Row i of every events column is the
  * i-th complete event in file order. */
 #define TL_T_EVENTS "events"

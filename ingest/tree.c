@@ -26,7 +26,9 @@ static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
     return tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
 }
 
-/* Stable sort of rows by ts (already sorted: left as is). */
+/* Stable sort of rows by ts as the reference's µs doubles (tl_ns_us:
+ * times a few ns apart tie at epoch scale and keep UID order); rows in ns
+ * order are in that order too and are left as they are. */
 static void sort_by_ts(const int64_t *ts, uint32_t *rows, size_t n)
 {
     int sorted = 1;
@@ -34,7 +36,12 @@ static void sort_by_ts(const int64_t *ts, uint32_t *rows, size_t n)
         if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
     if (sorted) return;
     uint64_t *k = tl_xmalloc(n * sizeof *k);
-    for (size_t i = 0; i < n; i++) k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
+    for (size_t i = 0; i < n; i++) {
+        double d = tl_ns_us(ts[rows[i]]) + 0.0; /* -0.0 as 0.0 */
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        k[i] = u >> 63 ? ~u : u | 0x8000000000000000ULL; /* order-preserving */
+    }
     tl_radix_sort_rows(rows, k, n);
     free(k);
 }
@@ -142,7 +149,7 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
         for (size_t r = 0; r < tn; r++) {
             uint32_t e = tr[r];
             /* t_end = ts + dur in µs doubles, computed once (§3.2) */
-            double ts = (double)b->ts.v[e] / 1000.0, te = ts + (double)b->dur.v[e] / 1000.0;
+            double ts = tl_ns_us(b->ts.v[e]), te = ts + tl_ns_us(b->dur.v[e]);
             nest_one(&py, e, ts, te, parent_py);
             if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);
         }

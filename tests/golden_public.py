@@ -36,10 +36,6 @@ KNOWN_DIFFERENCES = {
         "conformance item 3: vLLM extension ops are split into (Synthetic Op) rows",
     "xdit_sd35/reference_csvs":
         "conformance item 4: inductor Triton kernels have no perf model",
-    "hta_negq_rank0/reference_csvs":
-        "conformance item 1: epoch-scale timestamps (~1.7e15 us)",
-    "hta_ns_resolution_rank0/reference_csvs":
-        "conformance item 1: epoch-scale timestamps with ns resolution",
     "hta_tracediff_test/reference_csvs":
         "conformance item 11: async_cpu_to_gpu flows linked (the reference ignores them)",
 }

@@ -200,8 +200,8 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
         if (k == TL_K_MEMCPY) f |= TD_KLIKE;
         s->fl[i] = f;
         /* §3.2: doubles of µs, end computed once, as the reference does */
-        s->ts_us[i] = (double)t->ts[i] / 1000.0;
-        s->end_us[i] = s->ts_us[i] + (double)t->dur[i] / 1000.0;
+        s->ts_us[i] = tl_ns_us(t->ts[i]);
+        s->end_us[i] = s->ts_us[i] + tl_ns_us(t->dur[i]);
     }
 
     /* Host rows in the nesting order (stable ts sort), replayed to find the

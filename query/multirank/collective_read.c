@@ -342,8 +342,8 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
             e->row = (uint32_t)(base + i);
             e->ts_ns = ts[i];
             e->dur_ns = dur[i];
-            e->ts = (double)ts[i] / 1000.0;
-            e->dur = (double)dur[i] / 1000.0;
+            e->ts = tl_ns_us(ts[i]);
+            e->dur = tl_ns_us(dur[i]);
             e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
             e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
             /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
