@@ -7,6 +7,7 @@
  * kineto_split.c. */
 #include "ingest/kineto_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -234,6 +235,7 @@ int tl_kineto_event(kreader *k)
     tl_ev_in e = {0};
     e.corr = e.ext_id = e.stream = e.device = e.seq = e.fwd_tid = TL_NONE;
     e.pid = e.tid = 0;
+    e.ts_us = e.dur_us = NAN; /* set only for texts with digits below the ns */
     char ph = 0;
     unsigned seen = 0;
     int64_t flow_id = 0;
@@ -270,10 +272,10 @@ int tl_kineto_event(kreader *k)
             rc = id_value(k, &e.tid, &e.tid_is_str);
         } else if (kn == 2 && key[0] == 't' && key[1] == 's') {
             bit = F_TS;
-            rc = tl_json_us_to_ns(j, &e.ts);
+            rc = tl_json_us_to_ns(j, &e.ts, &e.ts_us);
         } else if (kn == 3 && KEYIS("dur")) {
             bit = F_DUR;
-            rc = tl_json_us_to_ns(j, &e.dur);
+            rc = tl_json_us_to_ns(j, &e.dur, &e.dur_us);
         } else if (kn == 4 && KEYIS("args")) {
             bit = F_ARGS;
             size_t a0;
@@ -318,6 +320,7 @@ int tl_kineto_event(kreader *k)
             return tl_json_fail_at(j, start, "complete event: \"ts\" + \"dur\" (%lld + %lld ns) is out of range",
                                    (long long)e.ts, (long long)e.dur);
         if (!(seen & F_NAME)) e.name = 1;
+        e.sub_ns = (uint8_t)((isnan(e.ts_us) ? 0 : 1) | (isnan(e.dur_us) ? 0 : 2));
         e.uid = uid;
         e.kind = (seen & F_CAT) ? kind_of(k, e.cat) : TL_K_OTHER;
         e.args = args;

@@ -92,7 +92,16 @@ extern const char *const TL_ARGS_SEL_KEYS[];
 /* §5.1 communication kernel name: contains nccl, rccl or
  * cross_device_reduce, any case (ingest/comm_kernel.c). */
 int tl_is_comm_kernel_name(const char *s, size_t n);
-#define TL_C_ROW "row"             /* args_sel: u32 event row */
+#define TL_C_ROW "row"             /* args_sel, sub_ns: u32 event row */
+/* Events whose ts or dur text has nonzero digits below the ns (e.g. a dur
+ * written with 18 decimals), which their ns columns round off: rows
+ * ascending, with both times as the µs doubles nearest their texts (the
+ * reference's values; a time without such digits is tl_ns_us of its ns).
+ * Written when there is any such event (the catalog's "sub_ns" counts
+ * them); tl_trace_ts_us / tl_trace_dur_us read through it. */
+#define TL_T_SUB_NS "sub_ns"
+#define TL_C_TS_US "ts_us"         /* sub_ns: f64 µs */
+#define TL_C_DUR_US "dur_us"       /* sub_ns: f64 µs */
 
 /* events columns */
 #define TL_C_UID "uid"             /* u32: position in traceEvents (reference UID) */

@@ -630,7 +630,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     int any_cpu = 0;
     /* one pass: µs times, GPU classes and the children counts */
     for (size_t i = 0; i < n; i++) {
-        c->ts[i] = tl_ns_us(t->ts[i]);
+        c->ts[i] = tl_trace_ts_us(t, i);
         int k = t->kind[i];
         uint8_t g = PYT_G_NONE;
         if (k == TL_K_MEMCPY) {

@@ -112,7 +112,7 @@ typedef struct pyt_ctx {
  * event (18 MB of a 1 GB rank). Needs the dur column (loaded). */
 static inline double pyt_te(const pyt_ctx *c, int32_t row)
 {
-    return c->ts[row] + tl_ns_us(c->t->dur[row]);
+    return c->ts[row] + tl_trace_dur_us(c->t, (size_t)row);
 }
 
 /* ---- context.c ---- */
@@ -124,7 +124,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
                  tl_err *err);
 void pyt_ctx_free(pyt_ctx *c);
 static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_trace_str(c->t, c->t->name[row]); }
-static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return tl_ns_us(c->t->dur[row]); }
+static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return tl_trace_dur_us(c->t, (size_t)row); }
 static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
 int pyt_is_comm_name(const char *s);
 /* tl_pm_find of an event's name, cached per name id. */
