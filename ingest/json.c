@@ -568,11 +568,11 @@ slow:;
     }
     /* digits below the ns that are not all zero: the µs double of the text */
     if (sub_us && ((scale < 0 && m && (-scale > 19 || m % POW10[-scale])) || dropped_first > 0 || sticky)) {
-        char tmp[400];
-        if (n >= sizeof tmp) return tl_json_fail_at(j, start, "number too long");
+        char small[64], *tmp = n < sizeof small ? small : tl_xmalloc(n + 1);
         memcpy(tmp, s, n);
         tmp[n] = 0;
         *sub_us = strtod(tmp, NULL);
+        if (tmp != small) free(tmp);
     }
     *v = neg ? -(int64_t)ns : (int64_t)ns;
     return 0;

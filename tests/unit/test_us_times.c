@@ -64,7 +64,7 @@ static int64_t us_parse(const char *txt, double *sub)
 {
     tl_err err = {0};
     tl_json j;
-    char buf[256];
+    char buf[320];
     snprintf(buf, sizeof buf, "%s%64s", txt, "");
     tl_json_init_buf(&j, buf, strlen(buf), "t", &err);
     int64_t v = -1;
@@ -111,6 +111,10 @@ static void test_sub_ns_parse(void)
     check_sub("2.5e-7", 0, 1);
     check_sub("1234567890.12345678901234", 1234567890123, 1); /* digits past the 19th */
     check_sub("0.00000000000000000000001", 0, 1);
+    /* a text longer than any buffer: 150 decimals */
+    char longtxt[200] = "2.5";
+    for (int i = 0; i < 150; i++) strcat(longtxt, i == 149 ? "1" : "0");
+    check_sub(longtxt, 2500, 1);
 }
 
 static char dir[256];
