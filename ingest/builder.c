@@ -223,10 +223,10 @@ static void grow_cold_ids(tl_build *b)
 void tl_build_event(tl_build *b, const tl_ev_in *e)
 {
     if (b->sel_on && e->args && args_selected(b, e)) tl_build_sel_add(b, (uint32_t)b->n, e->args, e->args_len);
-    if (e->sub_ns) {
+    if (e->ts_us != 0 || e->dur_us != 0) {
         tl_vec_push(&b->sub_row, (uint32_t)b->n);
-        tl_vec_push(&b->sub_ts, e->sub_ns & 1 ? e->ts_us : tl_ns_us(e->ts));
-        tl_vec_push(&b->sub_dur, e->sub_ns & 2 ? e->dur_us : tl_ns_us(e->dur));
+        tl_vec_push(&b->sub_ts, e->ts_us != 0 ? e->ts_us : tl_ns_us(e->ts));
+        tl_vec_push(&b->sub_dur, e->dur_us != 0 ? e->dur_us : tl_ns_us(e->dur));
     }
     tl_vec_push(&b->uid, e->uid);
     tl_vec_push(&b->ts, e->ts);

@@ -28,10 +28,10 @@ typedef struct tl_build tl_build;
 typedef struct tl_ev_in {
     uint32_t uid;        /* position in the source's event array */
     int64_t ts, dur;     /* ns */
-    /* bit 0: ts_us, bit 1: dur_us hold the double nearest the text, whose
-     * digits below the ns ts or dur rounds off (tl_json_us_to_ns); the
-     * builder then stores the trace's sub_ns table (schema.h) */
-    uint8_t sub_ns;
+    /* 0, or the double nearest the text of a ts / dur whose digits below
+     * the ns the ns value rounds off (tl_json_us_to_ns); the builder then
+     * stores the trace's sub_ns table (schema.h). Such a double is 0 only
+     * when the text underflows, and then equals tl_ns_us of its ns. */
     double ts_us, dur_us;
     uint32_t name, cat;  /* string ids */
     uint8_t kind;        /* tl_kind (schema.h) */

@@ -7,7 +7,6 @@
  * kineto_split.c. */
 #include "ingest/kineto_internal.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,7 +234,6 @@ int tl_kineto_event(kreader *k)
     tl_ev_in e = {0};
     e.corr = e.ext_id = e.stream = e.device = e.seq = e.fwd_tid = TL_NONE;
     e.pid = e.tid = 0;
-    e.ts_us = e.dur_us = NAN; /* set only for texts with digits below the ns */
     char ph = 0;
     unsigned seen = 0;
     int64_t flow_id = 0;
@@ -320,7 +318,6 @@ int tl_kineto_event(kreader *k)
             return tl_json_fail_at(j, start, "complete event: \"ts\" + \"dur\" (%lld + %lld ns) is out of range",
                                    (long long)e.ts, (long long)e.dur);
         if (!(seen & F_NAME)) e.name = 1;
-        e.sub_ns = (uint8_t)((isnan(e.ts_us) ? 0 : 1) | (isnan(e.dur_us) ? 0 : 2));
         e.uid = uid;
         e.kind = (seen & F_CAT) ? kind_of(k, e.cat) : TL_K_OTHER;
         e.args = args;

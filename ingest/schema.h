@@ -42,10 +42,10 @@ static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == T
  * even integer nearest to ns / 1000, rounded half to even. */
 static inline double tl_ns_us(int64_t ns)
 {
-    const int64_t lim = (int64_t)1 << 53;
-    if (ns > -lim && ns < lim) return (double)ns / 1000.0;
+    const uint64_t lim = (uint64_t)1 << 53; /* |x| < lim: x + lim < 2 lim */
+    if ((uint64_t)ns + lim < 2 * lim) return (double)ns / 1000.0;
     int64_t q = ns / 1000, r = ns % 1000;
-    if (q > -lim && q < lim) return (double)q + (double)r / 1000.0;
+    if ((uint64_t)q + lim < 2 * lim) return (double)q + (double)r / 1000.0;
     uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
     uint64_t h = m / 2000, rem = m % 2000;
     h += rem > 1000 || (rem == 1000 && (h & 1));

@@ -53,18 +53,27 @@ static void times_us(const tl_build *b, uint32_t e, double *ts, double *dur)
 
 /* Stable sort of rows by ts as the reference's µs doubles (times a few
  * ns apart tie at epoch scale and keep UID order). Without sub_ns rows,
- * rows in ns order are in that order too and are left as they are. */
+ * rows in ns order are in that order too and are left as they are, and
+ * below 2^43 µs, where distinct ns stay distinct doubles, the ns are the
+ * key. */
 static void sort_by_ts(const tl_build *b, uint32_t *rows, size_t n)
 {
     const int64_t *ts = b->ts.v;
-    int sorted = !b->sub_row.n;
+    const uint64_t lim = (uint64_t)1000 << 43; /* ns */
+    int sorted = !b->sub_row.n, small = !b->sub_row.n;
     for (size_t i = 1; i < n && sorted; i++)
         if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
     if (sorted) return;
+    for (size_t i = 0; i < n && small; i++) small = (uint64_t)ts[rows[i]] + lim < 2 * lim;
     uint64_t *k = tl_xmalloc(n * sizeof *k);
     for (size_t i = 0; i < n; i++) {
+        if (small) {
+            k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
+            continue;
+        }
         double d, dur;
-        times_us(b, rows[i], &d, &dur);
+        if (b->sub_row.n) times_us(b, rows[i], &d, &dur);
+        else d = tl_ns_us(ts[rows[i]]);
         d += 0.0; /* -0.0 as 0.0 */
         uint64_t u;
         memcpy(&u, &d, sizeof u);
@@ -178,7 +187,8 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
             uint32_t e = tr[r];
             /* t_end = ts + dur in µs doubles, computed once (§3.2) */
             double ts, dur;
-            times_us(b, e, &ts, &dur);
+            if (b->sub_row.n) times_us(b, e, &ts, &dur);
+            else ts = tl_ns_us(b->ts.v[e]), dur = tl_ns_us(b->dur.v[e]);
             double te = ts + dur;
             nest_one(&py, e, ts, te, parent_py);
             if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);

@@ -378,6 +378,25 @@ static int load_sub_ns(tl_trace *t, tl_trace_cols cols, tl_err *err)
     return TL_OK;
 }
 
+void tl_trace_ts_us_fill(const tl_trace *t, double *out)
+{
+    size_t n = t->n;
+    if (t->ts_us_sub) {
+        memcpy(out, t->ts_us_sub, n * sizeof *out);
+        return;
+    }
+    /* within +-2^53 ns (the catalog's span of starts and ends), as in
+     * every trace but epoch-stamped ones, a plain division is the
+     * correctly rounded value */
+    int64_t lo = INT64_MIN, hi = INT64_MAX, lim = (int64_t)1 << 53;
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "ts_min_ns", &lo);
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "ts_max_ns", &hi);
+    if (lo > -lim && hi < lim)
+        for (size_t i = 0; i < n; i++) out[i] = (double)t->ts[i] / 1000.0;
+    else
+        for (size_t i = 0; i < n; i++) out[i] = tl_ns_us(t->ts[i]);
+}
+
 int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
 {
     *out = NULL;

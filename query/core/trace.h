@@ -124,6 +124,9 @@ static inline double tl_trace_dur_us(const tl_trace *t, size_t i)
     return t->dur_us_sub ? t->dur_us_sub[i] : tl_ns_us(t->dur[i]);
 }
 
+/* tl_trace_ts_us of every event into out (t->n values). */
+void tl_trace_ts_us_fill(const tl_trace *t, double *out);
+
 /* A trace's sub_ns table (ingest/schema.h), as views valid until the
  * reader closes: n rows (0 when the trace has none), ascending events
  * rows below nevents, with their ts and dur µs. */

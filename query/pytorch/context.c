@@ -628,9 +628,9 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
      * per name, bits 0-3 the class as a kernel + 1, bits 4-7 otherwise */
     uint8_t *ncls = tl_xcalloc(nd, 1);
     int any_cpu = 0;
-    /* one pass: µs times, GPU classes and the children counts */
+    tl_trace_ts_us_fill(t, c->ts);
+    /* one pass: GPU classes and the children counts */
     for (size_t i = 0; i < n; i++) {
-        c->ts[i] = tl_trace_ts_us(t, i);
         int k = t->kind[i];
         uint8_t g = PYT_G_NONE;
         if (k == TL_K_MEMCPY) {
