@@ -228,6 +228,11 @@ void tl_build_time_text(tl_build *b, int ts_float, int dur_float)
 void tl_build_event(tl_build *b, const tl_ev_in *e)
 {
     if (b->sel_on && e->args && args_selected(b, e)) tl_build_sel_add(b, (uint32_t)b->n, e->args, e->args_len);
+    if (e->ts_us != 0 || e->dur_us != 0) {
+        tl_vec_push(&b->sub_row, (uint32_t)b->n);
+        tl_vec_push(&b->sub_ts, e->ts_us != 0 ? e->ts_us : tl_ns_us(e->ts));
+        tl_vec_push(&b->sub_dur, e->dur_us != 0 ? e->dur_us : tl_ns_us(e->dur));
+    }
     tl_vec_push(&b->uid, e->uid);
     tl_vec_push(&b->ts, e->ts);
     tl_vec_push(&b->dur, e->dur);
@@ -335,6 +340,7 @@ static void drop_rows(tl_build *b)
     }
     tl_buf_free(&b->args.bytes); tl_vec_free(&b->args.off);
     tl_vec_free(&b->name_comm); tl_vec_free(&b->sel_row);
+    tl_vec_free(&b->sub_row); tl_vec_free(&b->sub_ts); tl_vec_free(&b->sub_dur);
     tl_buf_free(&b->sel_args.bytes); tl_vec_free(&b->sel_args.off);
     tl_buf_free(&b->sel_tmp);
     free(b->parent); free(b->parent_py); free(b->launcher); free(b->linked);
@@ -392,6 +398,12 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
             tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LAUNCHER, TL_CT_I32, b->launcher, n);
             tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LINKED, TL_CT_U8, b->linked, n);
         }
+    }
+    if (b->sub_row.n) {
+        size_t m = b->sub_row.n;
+        tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_ROW, TL_CT_U32, b->sub_row.v, m);
+        tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_TS_US, TL_CT_F64, b->sub_ts.v, m);
+        tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_DUR_US, TL_CT_F64, b->sub_dur.v, m);
     }
     if (b->nflows) {
         size_t m = b->nflows;
@@ -466,6 +478,7 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
     if (info->run) tl_buf_json_str(&c, info->run, strlen(info->run)); else tl_buf_puts(&c, "null");
     tl_buf_printf(&c, ",\"labels\":%s", info->labels_json ? info->labels_json : "{}");
     if (b->sel_on) tl_buf_puts(&c, ",\"args_sel\":true");
+    if (b->sub_row.n) tl_buf_printf(&c, ",\"sub_ns\":%zu", b->sub_row.n);
     tl_buf_printf(&c, ",\"events\":%zu,\"flows\":%zu,\"meta_events\":%zu,\"instant_events\":%llu,"
                   "\"other_events\":%llu,\"strings\":%zu,\"gpu_events\":%llu",
                   n, b->nflows, b->nmeta, (unsigned long long)b->n_instant,

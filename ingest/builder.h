@@ -28,6 +28,11 @@ typedef struct tl_build tl_build;
 typedef struct tl_ev_in {
     uint32_t uid;        /* position in the source's event array */
     int64_t ts, dur;     /* ns */
+    /* 0, or the double nearest the text of a ts / dur whose digits below
+     * the ns the ns value rounds off (tl_json_us_to_ns); the builder then
+     * stores the trace's sub_ns table (schema.h). Such a double is 0 only
+     * when the text underflows, and then equals tl_ns_us of its ns. */
+    double ts_us, dur_us;
     uint32_t name, cat;  /* string ids */
     uint8_t kind;        /* tl_kind (schema.h) */
     int64_t pid, tid;

@@ -90,6 +90,13 @@ void tl_build_append(tl_build *b, tl_build *s, uint32_t uid_base)
                          (size_t)(s->sel_args.off.v[i + 1] - o - 1));
     }
 
+    /* sub_ns rows, shifted */
+    for (size_t i = 0; i < s->sub_row.n; i++) {
+        tl_vec_push(&b->sub_row, s->sub_row.v[i] + row_base);
+        tl_vec_push(&b->sub_ts, s->sub_ts.v[i]);
+        tl_vec_push(&b->sub_dur, s->sub_dur.v[i]);
+    }
+
     /* flows */
     for (size_t i = 0; i < s->nflows; i++) {
         uint8_t fl = s->f_idflags.v[i];

@@ -56,6 +56,10 @@ struct tl_build {
     blob_acc sel_args;
     tl_buf sel_tmp;            /* one row's filtered args (TL_ARGS_SEL_KEYS) */
 
+    /* the sub_ns table (schema.h): rows ascending and their µs doubles */
+    TL_VEC(uint32_t) sub_row;
+    TL_VEC(double) sub_ts, sub_dur;
+
     /* edges (tree.c) */
     int32_t *parent, *parent_py, *launcher;
     uint8_t *linked;

@@ -465,7 +465,7 @@ int tl_json_f64(tl_json *j, double *v)
     return 0;
 }
 
-int tl_json_us_to_ns(tl_json *j, int64_t *v)
+int tl_json_us_to_ns(tl_json *j, int64_t *v, double *sub_us)
 {
     int p = tl_json_peek(j);
     if (p == TL_JWS_NEED) return TL_JNEED;
@@ -548,9 +548,13 @@ slow:;
     else if (scale >= 0) {
         if (scale > 19) return tl_json_fail_at(j, start, "timestamp out of range");
         __uint128_t r = (__uint128_t)m * POW10[scale];
+        /* digits past the 19th: below the ns when scale is 0 (rounded half
+         * to even), else the value is past the range anyway */
+        if (dropped_first >= 0 && scale == 0)
+            r += dropped_first > 5 || (dropped_first == 5 && (sticky || (m & 1)));
         if (r > (__uint128_t)INT64_MAX) return tl_json_fail_at(j, start, "timestamp out of range");
         ns = (uint64_t)r;
-        if (dropped_first >= 0) return tl_json_fail_at(j, start, "timestamp out of range");
+        if (dropped_first >= 0 && scale) return tl_json_fail_at(j, start, "timestamp out of range");
     } else {
         int sh = -scale;
         if (sh > 19) ns = 0;
@@ -561,6 +565,14 @@ slow:;
             int up = rem > half || (rem == half && (lower_nonzero || (q & 1)));
             ns = q + (uint64_t)up;
         }
+    }
+    /* digits below the ns that are not all zero: the µs double of the text */
+    if (sub_us && ((scale < 0 && m && (-scale > 19 || m % POW10[-scale])) || dropped_first > 0 || sticky)) {
+        char small[64], *tmp = n < sizeof small ? small : tl_xmalloc(n + 1);
+        memcpy(tmp, s, n);
+        tmp[n] = 0;
+        *sub_us = strtod(tmp, NULL);
+        if (tmp != small) free(tmp);
     }
     *v = neg ? -(int64_t)ns : (int64_t)ns;
     return 0;

@@ -119,10 +119,15 @@ int tl_json_unescape(tl_json *j, const char *s, size_t n, tl_buf *out);
 
 /* Numbers. _i64 accepts only integers in range; _f64 any JSON number;
  * _ns parses a decimal number of microseconds into exact int64 ns (digits
- * beyond the third decimal are rounded half-even), rejecting out-of-range. */
+ * beyond the third decimal are rounded half-even), rejecting out-of-range.
+ * When such digits are not all zero, *sub_us (if sub_us is not NULL) is
+ * set to the double nearest the text, the µs value the reference reads
+ * (tl_ns_us of the ns is that double for every other text; the double
+ * is 0 only for a text that underflows, whose ns is 0 too); otherwise it
+ * is left as it was. */
 int tl_json_i64(tl_json *j, int64_t *v);
 int tl_json_f64(tl_json *j, double *v);
-int tl_json_us_to_ns(tl_json *j, int64_t *v);
+int tl_json_us_to_ns(tl_json *j, int64_t *v, double *sub_us);
 /* The raw text of a number (validated). */
 int tl_json_number_span(tl_json *j, const char **s, size_t *n);
 

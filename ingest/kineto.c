@@ -242,12 +242,12 @@ int tl_kineto_event(kreader *k)
         } else if (kn == 2 && key[0] == 't' && key[1] == 's') {
             bit = F_TS;
             size_t p0 = j->pos;
-            rc = tl_json_us_to_ns(j, &e.ts);
+            rc = tl_json_us_to_ns(j, &e.ts, &e.ts_us);
             ts_float = !rc && num_text_float(j->buf + p0, j->pos - p0);
         } else if (kn == 3 && KEYIS("dur")) {
             bit = F_DUR;
             size_t p0 = j->pos;
-            rc = tl_json_us_to_ns(j, &e.dur);
+            rc = tl_json_us_to_ns(j, &e.dur, &e.dur_us);
             dur_float = !rc && num_text_float(j->buf + p0, j->pos - p0);
         } else if (kn == 4 && KEYIS("args")) {
             bit = F_ARGS;

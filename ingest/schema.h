@@ -31,6 +31,28 @@ typedef enum tl_kind {
 static inline int tl_kind_is_gpu(int k) { return k == TL_K_KERNEL || k == TL_K_MEMCPY || k == TL_K_MEMSET; }
 static inline int tl_kind_is_runtime(int k) { return k == TL_K_RUNTIME || k == TL_K_DRIVER; }
 
+/* The µs value of a stored ns time (ts, dur) as the reference holds it:
+ * the double nearest to ns / 1000, i.e. to the trace's decimal µs text
+ * (its JSON parser's value) whenever that text had at most 3 decimals.
+ * (double)ns / 1000.0 rounds twice once |ns| >= 2^53 (epoch timestamps,
+ * ~1.7e18 ns): there ns = q * 1000 + r, with q and r / 1000.0 exact or
+ * rounded off every midpoint of the result's spacing (>= 2^-9 µs: the
+ * midpoints are dyadic, r / 1000 is not unless exact), so their sum is
+ * rounded once; past |q| >= 2^53 the spacing is 2 and the result is the
+ * even integer nearest to ns / 1000, rounded half to even. */
+static inline double tl_ns_us(int64_t ns)
+{
+    const uint64_t lim = (uint64_t)1 << 53; /* |x| < lim: x + lim < 2 lim */
+    if ((uint64_t)ns + lim < 2 * lim) return (double)ns / 1000.0;
+    int64_t q = ns / 1000, r = ns % 1000;
+    if ((uint64_t)q + lim < 2 * lim) return (double)q + (double)r / 1000.0;
+    uint64_t m = ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t h = m / 2000, rem = m % 2000;
+    h += rem > 1000 || (rem == 1000 && (h & 1));
+    double v = (double)(h * 2);
+    return ns < 0 ? -v : v;
+}
+
 /* Tables (see docs/ARCHITECTURE.md). Row i of every events column is the
  * i-th complete event in file order. */
 #define TL_T_EVENTS "events"
@@ -74,7 +96,16 @@ int tl_is_comm_kernel_name(const char *s, size_t n);
  * (§2.3) and rocprofv3's Perfetto ones (kernel_dispatch, memory_copy,
  * hip_api, hsa_api; ingest/event_kind.c). */
 int tl_kind_from_cat(const char *c, size_t n);
-#define TL_C_ROW "row"             /* args_sel: u32 event row */
+#define TL_C_ROW "row"             /* args_sel, sub_ns: u32 event row */
+/* Events whose ts or dur text has nonzero digits below the ns (e.g. a dur
+ * written with 18 decimals), which their ns columns round off: rows
+ * ascending, with both times as the µs doubles nearest their texts (the
+ * reference's values; a time without such digits is tl_ns_us of its ns).
+ * Written when there is any such event (the catalog's "sub_ns" counts
+ * them); tl_trace_ts_us / tl_trace_dur_us read through it. */
+#define TL_T_SUB_NS "sub_ns"
+#define TL_C_TS_US "ts_us"         /* sub_ns: f64 µs */
+#define TL_C_DUR_US "dur_us"       /* sub_ns: f64 µs */
 
 /* events columns */
 #define TL_C_UID "uid"             /* u32: position in traceEvents (reference UID) */

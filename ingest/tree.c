@@ -26,15 +26,59 @@ static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
     return tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
 }
 
-/* Stable sort of rows by ts (already sorted: left as is). */
-static void sort_by_ts(const int64_t *ts, uint32_t *rows, size_t n)
+/* Index of row e in the sub_ns rows (ascending), -1 when not there. */
+static ptrdiff_t sub_ns_index(const tl_build *b, uint32_t e)
 {
-    int sorted = 1;
+    size_t lo = 0, hi = b->sub_row.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->sub_row.v[mid] < e) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < b->sub_row.n && b->sub_row.v[lo] == e ? (ptrdiff_t)lo : -1;
+}
+
+/* Row e's ts and duration as the reference's µs doubles. */
+static void times_us(const tl_build *b, uint32_t e, double *ts, double *dur)
+{
+    ptrdiff_t k = b->sub_row.n ? sub_ns_index(b, e) : -1;
+    if (k >= 0) {
+        *ts = b->sub_ts.v[k];
+        *dur = b->sub_dur.v[k];
+    } else {
+        *ts = tl_ns_us(b->ts.v[e]);
+        *dur = tl_ns_us(b->dur.v[e]);
+    }
+}
+
+/* Stable sort of rows by ts as the reference's µs doubles (times a few
+ * ns apart tie at epoch scale and keep UID order). Without sub_ns rows,
+ * rows in ns order are in that order too and are left as they are, and
+ * below 2^43 µs, where distinct ns stay distinct doubles, the ns are the
+ * key. */
+static void sort_by_ts(const tl_build *b, uint32_t *rows, size_t n)
+{
+    const int64_t *ts = b->ts.v;
+    const uint64_t lim = (uint64_t)1000 << 43; /* ns */
+    int sorted = !b->sub_row.n, small = !b->sub_row.n;
     for (size_t i = 1; i < n && sorted; i++)
         if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
     if (sorted) return;
+    for (size_t i = 0; i < n && small; i++) small = (uint64_t)ts[rows[i]] + lim < 2 * lim;
     uint64_t *k = tl_xmalloc(n * sizeof *k);
-    for (size_t i = 0; i < n; i++) k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
+    for (size_t i = 0; i < n; i++) {
+        if (small) {
+            k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
+            continue;
+        }
+        double d, dur;
+        if (b->sub_row.n) times_us(b, rows[i], &d, &dur);
+        else d = tl_ns_us(ts[rows[i]]);
+        d += 0.0; /* -0.0 as 0.0 */
+        uint64_t u;
+        memcpy(&u, &d, sizeof u);
+        k[i] = u >> 63 ? ~u : u | 0x8000000000000000ULL; /* order-preserving */
+    }
     tl_radix_sort_rows(rows, k, n);
     free(k);
 }
@@ -137,12 +181,15 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
     for (size_t t = 0; t < count.n; t++) {
         uint32_t *tr = by_thread + start[t];
         size_t tn = start[t + 1] - start[t];
-        sort_by_ts(b->ts.v, tr, tn);
+        sort_by_ts(b, tr, tn);
         plain.st.n = py.st.n = 0;
         for (size_t r = 0; r < tn; r++) {
             uint32_t e = tr[r];
             /* t_end = ts + dur in µs doubles, computed once (§3.2) */
-            double ts = (double)b->ts.v[e] / 1000.0, te = ts + (double)b->dur.v[e] / 1000.0;
+            double ts, dur;
+            if (b->sub_row.n) times_us(b, e, &ts, &dur);
+            else ts = tl_ns_us(b->ts.v[e]), dur = tl_ns_us(b->dur.v[e]);
+            double te = ts + dur;
             nest_one(&py, e, ts, te, parent_py);
             if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);
         }

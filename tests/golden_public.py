@@ -33,10 +33,6 @@ INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
 
 # (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
 KNOWN_DIFFERENCES = {
-    "hta_negq_rank0/reference_csvs":
-        "conformance item 1: epoch-scale timestamps (~1.7e15 us)",
-    "hta_ns_resolution_rank0/reference_csvs":
-        "conformance item 1: epoch-scale timestamps with ns resolution",
     "hta_tracediff_test/reference_csvs":
         "conformance items 1 and 6: epoch-scale timestamps (~1.7e15 us), the empty short_kernels_summary "
         "(the linking matches with --reference_linking)",

@@ -134,7 +134,12 @@ def compare_sheet(name, ref, ours, ignored, problems, pending=()):
     oh, orows = ours
     cells = 0
     bad = 0
-    oidx = {c: i for i, c in enumerate(oh)}
+    # a repeated column name (the empty short_kernels_summary's two-row
+    # header) pairs its k-th occurrence in ours with its k-th in the reference
+    oidx, opos, seen = {}, {}, {}
+    for i, c in enumerate(oh):
+        opos.setdefault(c, []).append(i)
+        oidx.setdefault(c, i)
     pending_count = PENDING_COUNT
     if len(rrows) != len(orows):
         problems.append(f"{name}: {len(orows)} rows, reference has {len(rrows)}")
@@ -146,7 +151,8 @@ def compare_sheet(name, ref, ours, ignored, problems, pending=()):
             problems.append(f"{name}: column '{col}' missing")
             bad += 1
             continue
-        oc = oidx[col]
+        k = seen[col] = seen.get(col, -1) + 1
+        oc = opos[col][k] if k < len(opos[col]) else oidx[col]
         rcol = [r[ci] if ci < len(r) else "" for r in rrows]
         numeric = numeric_column(rcol)
         name_col = rh.index("name") if "name" in rh else None

@@ -355,6 +355,48 @@ static int load_head(tl_trace *t, tl_err *err)
     return TL_OK;
 }
 
+/* The per-event µs doubles of the loaded ts / dur columns when the trace
+ * has a sub_ns table: tl_ns_us of each ns, the table's rows over them. */
+static int load_sub_ns(tl_trace *t, tl_trace_cols cols, tl_err *err)
+{
+    if (!(cols & (TL_TC(TS) | TL_TC(DUR))) || !catalog_count(t->catalog, TL_T_SUB_NS)) return TL_OK;
+    tl_sub_ns sub;
+    int rc = tl_sub_ns_read(t->reader, t->id, t->n, &sub, err);
+    if (rc || !sub.n) return rc;
+    if (t->ts) {
+        double *v = tl_arena_alloc(&t->arena, t->n * sizeof *v);
+        for (size_t i = 0; i < t->n; i++) v[i] = tl_ns_us(t->ts[i]);
+        for (size_t k = 0; k < sub.n; k++) v[sub.row[k]] = sub.ts_us[k];
+        t->ts_us_sub = v;
+    }
+    if (t->dur) {
+        double *v = tl_arena_alloc(&t->arena, t->n * sizeof *v);
+        for (size_t i = 0; i < t->n; i++) v[i] = tl_ns_us(t->dur[i]);
+        for (size_t k = 0; k < sub.n; k++) v[sub.row[k]] = sub.dur_us[k];
+        t->dur_us_sub = v;
+    }
+    return TL_OK;
+}
+
+void tl_trace_ts_us_fill(const tl_trace *t, double *out)
+{
+    size_t n = t->n;
+    if (t->ts_us_sub) {
+        memcpy(out, t->ts_us_sub, n * sizeof *out);
+        return;
+    }
+    /* within +-2^53 ns (the catalog's span of starts and ends), as in
+     * every trace but epoch-stamped ones, a plain division is the
+     * correctly rounded value */
+    int64_t lo = INT64_MIN, hi = INT64_MAX, lim = (int64_t)1 << 53;
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "ts_min_ns", &lo);
+    tl_args_get_i64(t->catalog, strlen(t->catalog), "ts_max_ns", &hi);
+    if (lo > -lim && hi < lim)
+        for (size_t i = 0; i < n; i++) out[i] = (double)t->ts[i] / 1000.0;
+    else
+        for (size_t i = 0; i < n; i++) out[i] = tl_ns_us(t->ts[i]);
+}
+
 int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
 {
     *out = NULL;
@@ -368,6 +410,7 @@ int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace *
     if (!rc && t->n)
         rc = load_table(t, TL_T_EVENTS, EVENT_COLS, TL_TCI_N, cols & TL_TC_EVENTS, t->n,
                         (cols & TL_TC_OWNED) ? t->owned : NULL, &t->idflags, err);
+    if (!rc && t->n) rc = load_sub_ns(t, cols, err);
     t->nflows = (cols & TL_TC_FLOWS) ? catalog_count(t->catalog ? t->catalog : "", "flows") : 0;
     if (!rc && t->nflows)
         rc = load_table(t, TL_T_FLOWS, FLOW_COLS, NCOLS(FLOW_COLS), ((uint64_t)1 << NCOLS(FLOW_COLS)) - 1,
@@ -394,6 +437,8 @@ void tl_trace_drop_columns(tl_trace *t)
     for (int i = 0; i < TL_TCI_N; i++) {
         if (!t->owned[i]) continue;
         *col_ptr(t, &EVENT_COLS[i]) = NULL;
+        if (i == TL_TCI_TS) t->ts_us_sub = NULL;
+        if (i == TL_TCI_DUR) t->dur_us_sub = NULL;
         free(t->owned[i]);
         t->owned[i] = NULL;
     }

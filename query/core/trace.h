@@ -27,7 +27,11 @@ typedef struct tl_trace {
 
     size_t n;                 /* complete events */
     const uint32_t *uid;
-    const int64_t *ts, *dur;  /* ns */
+    const int64_t *ts, *dur;  /* ns; their µs doubles: tl_trace_ts_us, tl_trace_dur_us */
+    /* per event µs doubles of a loaded ts / dur column when the trace has
+     * a sub_ns table (ingest/schema.h: times whose text has digits below
+     * the ns), NULL otherwise (tl_ns_us of the ns column is the value) */
+    const double *ts_us_sub, *dur_us_sub;
     const uint32_t *name, *cat;
     const uint8_t *kind;
     const int64_t *pid, *tid;
@@ -129,6 +133,33 @@ int tl_trace_reference_links(tl_trace *t, size_t *dropped, tl_err *err);
 int tl_trace_time_text(const tl_trace *t, int *ts_int, int *dur_int);
 /* The same from a catalog record's text. */
 int tl_catalog_time_text(const char *catalog, int *ts_int, int *dur_int);
+
+/* Event i's ts and dur in µs as the reference reads them: the double
+ * nearest the trace's decimal text, at any magnitude and any number of
+ * decimals (needs the ts / dur column loaded). */
+static inline double tl_trace_ts_us(const tl_trace *t, size_t i)
+{
+    return t->ts_us_sub ? t->ts_us_sub[i] : tl_ns_us(t->ts[i]);
+}
+static inline double tl_trace_dur_us(const tl_trace *t, size_t i)
+{
+    return t->dur_us_sub ? t->dur_us_sub[i] : tl_ns_us(t->dur[i]);
+}
+
+/* tl_trace_ts_us of every event into out (t->n values). */
+void tl_trace_ts_us_fill(const tl_trace *t, double *out);
+
+/* A trace's sub_ns table (ingest/schema.h), as views valid until the
+ * reader closes: n rows (0 when the trace has none), ascending events
+ * rows below nevents, with their ts and dur µs. */
+typedef struct tl_sub_ns {
+    size_t n;
+    const uint32_t *row;
+    const double *ts_us, *dur_us;
+} tl_sub_ns;
+/* Reads and checks it (TL_ESTORE naming the trace and column when a row
+ * is out of order or range, or the columns' lengths differ). */
+int tl_sub_ns_read(tl_reader *r, uint64_t id, uint64_t nevents, tl_sub_ns *out, tl_err *err);
 
 static inline const char *tl_trace_str(const tl_trace *t, uint32_t sid) { return tl_dict_get(&t->dict, sid, NULL); }
 /* Raw args JSON of event row i ("" when the event had none). */

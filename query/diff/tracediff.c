@@ -118,9 +118,10 @@ int32_t td_norm(tl_diff *d, const td_side *s_, int32_t r, int strip)
 /* ---------------------------------------------------------------------------
  * The tree view of one trace (A1). */
 
+/* by the µs doubles (ties keep row order, as the reference's stable sort) */
 static int cmp_ts_row(const void *a, const void *b, void *ctx)
 {
-    const int64_t *ts = ctx;
+    const double *ts = ctx;
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     if (ts[x] != ts[y]) return ts[x] < ts[y] ? -1 : 1;
     return x < y ? -1 : x > y;
@@ -200,8 +201,8 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
         if (k == TL_K_MEMCPY) f |= TD_KLIKE;
         s->fl[i] = f;
         /* §3.2: doubles of µs, end computed once, as the reference does */
-        s->ts_us[i] = (double)t->ts[i] / 1000.0;
-        s->end_us[i] = s->ts_us[i] + (double)t->dur[i] / 1000.0;
+        s->ts_us[i] = tl_trace_ts_us(t, i);
+        s->end_us[i] = s->ts_us[i] + tl_trace_dur_us(t, i);
     }
 
     /* Host rows in the nesting order (stable ts sort), replayed to find the
@@ -210,7 +211,7 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
     TL_VEC(int32_t) host = {0};
     for (size_t i = 0; i < n; i++)
         if (s->fl[i] & TD_HOST) tl_vec_push(&host, (int32_t)i);
-    if (host.n > 1) qsort_r(host.v, host.n, sizeof *host.v, cmp_ts_row, (void *)t->ts);
+    if (host.n > 1) qsort_r(host.v, host.n, sizeof *host.v, cmp_ts_row, s->ts_us);
 
     tl_imap th = {0}; /* (pid, tid, flags) -> stack index for the nesting replay */
     typedef struct { TL_VEC(int32_t) st; int cpu; } stk;
@@ -354,12 +355,13 @@ static void gpu_kids(const td_side *s, int32_t x, ivec *out)
 
 static void sort_by_ts(const td_side *s, int32_t *v, size_t n)
 {
-    /* stable insertion sort: lists are short and mostly sorted already */
+    /* stable insertion sort on the µs doubles (times that tie there keep
+     * their order): lists are short and mostly sorted already */
     for (size_t i = 1; i < n; i++) {
         int32_t x = v[i];
-        int64_t tx = s->t->ts[x];
+        double tx = s->ts_us[x];
         size_t j = i;
-        while (j > 0 && s->t->ts[v[j - 1]] > tx) { v[j] = v[j - 1]; j--; }
+        while (j > 0 && s->ts_us[v[j - 1]] > tx) { v[j] = v[j - 1]; j--; }
         v[j] = x;
     }
 }

@@ -179,7 +179,7 @@ static void emit(tl_diff *d, int side, const int32_t *ev, size_t n, const char *
         r.side = (uint8_t)side;
         r.gpu = g;
         r.cpu = cpu;
-        r.kt = (double)s->t->dur[g] / 1000.0;
+        r.kt = tl_trace_dur_us(s->t, g);
         r.busy = busy;
         r.lca = lca;
         r.lca_id = lca_id;

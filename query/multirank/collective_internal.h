@@ -17,8 +17,7 @@
 typedef struct coll_ev {
     int rank;
     uint32_t row;               /* event row in its trace (trace order) */
-    int64_t ts_ns, dur_ns;
-    double ts, dur;             /* µs, ts_ns / 1000.0 (the reference's doubles) */
+    double ts, dur;             /* µs, the reference's doubles (tl_trace_ts_us) */
     const char *pg_name, *pg_ranks, *coll_name, *dtype, *in_split, *out_split;
     int64_t group_size, in_nelems, out_nelems, stream; /* COLL_NONE = missing */
     /* derived */

@@ -299,7 +299,24 @@ typedef struct scan {
     uint8_t *ncls;        /* GPU class per name id, 0 = not yet known */
     int use_linked;
     ivvec cls[4];
+    tl_sub_ns sub;        /* the µs of times with digits below the ns */
+    size_t sub_k;         /* first sub row not below the rows scanned */
 } scan;
+
+/* Row `row`'s ts and dur in µs, the reference's doubles (rows come in
+ * ascending order). */
+static void scan_times_us(scan *sc, uint64_t row, int64_t ts, int64_t dur, double *ts_us, double *dur_us)
+{
+    const tl_sub_ns *s = &sc->sub;
+    while (sc->sub_k < s->n && s->row[sc->sub_k] < row) sc->sub_k++;
+    if (sc->sub_k < s->n && s->row[sc->sub_k] == row) {
+        *ts_us = s->ts_us[sc->sub_k];
+        *dur_us = s->dur_us[sc->sub_k];
+    } else {
+        *ts_us = tl_ns_us(ts);
+        *dur_us = tl_ns_us(dur);
+    }
+}
 
 /* One run of rows [base, base + n) given as column pointers. */
 static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, const uint32_t *name,
@@ -340,10 +357,7 @@ static void scan_rows(scan *sc, uint64_t base, size_t n, const uint8_t *kind, co
             memset(e, 0, sizeof *e);
             e->rank = cr->info.rank;
             e->row = (uint32_t)(base + i);
-            e->ts_ns = ts[i];
-            e->dur_ns = dur[i];
-            e->ts = (double)ts[i] / 1000.0;
-            e->dur = (double)dur[i] / 1000.0;
+            scan_times_us(sc, base + i, ts[i], dur[i], &e->ts, &e->dur);
             e->stream = stream[i] == TL_NONE ? COLL_NONE : stream[i];
             e->group_size = e->in_nelems = e->out_nelems = COLL_NONE;
             /* §3.4: an unnamed cross_device_reduce kernel is an allreduce */
@@ -488,6 +502,10 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
                 if (lk[i] && tl_kind_is_gpu(kind[i])) { sc.use_linked = 1; break; }
         }
     }
+    if ((rc = tl_sub_ns_read(r, id, (uint64_t)nev, &sc.sub, err))) {
+        tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+        goto out;
+    }
     sc.dict = &dict;
     sc.ncls = tl_xcalloc(dict.n ? dict.n : 1, 1);
     uint64_t base = 0;
@@ -578,6 +596,10 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
     if (linked)
         for (size_t i = 0; i < t->n; i++)
             if (linked[i] && tl_kind_is_gpu(t->kind[i])) { sc.use_linked = 1; break; }
+    if ((rc = tl_sub_ns_read(t->reader, t->id, t->n, &sc.sub, err))) {
+        tl_err_prefix(err, "trace %s (rank %d)", hex, rank);
+        goto out;
+    }
     sc.dict = &t->dict;
     sc.ncls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
     scan_rows(&sc, 0, t->n, t->kind, t->name, t->ts, t->dur, corr, t->ext_id, t->stream,

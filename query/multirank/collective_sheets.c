@@ -180,8 +180,10 @@ static int i64_cmp(int64_t a, int64_t b)
 static int ev_ts_cmp(const void *a, const void *b)
 {
     const coll_ev *x = *(const coll_ev *const *)a, *y = *(const coll_ev *const *)b;
-    if (x->ts_ns != y->ts_ns) return x->ts_ns < y->ts_ns ? -1 : 1;
-    return x->row < y->row ? -1 : x->row > y->row; /* ties keep trace order */
+    /* by the µs doubles the reference ranks (pandas rank method "first"):
+     * epoch times a few ns apart tie and keep trace order */
+    if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+    return x->row < y->row ? -1 : x->row > y->row;
 }
 
 int coll_match(coll_run *run, tl_err *err)

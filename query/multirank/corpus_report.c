@@ -191,7 +191,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
     for (size_t i = 0; i < t->n; i++) {
         int k = t->kind[i];
         if (tl_kind_is_runtime(k)) {
-            collect(&ro->cuda, &cm, &ro->arena, t, t->name[i], t->cat[i], (double)t->dur[i] / 1000.0);
+            collect(&ro->cuda, &cm, &ro->arena, t, t->name[i], t->cat[i], tl_trace_dur_us(t, i));
             continue;
         }
         if (!tl_kind_is_gpu(k)) continue;
@@ -203,7 +203,7 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
             ro->nshort_linked += shrt;
         } else {
             ro->nshort_unlinked += shrt;
-            collect(&ro->unlinked, &um, &ro->arena, t, t->name[i], t->cat[i], (double)t->dur[i] / 1000.0);
+            collect(&ro->unlinked, &um, &ro->arena, t, t->name[i], t->cat[i], tl_trace_dur_us(t, i));
         }
         /* the reference counts from get_df_kernels: category kernel only */
         if (shrt && k == TL_K_KERNEL && t->parent) {

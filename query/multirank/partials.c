@@ -166,7 +166,7 @@ void part_put_coll_rank(tl_buf *b, const coll_rank *cr)
     put_i64s(b, head, sizeof head / sizeof *head);
     for (size_t i = 0; i < cr->n; i++) {
         const coll_ev *e = &cr->ev[i];
-        int64_t ints[] = {e->rank, e->row, e->ts_ns, e->dur_ns, e->group_size, e->in_nelems, e->out_nelems,
+        int64_t ints[] = {e->rank, e->row, e->group_size, e->in_nelems, e->out_nelems,
                           e->stream, e->type, e->index_in_group, e->cid_no};
         put_i64s(b, ints, sizeof ints / sizeof *ints);
         part_put_f64(b, e->ts), part_put_f64(b, e->dur), part_put_f64(b, e->in_mb), part_put_f64(b, e->out_mb);
@@ -193,11 +193,11 @@ int part_get_coll_rank(part_in *in, coll_rank *cr)
     cr->cap = n;
     for (size_t i = 0; i < n && !in->bad; i++) {
         coll_ev *e = &cr->ev[i];
-        int64_t v[11];
-        for (size_t k = 0; k < 11; k++) v[k] = (int64_t)part_get_u64(in);
-        e->rank = (int)v[0], e->row = (uint32_t)v[1], e->ts_ns = v[2], e->dur_ns = v[3], e->group_size = v[4];
-        e->in_nelems = v[5], e->out_nelems = v[6], e->stream = v[7], e->type = (tl_coll_type)v[8];
-        e->index_in_group = v[9], e->cid_no = (long)v[10];
+        int64_t v[9];
+        for (size_t k = 0; k < 9; k++) v[k] = (int64_t)part_get_u64(in);
+        e->rank = (int)v[0], e->row = (uint32_t)v[1], e->group_size = v[2];
+        e->in_nelems = v[3], e->out_nelems = v[4], e->stream = v[5], e->type = (tl_coll_type)v[6];
+        e->index_in_group = v[7], e->cid_no = (long)v[8];
         e->ts = part_get_f64(in), e->dur = part_get_f64(in), e->in_mb = part_get_f64(in), e->out_mb = part_get_f64(in);
         const char **strs[] = {&e->pg_name, &e->pg_ranks, &e->coll_name, &e->dtype, &e->in_split, &e->out_split, &e->cid};
         for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = part_get_str(in, &cr->arena);

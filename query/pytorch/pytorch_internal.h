@@ -119,14 +119,14 @@ typedef struct pyt_ctx {
  * event (8 bytes an event, 178 MB of a 10 GB trace). */
 static inline double pyt_ts(const pyt_ctx *c, size_t row)
 {
-    return (double)c->t->ts[row] / 1000.0;
+    return tl_trace_ts_us(c->t, row);
 }
 
 /* Its end: ts + dur/1000.0, likewise (18 MB of a 1 GB rank). Needs the dur
  * column (loaded). */
 static inline double pyt_te(const pyt_ctx *c, int32_t row)
 {
-    return pyt_ts(c, (size_t)row) + (double)c->t->dur[row] / 1000.0;
+    return pyt_ts(c, (size_t)row) + tl_trace_dur_us(c->t, (size_t)row);
 }
 
 /* ---- context.c ---- */
@@ -148,7 +148,7 @@ static inline int pyt_is_pseudo_op(const pyt_ctx *c, int32_t row)
     const char *s = pyt_name(c, row);
     return !strncmp(s, "pseudo_op::", 11) && strncmp(s + 11, "moe_flydsl_", 11);
 }
-static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return (double)c->t->dur[row] / 1000.0; }
+static inline double pyt_dur(const pyt_ctx *c, int32_t row) { return tl_trace_dur_us(c->t, (size_t)row); }
 static inline int pyt_is_gpu(const pyt_ctx *c, int32_t row) { return c->gclass[row] != PYT_G_NONE; }
 int pyt_is_comm_name(const char *s);
 /* tl_pm_find of an event's name, cached per name id. */

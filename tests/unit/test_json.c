@@ -14,7 +14,7 @@ static int64_t ns_of(const char *txt, int *rc)
     tl_json j;
     tl_json_init_buf(&j, txt, strlen(txt), "t", &err);
     int64_t v = -1;
-    *rc = tl_json_us_to_ns(&j, &v);
+    *rc = tl_json_us_to_ns(&j, &v, NULL);
     return v;
 }
 
@@ -33,7 +33,7 @@ static int64_t ns_pad(const char *txt, int *rc)
     tl_err err = {0};
     tl_json j;
     int64_t v = -1;
-    *rc = tl_json_us_to_ns(pad_init(&j, &err, txt), &v);
+    *rc = tl_json_us_to_ns(pad_init(&j, &err, txt), &v, NULL);
     return v;
 }
 static int64_t i64_pad(const char *txt, int *rc)
