@@ -18,4 +18,9 @@ tl_table *inf_by_category_regrouped(pyt_ctx *c);
 int inf_derived_finish(const tl_trace *t, tl_build *b, uint64_t id, const char *suffix, const char *labels_open,
                        tl_derived *out, tl_err *err);
 
+/* Calls fn with each member of the catalog's "metadata" object (the
+ * source's top-level keys), key and raw JSON value, in order (split.c). */
+void inf_catalog_metadata_each(const tl_trace *t,
+                               void (*fn)(void *ctx, const char *k, size_t kn, const char *v, size_t vn), void *ctx);
+
 #endif

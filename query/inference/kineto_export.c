@@ -6,6 +6,7 @@
  * deviceProperties, ...) becomes the top-level keys. Times are written in
  * µs with the stored nanoseconds exact. */
 #include "query/inference/inference.h"
+#include "query/inference/inference_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,29 +137,21 @@ static void put_meta(tl_buf *b, const tl_trace *t, size_t m)
     tl_buf_putc(b, '}');
 }
 
+/* One member of the catalog's "metadata" object, followed by ",". */
+static void put_member(void *ctx, const char *k, size_t kn, const char *v, size_t vn)
+{
+    tl_buf *b = ctx;
+    if (kn == 11 && !memcmp(k, "traceEvents", 11)) return;
+    tl_buf_json_str(b, k, kn);
+    tl_buf_putc(b, ':');
+    tl_buf_append(b, v, vn);
+    tl_buf_putc(b, ',');
+}
+
 /* The members of the catalog's "metadata" object, each followed by ",". */
 static void put_toplevel(tl_buf *b, const tl_trace *t)
 {
-    const char *m = t->catalog ? strstr(t->catalog, "\"metadata\":{") : NULL;
-    if (!m) return;
-    m += strlen("\"metadata\":");
-    tl_err err = {0};
-    tl_json j;
-    tl_json_init_buf(&j, m, strlen(m), "catalog", &err);
-    if (tl_json_expect(&j, '{', "object")) return;
-    int first = 1;
-    const char *k;
-    size_t kn;
-    while (tl_json_obj_next(&j, &first, &k, &kn) == 0 && k) {
-        const char *v;
-        size_t vn;
-        if (tl_json_skip(&j, &v, &vn)) return;
-        if (kn == 11 && !memcmp(k, "traceEvents", 11)) continue;
-        tl_buf_json_str(b, k, kn);
-        tl_buf_putc(b, ':');
-        tl_buf_append(b, v, vn);
-        tl_buf_putc(b, ',');
-    }
+    inf_catalog_metadata_each(t, put_member, b);
 }
 
 int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err)

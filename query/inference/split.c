@@ -4,6 +4,7 @@
  * an ingested file and comes back unstored (tl_derived): the command layer
  * stores it as ingest stores a file, so every report works on it unchanged. */
 #include "query/inference/inference.h"
+#include "query/inference/inference_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,10 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* the catalog's "metadata" object -> top-level keys of the new trace */
-static void copy_toplevel(tl_build *b, const tl_trace *t)
+void inf_catalog_metadata_each(const tl_trace *t,
+                               void (*fn)(void *ctx, const char *k, size_t kn, const char *v, size_t vn), void *ctx)
 {
-    if (!t->catalog) return;
-    const char *m = strstr(t->catalog, "\"metadata\":{");
+    const char *m = t->catalog ? strstr(t->catalog, "\"metadata\":{") : NULL;
     if (!m) return;
     m += strlen("\"metadata\":");
     tl_err err = {0};
@@ -42,8 +43,18 @@ static void copy_toplevel(tl_build *b, const tl_trace *t)
         const char *v;
         size_t vn;
         if (tl_json_skip(&j, &v, &vn)) return;
-        tl_build_toplevel(b, k, kn, v, vn);
+        fn(ctx, k, kn, v, vn);
     }
+}
+
+static void toplevel_into_build(void *ctx, const char *k, size_t kn, const char *v, size_t vn)
+{
+    tl_build_toplevel(ctx, k, kn, v, vn);
+}
+
+static void copy_toplevel(tl_build *b, const tl_trace *t)
+{
+    inf_catalog_metadata_each(t, toplevel_into_build, b);
 }
 
 void tl_event_in(tl_build *b, const tl_trace *t, size_t i, tl_ev_in *e)
