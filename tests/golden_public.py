@@ -33,9 +33,6 @@ INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
 
 # (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
 KNOWN_DIFFERENCES = {
-    "hta_tracediff_test/reference_csvs":
-        "conformance items 1 and 6: epoch-scale timestamps (~1.7e15 us), the empty short_kernels_summary "
-        "(the linking matches with --reference_linking)",
     "xdit_flux_aiter_sage/reference_csvs_inference":
         "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
     "inference/sglang_decode/perf_csvs":
