@@ -89,19 +89,54 @@ def check_page(page, name, want_roofline):
     return html
 
 
-def render(chromium, page, tmp, name):
+def render(chromium, page, tmp, name, min_svg=5):
     shot = os.path.join(tmp, name + ".png")
     base = [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
             "--window-size=1200,1600"]
     r = subprocess.run(base + ["--dump-dom", "file://" + page], capture_output=True, text=True, timeout=120)
     dom = r.stdout
-    check(dom.count("<svg") >= 5, f"{name}: chromium's DOM has {dom.count('<svg')} svg elements")
+    check(dom.count("<svg") >= min_svg, f"{name}: chromium's DOM has {dom.count('<svg')} svg elements")
     subprocess.run(base + ["--screenshot=" + shot, "file://" + page], capture_output=True, timeout=120)
     check(os.path.exists(shot), f"{name}: no screenshot")
     if os.path.exists(shot):
         frac = png_nonwhite_fraction(shot)
         check(frac > 0.02, f"{name}: the screenshot is blank ({frac:.4f} non-white)")
         print(f"{name}: rendered, {frac * 100:.1f} % of the screenshot drawn")
+
+
+def check_rank_page(page, name, sheet, chromium, tmp):
+    check(os.path.exists(page), f"{name}: no page")
+    if not os.path.exists(page):
+        return
+    html = open(page, encoding="utf-8").read()
+    check("<script" not in html.lower(), f"{name}: the page has a script")
+    bars = re.findall(r'<svg class="chart bars"[^>]*>.*?</svg>', html, re.S)
+    per_rank = [b for b in bars if f"{sheet}:" in b and " per rank" in b]
+    check(per_rank, f"{name}: no per-rank bars of {sheet}")
+    for k in range(4):
+        check(any(f"rank {k}<" in b for b in per_rank), f"{name}: rank {k} has no bar")
+    if chromium:
+        render(chromium, page, tmp, name, html.count("<svg"))
+
+
+def check_ranks(build, tmp, db, chromium):
+    """Per-rank bars: a 4-rank corpus through collective and corpus-report."""
+    corpus = os.path.join(tmp, "corpus", "cfg")
+    subprocess.run([os.path.join(build, "tracegen"), "--size", "300K", "--ranks", "4", "-q", "-o", corpus],
+                   check=True)
+    tl = os.path.join(build, "tracelens")
+    page = os.path.join(tmp, "collective.html")
+    r = subprocess.run([tl, "--db", db, "collective", "--trace_pattern", os.path.join(corpus, "rank_*.json"),
+                        "--world_size", "4", "--html", page, "-q"], capture_output=True, text=True)
+    check(r.returncode == 0, f"collective --html: {r.returncode} {r.stderr[-300:]}")
+    check(not os.path.exists(os.path.join(corpus, "nccl_analysis_report.xlsx")),
+          "collective --html alone wrote a workbook")
+    check_rank_page(page, "collective", "imbalance_ranks", chromium, tmp)
+    r = subprocess.run([tl, "--db", db, "corpus-report", "-b", os.path.dirname(corpus), "-f", "rank_", "--html",
+                        "-q"], capture_output=True, text=True)
+    check(r.returncode == 0, f"corpus-report --html: {r.returncode} {r.stderr[-300:]}")
+    check_rank_page(os.path.join(corpus, "cfg_rank__performance_report.html"), "corpus", "imbalance_ranks",
+                    chromium, tmp)
 
 
 def main():
@@ -132,6 +167,8 @@ def main():
             html = open(page3, encoding="utf-8").read()
             check("busy_time (b200)" in html and "busy_time (mi250)" in html, "compare page: reports side by side")
             check("<script" not in html.lower(), "compare page has a script")
+
+        check_ranks(build, tmp, db, chromium)
 
         data = os.environ.get("TL_SHARED_DATA") or os.path.join(os.path.dirname(__file__), "..", "..", "shared",
                                                                "data")

@@ -53,6 +53,8 @@ static const char *HELP =
     "  --output_xlsx_path PATH  workbook (default: nccl_analysis_report.xlsx in the\n"
     "                           trace folder, unless only --output_csvs_dir is given)\n"
     "  --output_csvs_dir DIR    one <sheet>.csv per sheet\n"
+    "  --html PATH              also (or only) one self-contained HTML page: per-rank\n"
+    "                           bars and every sheet (ours)\n"
     "  --agg_metrics A [A ...]  aggregations of the summaries (default: mean median\n"
     "                           min max; also std sum count first last)\n"
     "  --gpus_per_node N        for node_id / node_span (default: the number of\n"
@@ -82,7 +84,7 @@ static const char *HELP =
 
 enum {
     F_DIR, F_PATTERN, F_GLOB, F_CONFIG, F_WORLD, F_REGEX, F_XLSX, F_CSV, F_AGG, F_GPN, F_HEAT, F_DETAILED,
-    F_MP, F_WORKERS, F_NOIMB, F_QUIET, F_DB, F_HELP, F_MPI, F_N
+    F_MP, F_WORKERS, F_NOIMB, F_QUIET, F_DB, F_HELP, F_MPI, F_HTML, F_N
 };
 static const tl_cli_opt FLAGS[F_N] = {
     [F_DIR] = {"--trace_dir", TL_CLI_VALUE},
@@ -104,6 +106,7 @@ static const tl_cli_opt FLAGS[F_N] = {
     [F_DB] = {"--db", TL_CLI_VALUE},
     [F_HELP] = {"-h|--help", TL_CLI_FLAG},
     [F_MPI] = {"--mpi", TL_CLI_FLAG},
+    [F_HTML] = {"--html", TL_CLI_VALUE},
 };
 
 static int usage_error(const char *prog, const char *fmt, const char *arg)
@@ -577,26 +580,34 @@ static char *common_dir(const strvec *files)
     return outdir;
 }
 
-/* The sheets into the workbook (xlsx_path, else
- * <outdir>/nccl_analysis_report.xlsx unless CSVs only) and/or csv_dir, and
- * the summary; an exit code. */
-static int write_report(const tl_coll_sheets *sh, const tl_coll_summary *sum, const char *xlsx_path,
-                        const char *csv_dir, const char *outdir, double dt, int quiet, int imbalance)
+/* Where the sheets go: the workbook, the CSV folder, the HTML page. */
+typedef struct coll_outputs {
+    const char *xlsx, *csv_dir, *html;
+} coll_outputs;
+
+/* The sheets into the workbook (out->xlsx, else
+ * <outdir>/nccl_analysis_report.xlsx unless only CSVs or a page are asked
+ * for), the CSV folder and the page, and the summary; an exit code. */
+static int write_report(const tl_coll_sheets *sh, const tl_coll_summary *sum, const coll_outputs *out,
+                        const char *outdir, double dt, int quiet, int imbalance)
 {
-    const char *csv = csv_dir;
+    const char *csv = out->csv_dir;
     char *xlsx = NULL;
-    if (xlsx_path) xlsx = tl_xstrdup(xlsx_path);
-    else if (!csv) {
+    if (out->xlsx) xlsx = tl_xstrdup(out->xlsx);
+    else if (!csv && !out->html) {
         size_t n = strlen(outdir) + 40;
         xlsx = tl_xmalloc(n);
         snprintf(xlsx, n, "%s/nccl_analysis_report.xlsx", outdir);
     }
-    int rc = tl_cli_write_sheets(sh->v, sh->n, csv, xlsx);
+    int rc = xlsx || csv ? tl_cli_write_sheets(sh->v, sh->n, csv, xlsx) : TL_EXIT_OK;
+    if (rc == TL_EXIT_OK && out->html) rc = tl_cli_write_html(sh->v, sh->n, out->html, "collective");
     if (rc == TL_EXIT_OK && !quiet) {
-        fprintf(stderr, "collective report (%.3f s from the store):", dt);
-        if (xlsx) fprintf(stderr, " %s", xlsx);
-        if (csv) fprintf(stderr, "%s%s/", xlsx ? " and " : " ", csv);
-        fputc('\n', stderr);
+        if (xlsx || csv) {
+            fprintf(stderr, "collective report (%.3f s from the store):", dt);
+            if (xlsx) fprintf(stderr, " %s", xlsx);
+            if (csv) fprintf(stderr, "%s%s/", xlsx ? " and " : " ", csv);
+            fputc('\n', stderr);
+        }
         if (!imbalance) {
             for (size_t i = 0; i < sh->n; i++) printf("  %s: %zu rows\n", sh->v[i]->name, sh->v[i]->nrows);
         } else {
@@ -783,7 +794,8 @@ int tl_cmd_collective(int argc, char **argv)
     tl_store_close(s);
     if (!writer) goto out;
 
-    rc = write_report(&sh, &sum, val[F_XLSX], val[F_CSV], outdir, dt, quiet, o.imbalance);
+    coll_outputs outs = {val[F_XLSX], val[F_CSV], val[F_HTML]};
+    rc = write_report(&sh, &sum, &outs, outdir, dt, quiet, o.imbalance);
     tl_coll_sheets_free(&sh);
     tl_coll_summary_free(&sum);
 out:

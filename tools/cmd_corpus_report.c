@@ -66,6 +66,8 @@ static const char *HELP =
     "  --config NAME|DIR  a configuration already in the store (the folder name\n"
     "                 recorded at ingest, or its path) instead of -b\n"
     "  --csv DIR      also write DIR/<configuration>/<sheet>.csv\n"
+    "  --html         also one self-contained HTML page beside each workbook (its\n"
+    "                 name with .html): charts, per-rank bars and every sheet\n"
     "  -j, --max_workers N  threads for ingest and per-rank reports\n"
     "  -q, --quiet    fewer messages\n"
     "  --mpi          under mpirun: each process ingests a contiguous share of the\n"
@@ -178,14 +180,34 @@ static int config_sheets(tl_store *s, const uint64_t *ids, const int *ranks, siz
     return rc;
 }
 
-/* Builds and writes one configuration's workbook from stored ids (with
- * mpi, this process's share is [lo, hi)). */
-static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi, int mpi,
-                      const char *xlsx, const char *csv, long workers, int quiet)
+/* The command line of corpus-report. */
+typedef struct corpus_args {
+    const char *prog, *base, *prefix, *ext, *out, *db, *config, *csvdir;
+    TL_VEC(const char *) filters; /* -f: every one must be in a path */
+    int dry, replay, quiet, mpi, html; /* html: a page beside each workbook */
+    long workers;
+} corpus_args;
+
+/* xlsx with its .xlsx replaced by .html (appended when it has none). */
+static char *html_path(const char *xlsx)
 {
+    size_t n = strlen(xlsx);
+    if (n >= 5 && strcmp(xlsx + n - 5, ".xlsx") == 0) n -= 5;
+    char *p = tl_xmalloc(n + 6);
+    memcpy(p, xlsx, n);
+    memcpy(p + n, ".html", 6);
+    return p;
+}
+
+/* Builds and writes one configuration's workbook (and with --html its
+ * page) from stored ids (with --mpi, this process's share is [lo, hi)). */
+static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
+                      const char *xlsx, const char *csv, const corpus_args *a)
+{
+    int mpi = a->mpi, quiet = a->quiet;
     tl_corpus_opts o;
     tl_corpus_opts_default(&o);
-    o.max_workers = (int)workers;
+    o.max_workers = (int)a->workers;
     o.quiet = quiet;
     o.datadir = tl_env.datadir ? tl_env.datadir : TL_DATADIR;
     o.timing = tl_env.timing;
@@ -217,6 +239,11 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
                 free(view.v);
             }
         }
+    }
+    if (rc == TL_EXIT_OK && a->html) {
+        char *page = html_path(xlsx);
+        rc = tl_cli_write_html(sh.v, sh.n, page, xlsx);
+        free(page);
     }
     tl_corpus_sheets_free(&sh);
     tl_corpus_stats_free(&st);
@@ -251,7 +278,7 @@ static int node_replay_message(void)
 }
 
 enum { C_HELP, C_BASE, C_PREFIX, C_EXT, C_OUT, C_FILTER, C_DRY, C_REPLAY, C_QUIET, C_WORKERS, C_DB, C_CONFIG, C_CSV,
-       C_MPI };
+       C_MPI, C_HTML };
 static const tl_cli_opt OPTS[] = {
     [C_HELP] = {"-h|--help", TL_CLI_FLAG},
     [C_BASE] = {"-b", TL_CLI_VALUE},
@@ -267,15 +294,9 @@ static const tl_cli_opt OPTS[] = {
     [C_CONFIG] = {"--config", TL_CLI_VALUE},
     [C_CSV] = {"--csv", TL_CLI_VALUE},
     [C_MPI] = {"--mpi", TL_CLI_FLAG},
+    [C_HTML] = {"--html", TL_CLI_FLAG},
 };
 
-/* The command line of corpus-report. */
-typedef struct corpus_args {
-    const char *prog, *base, *prefix, *ext, *out, *db, *config, *csvdir;
-    TL_VEC(const char *) filters; /* -f: every one must be in a path */
-    int dry, replay, quiet, mpi;
-    long workers;
-} corpus_args;
 
 /* --config: the workbook of a configuration already in the store. */
 static int report_stored_config(const corpus_args *a)
@@ -320,7 +341,7 @@ static int report_stored_config(const corpus_args *a)
         }
         size_t lo = (size_t)tl_cli_mpi_rank() * n / (size_t)tl_cli_mpi_size();
         size_t hi = (size_t)(tl_cli_mpi_rank() + 1) * n / (size_t)tl_cli_mpi_size();
-        rc = one_config(s, ids, NULL, n, lo, hi, a->mpi, xlsx, csv, a->workers, a->quiet);
+        rc = one_config(s, ids, NULL, n, lo, hi, xlsx, csv, a);
         free(csv);
     }
     free(xlsx), free(ids), free(dir);
@@ -371,7 +392,7 @@ static int ingest_and_report(tl_store *s, const cfgdir *c, const char *xlsx, con
             csv = tl_xmalloc(len);
             snprintf(csv, len, "%s/%s", a->csvdir, cfgname);
         }
-        int r1 = one_config(s, ids, rk, n, lo, hi, a->mpi, xlsx, csv, a->workers, a->quiet);
+        int r1 = one_config(s, ids, rk, n, lo, hi, xlsx, csv, a);
         free(csv);
         rc = r1;
     }
@@ -415,6 +436,7 @@ static int parse_corpus(int argc, char **argv, corpus_args *a)
         case C_CONFIG: a->config = v; break;
         case C_CSV: a->csvdir = v; break;
         case C_MPI: a->mpi = 1; break;
+        case C_HTML: a->html = 1; break;
         case TL_CLI_BAD: return usage(a->prog, "%s", p.msg);
         default: return usage(a->prog, "unrecognized arguments: %s", p.arg);
         }
