@@ -3,17 +3,21 @@
 command or flag gets the nearest one, a missing file is called a missing
 file, an empty folder is an error, read commands never create a store,
 every exit code is documented, folder-ingest progress on a terminal
-never runs into the result lines, and the rocprof report explains its
-units once on a terminal.
+never runs into the result lines, the report summary fits the terminal,
+the compat commands take the reference's flag abbreviations, and the
+rocprof report explains its units once on a terminal.
 
 usage: test_cli_guidance.py BUILD_DIR
 """
+import fcntl
 import os
-import pty
 import re
+import select
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 
 from tlcheck import Checks
 
@@ -24,24 +28,25 @@ def run(tl, *args, cwd=None):
     return subprocess.run([tl, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
 
 
-def under_pty(argv):
+def under_pty(argv, cols=0):
     """Runs argv with stdout and stderr on one pseudo-terminal (as a user's
-    shell would) and returns everything it wrote."""
-    pid, fd = pty.fork()
-    if pid == 0:
-        os.execv(argv[0], argv)
+    shell would; cols columns wide when given) and returns everything it
+    wrote. The test keeps the terminal's other end open until the program
+    has exited and its output is drained, so no late line is lost."""
+    master, slave = os.openpty()
+    if cols:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, cols, 0, 0))
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
     out = b""
     while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except OSError:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            out += os.read(master, 65536)
+        elif proc.poll() is not None:
             break
-        if not chunk:
-            break
-        out += chunk
-    os.waitpid(pid, 0)
+    os.close(slave)
+    os.close(master)
     return out.decode("utf-8", "replace")
-
 
 def main():
     build = os.path.abspath(sys.argv[1])
@@ -98,6 +103,21 @@ def main():
                              capture_output=True, text=True).stdout.split("\t")[0]
         r = run(tl, "--db", db, "report", pid, cwd=cwd)
         check(r.stdout.startswith(f"PyTorch report of trace {pid}"), f"PyTorch summary head: {r.stdout[:120]!r}")
+        for cols in (60, 100):
+            shown = under_pty([tl, "--db", db, "report", pid], cols).replace("\r\n", "\n").split("\n")
+            wide = [ln for ln in shown if len(ln) > cols and not ln.startswith("tracelens: ")]
+            check(len(shown) > 20 and not wide, f"summary wider than a {cols}-column terminal: {wide[:2]!r}")
+        # the compat commands take the unique-prefix abbreviations the reference's argparse takes
+        r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json",
+                            os.path.join(traces, "rank_1.json"), "--output_csvs", os.path.join(tmp, "abbr")],
+                           capture_output=True, text=True, env=dict(os.environ, TRACELENS_DB=db))
+        check(r.returncode == 0 and os.path.exists(os.path.join(tmp, "abbr", "ops_summary.csv")),
+              f"PyTorch compat abbreviations: {r.returncode} {r.stderr[-200:]!r}")
+        r = run(os.path.join(build, "TraceLens_generate_perf_report_jax"), "--profile_p",
+                os.path.join(tmp, "none.xplane.pb"), "--output_csvs", os.path.join(tmp, "abbr2"))
+        check(r.returncode == 4 and "no such file" in r.stderr, f"JAX compat abbreviations: {r.stderr[-200:]!r}")
+        h = run(os.path.join(build, "TraceLens_generate_multi_rank_collective_report_pytorch"), "--help").stdout
+        check("4 a trace id" in h and "exit status" in h, "collective --help does not document exit code 4")
         out_x = os.path.join(tmp, "compat.xlsx")
         r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json_path",
                             os.path.join(traces, "rank_0.json"), "--output_xlsx_path", out_x],

@@ -270,6 +270,8 @@ tl_term_opts tl_cli_term_opts(const tl_table *t, size_t max_rows);
 /* "WHAT of trace ID (SOURCE)" and a blank line; SOURCE (the path or id as
  * given) is left out when it is the id itself. */
 void tl_cli_summary_head(const char *what, uint64_t id, const char *source);
+/* How to write the nsheets sheets (two lines on a narrow terminal). */
+void tl_cli_summary_foot(size_t nsheets);
 /* The head, then the sheets named in show (NULL-terminated, in that
  * order) that the report has, then how to write every sheet. */
 void tl_cli_print_summary(const char *what, uint64_t id, const char *source, tl_table *const *sheets, size_t n,

@@ -44,6 +44,13 @@ void tl_cli_summary_head(const char *what, uint64_t id, const char *source)
     printf("\n\n");
 }
 
+void tl_cli_summary_foot(size_t nsheets)
+{
+    size_t w = term_width();
+    printf("\n%zu sheets; write them with --xlsx PATH,%s--csv-dir DIR or --html PATH.\n", nsheets,
+           w && w < 72 ? "\n" : " ");
+}
+
 void tl_cli_print_summary(const char *what, uint64_t id, const char *source, tl_table *const *sheets, size_t n,
                           const char *const *show)
 {
@@ -57,7 +64,7 @@ void tl_cli_print_summary(const char *what, uint64_t id, const char *source, tl_
             tl_term_opts o = tl_cli_term_opts(sheets[i], 12);
             tl_report_term_print(stdout, sheets[i], &o);
         }
-    printf("\n%zu sheets; write them with --xlsx PATH, --csv-dir DIR or --html PATH.\n", n);
+    tl_cli_summary_foot(n);
 }
 
 int tl_cli_write_html(tl_table *const *sheets, size_t n, const char *path, const char *source)

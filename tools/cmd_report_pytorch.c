@@ -574,7 +574,7 @@ static void print_summary(const tl_pyt_sheets *s, uint64_t id, const char *sourc
         tl_report_term_print(stdout, v, &to);
         tl_table_free(v);
     }
-    printf("\n%zu sheets; write them with --xlsx PATH, --csv-dir DIR or --html PATH.\n", s->n);
+    tl_cli_summary_foot(s->n);
 }
 
 /* Memory a stage frees goes back to the system before the next stage
