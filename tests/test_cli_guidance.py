@@ -10,6 +10,7 @@ rocprof report explains its units once on a terminal.
 usage: test_cli_guidance.py BUILD_DIR
 """
 import fcntl
+import json
 import os
 import re
 import select
@@ -118,6 +119,23 @@ def main():
         check(r.returncode == 4 and "no such file" in r.stderr, f"JAX compat abbreviations: {r.stderr[-200:]!r}")
         h = run(os.path.join(build, "TraceLens_generate_multi_rank_collective_report_pytorch"), "--help").stdout
         check("4 a trace id" in h and "exit status" in h, "collective --help does not document exit code 4")
+        # a rocprofv3 Perfetto trace, native and as its traceEvents JSON: the pftrace report
+        pfdir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "pftrace")
+        sys.path.insert(0, pfdir)
+        import pftrace_encode
+        pf_json = os.path.join(pfdir, "inputs", "fixture_rich.json")
+        pf_native = os.path.join(tmp, "fixture_rich.pftrace")
+        with open(pf_json, encoding="utf-8") as f, open(pf_native, "wb") as g:
+            g.write(pftrace_encode.encode(json.load(f)))
+        for form, path in (("JSON", pf_json), ("native", pf_native)):
+            r = run(tl, "--db", db, "report", path, cwd=cwd)
+            check(r.returncode == 0 and "pftrace HIP activity report of trace" in r.stdout
+                  and "kernel_summary" in r.stdout and os.listdir(cwd) == [],
+                  f"report of a {form} pftrace: {r.returncode} {r.stdout[:120]!r} {r.stderr[-200:]!r}")
+            page = os.path.join(tmp, f"pf_{form}.html")
+            r = run(tl, "--db", db, "report", path, "--html", page, cwd=cwd)
+            check(r.returncode == 0 and os.path.exists(page) and os.listdir(cwd) == [],
+                  f"report --html of a {form} pftrace: {r.returncode} {r.stderr[-200:]!r}")
         out_x = os.path.join(tmp, "compat.xlsx")
         r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_pytorch"), "--profile_json_path",
                             os.path.join(traces, "rank_0.json"), "--output_xlsx_path", out_x],

@@ -3,8 +3,9 @@
  * (or ingests) the trace, reads its format from the catalog and hands the
  * command line to the matching report: Kineto -> the PyTorch report,
  * rocprof -> the rocprofv3 report, xplane -> the JAX report, pftrace ->
- * the pftrace HIP activity report, translating
- * the short output flags into the reference tools' names. */
+ * the pftrace HIP activity report (also for the traceEvents JSON form of
+ * a .pftrace, stored as Kineto), translating the short output flags into
+ * the reference tools' names. */
 #include "tools/cli.h"
 #include "store/store.h"
 #include "query/core/trace.h"
@@ -20,8 +21,9 @@ static const char *REPORT_USAGE =
     "trace's format picks the report: PyTorch/Kineto (TraceLens_generate_perf_report_pytorch\n"
     "flags, e.g. --enable_kernel_summary --short_kernel_study), rocprofv3\n"
     "(TraceLens_generate_perf_report_rocprof flags), JAX/XPlane\n"
-    "(TraceLens_generate_perf_report_jax flags) or rocprofv3 Perfetto (.pftrace:\n"
-    "TraceLens_generate_perf_report_pftrace_hip_activity flags). Without --xlsx/--csv-dir a PyTorch\n"
+    "(TraceLens_generate_perf_report_jax flags) or rocprofv3 Perfetto (.pftrace, or\n"
+    "its traceEvents JSON from traceconv: TraceLens_generate_perf_report_pftrace_hip_activity\n"
+    "flags). Without --xlsx/--csv-dir a PyTorch\n"
     "report prints a summary (GPU timeline, top op categories and ops). --inference:\n"
     "the inference report (TraceLens_generate_perf_report_pytorch_inference flags).\n"
     "`TraceLens_generate_perf_report_pytorch --help` lists the PyTorch flags.\n";
@@ -68,6 +70,32 @@ static char *catalog_format(const char *cat)
     return s;
 }
 
+/* A Kineto-form trace with no host op (no cpu_op, python_function or
+ * user_annotation in the catalog's kinds) whose events carry rocprofv3's
+ * Perfetto categories is the traceEvents JSON of a .pftrace (what
+ * traceconv writes): it gets the pftrace report, as the native file does. */
+static int is_pftrace_json(tl_reader *r, uint64_t id, const char *cat)
+{
+    size_t klen;
+    const char *kinds = tl_args_get(cat, strlen(cat), "kinds", &klen);
+    static const char *const HOST[] = {"cpu_op", "python_function", "user_annotation"};
+    for (size_t k = 0; k < 3; k++) {
+        int64_t v;
+        if (!kinds || tl_args_get_i64(kinds, klen, HOST[k], &v) || v) return 0;
+    }
+    static const char *const PERFETTO[] = {"hip_api", "hsa_api", "kernel_dispatch", "memory_copy", "gpu_activity"};
+    tl_trace *t;
+    tl_err err = {0};
+    if (tl_trace_load_cols(r, id, TL_TC(CAT), &t, &err)) return 0;
+    int found = 0;
+    for (size_t i = 0; i < t->n && !found; i++) {
+        const char *c = tl_trace_str(t, t->cat[i]);
+        for (size_t k = 0; c && k < sizeof PERFETTO / sizeof *PERFETTO && !found; k++) found = !strcmp(c, PERFETTO[k]);
+    }
+    tl_trace_free(t);
+    return found;
+}
+
 int tl_cmd_report(int argc, char **argv)
 {
     const char *input = NULL, *db = NULL;
@@ -104,6 +132,10 @@ int tl_cmd_report(int argc, char **argv)
     tl_err err = {0};
     char *format = NULL;
     if (tl_reader_catalog(r, id, &cat, &err) == 0) format = catalog_format(cat);
+    if (format && !strcmp(format, "kineto") && is_pftrace_json(r, id, cat)) {
+        free(format);
+        format = tl_xstrdup("pftrace");
+    }
     tl_reader_close(r);
     tl_store_close(s);
     if (!format) {

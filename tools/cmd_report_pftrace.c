@@ -28,6 +28,13 @@ static const char *const XLSX_SUFFIX[] = {
     [PF_MEMCPY] = "_pftrace_memory_copy_report.xlsx",
 };
 
+/* The summary's head: "<WHAT> of trace <id>". */
+static const char *const WHAT[] = {
+    [PF_HIP_API] = "pftrace HIP API report",
+    [PF_ACTIVITY] = "pftrace HIP activity report",
+    [PF_MEMCPY] = "pftrace memory-copy report",
+};
+
 static const char *HELP_COMMON =
     "  --trace_path PATH         the trace: a rocprofv3 .pftrace (read natively), or\n"
     "                            its traceEvents JSON (.json, .json.gz); required\n"
@@ -38,6 +45,10 @@ static const char *HELP_COMMON =
     "                            instead of the workbook\n"
     "  --traceconv PATH          accepted for compatibility and unused: tracelens\n"
     "                            reads .pftrace files itself, without traceconv\n"
+    "options of tracelens:\n"
+    "  --html PATH               also (or only) one self-contained HTML page\n"
+    "  --summary                 print a terminal summary instead of writing files\n"
+    "                            (what `tracelens report ID` does without an output)\n"
     "  --db DIR                  the trace store (default $TRACELENS_DB, else\n"
     "                            $XDG_DATA_HOME/tracelens)\n"
     "  -h, --help                this text\n";
@@ -101,7 +112,7 @@ static const char *HELP_TAIL =
     "report failed; 2 bad command line; 3 store error; 4 no such trace id.\n";
 
 enum {
-    O_HELP, O_PATH, O_XLSX, O_CSV, O_TRACECONV, O_DB,
+    O_HELP, O_PATH, O_XLSX, O_CSV, O_TRACECONV, O_HTML, O_SUMMARY, O_DB,
     O_EXCL, O_MULTI, O_NONLAUNCH,
     O_MD, O_WRITE_MD, O_MERGE, O_MIN_TID, O_MAX_TID, O_MIN_NS, O_NO_KSUM, O_KS_RCCL, O_KS_BASE, O_KS_GROUP,
     O_NO_HIP, O_HIP_GROUP, O_TOP_XLA, O_KS_TOP, O_HIP_TOP,
@@ -113,6 +124,8 @@ static const tl_cli_opt OPTS[O_N] = {
     [O_XLSX] = {"--output_xlsx_path", TL_CLI_VALUE},
     [O_CSV] = {"--output_csvs_dir", TL_CLI_VALUE},
     [O_TRACECONV] = {"--traceconv", TL_CLI_VALUE},
+    [O_HTML] = {"--html", TL_CLI_VALUE},
+    [O_SUMMARY] = {"--summary", TL_CLI_FLAG},
     [O_DB] = {"--db", TL_CLI_VALUE},
     [O_EXCL] = {"--exclude_kernel_regex", TL_CLI_VALUE},
     [O_MULTI] = {"--allow_multi_kernel_per_api", TL_CLI_FLAG},
@@ -399,6 +412,14 @@ static int run_cmd(pf_kind kind, int argc, char **argv)
         goto out;
     }
     for (size_t i = 0; i < nsheets; i++) fprintf(stderr, "  - %s (%zu rows)\n", sheets[i]->name, sheets[i]->nrows);
+    if (c.set[O_SUMMARY] && !c.val[O_XLSX] && !c.val[O_CSV] && !c.val[O_HTML]) {
+        static const char *const SHOW[] = {"category_summary", "kernel_summary", "hip_summary",
+                                           "api_kernel_summary", "memory_copy_by_copy_bytes", NULL};
+        tl_cli_print_summary(WHAT[kind], id, input, sheets, nsheets, SHOW);
+        goto out;
+    }
+    if (c.val[O_HTML] && (rc = tl_cli_write_html(sheets, nsheets, c.val[O_HTML], input)) != TL_EXIT_OK) goto out;
+    if (c.val[O_HTML] && !c.val[O_XLSX] && !c.val[O_CSV]) goto out;
     const char *csv = c.val[O_CSV];
     if (!csv) {
         if (c.val[O_XLSX]) {
