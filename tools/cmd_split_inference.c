@@ -209,7 +209,7 @@ static int run_split(const char *db, const char *arg, tl_sc_opts *o)
 
 int tl_cmd_split_inference(int argc, char **argv)
 {
-    const char *db = NULL, *arg = NULL;
+    const char *db = NULL, *arg = NULL, *nsteps_text = "32";
     char base[1024];
     tl_sc_opts o = {.iterations = "all", .num_steps = 32, .log = stdout};
     tl_cli_args p;
@@ -225,7 +225,7 @@ int tl_cmd_split_inference(int argc, char **argv)
         else if (k == O_STEADY) o.find_steady = 1;
         else if (k == O_DIVIDE) o.divide_phases = 1;
         else if (k == O_DB) db = p.val;
-        else if (k == O_NSTEPS && parse_long(p.val, &o.num_steps))
+        else if (k == O_NSTEPS && (nsteps_text = p.val, parse_long(p.val, &o.num_steps)))
             return usage_error("argument --num-steps: invalid int value: '%s'%s", p.val, "");
         else if (k == O_CONC && (o.has_conc = 1, parse_long(p.val, &o.conc)))
             return usage_error("argument --CONC: invalid int value: '%s'%s", p.val, "");
@@ -241,7 +241,7 @@ int tl_cmd_split_inference(int argc, char **argv)
     if (!arg || !o.output_dir)
         return usage_error("the following arguments are required: %s%s", !arg ? "trace_path" : "-o/--output-dir",
                            !arg && !o.output_dir ? ", -o/--output-dir" : "");
-    if (o.num_steps < 1) return usage_error("argument --num-steps: must be at least 1, not %s%s", "<1", "");
+    if (o.num_steps < 1) return usage_error("argument --num-steps: must be at least 1, got '%s'%s", nsteps_text, "");
     base_name(arg, base, sizeof base);
     o.base_name = base;
     return run_split(db, arg, &o);

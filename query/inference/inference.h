@@ -272,12 +272,17 @@ typedef struct tl_window {
     int kind;                 /* tl_step_kind of its steps */
     int64_t bs, tokens;       /* batch size / tokens (mean over steps for steady windows) */
     size_t first_step, nsteps;
+    const char *label;        /* steady windows: "mixed_steady_state", "decode_only_steady_state",
+                                 "prefilldecode_steady_state"; NULL for a step */
 } tl_window;
 
-/* Windows of a trace: one per step annotation, or (steady) for each step kind
- * the run of consecutive same-kind steps with the highest mean batch size
- * (the steady state: highest concurrency; ties: the longer run). Returns the
- * count (0: no step annotations); *out is malloc'd. */
+/* Windows of a trace: one per step annotation, or (steady) the reference
+ * splitter's three steady-state windows (split_steady.c: the mixed window
+ * whose prefill share is nearest the steady regions', the longest
+ * decode-only run and the longest prefill-bearing run, each of up to 32
+ * steps, inside the largest region of near-peak request counts); a window
+ * the reference finds empty is left out. Returns the count (0: no step
+ * annotations); *out is malloc'd. */
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
 
 /* A window's `step` label: "prefill", "decode", "prefilldecode", "diffusion",

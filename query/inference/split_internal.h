@@ -53,6 +53,11 @@ typedef struct sc_target {
 sc_range sc_steady_window(const tl_sc_detail *d, size_t n, long num_steps, const sc_range *regions, size_t nregions,
                           sc_mode mode, const sc_target *tg, FILE *log);
 
+/* tracelens split --steady-state: the three windows over the steps' step
+ * indexes, as TraceLens_split_inference_trace --find-steady-state picks
+ * them (num_steps 32, no messages); w gets up to 3, the count returned. */
+size_t sc_steps_steady(const tl_steps *s, tl_window *w);
+
 /* The regions as Python prints a list of tuples: "[(0, 5), (7, 9)]". */
 void sc_print_regions(FILE *log, const sc_range *r, size_t n);
 

@@ -11,14 +11,27 @@
 
 #include <limits.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* fprintf to the log, which may be NULL (tracelens split prints none of
+ * the reference's messages). */
+static void say(FILE *log, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(FILE *log, const char *fmt, ...)
+{
+    if (!log) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(log, fmt, ap);
+    va_end(ap);
+}
+
 void sc_print_regions(FILE *log, const sc_range *r, size_t n)
 {
-    fputc('[', log);
-    for (size_t k = 0; k < n; k++) fprintf(log, "%s(%ld, %ld)", k ? ", " : "", r[k].start, r[k].end);
-    fputs("]\n", log);
+    say(log, "[");
+    for (size_t k = 0; k < n; k++) say(log, "%s(%ld, %ld)", k ? ", " : "", r[k].start, r[k].end);
+    say(log, "%s", "]\n");
 }
 
 sc_range *sc_steady_regions(const tl_sc_detail *d, size_t n, long num_steps, FILE *log, size_t *nregions)
@@ -37,19 +50,19 @@ sc_range *sc_steady_regions(const tl_sc_detail *d, size_t n, long num_steps, FIL
             if (!started) prev++;
         } else if (started) prev--;
         if (prev > 5 && !started) {
-            fprintf(log, "Steady state started at index %ld\n", i - 5);
+            say(log, "Steady state started at index %ld\n", i - 5);
             started = 1;
             start_index = i - prev + 1;
         }
         if (prev <= 0 && started) {
-            fprintf(log, "Steady state ended at index %ld\n", i);
+            say(log, "Steady state ended at index %ld\n", i);
             r[nr++] = (sc_range){start_index, i};
             started = 0;
             prev = 0;
         }
     }
     if (started) r[nr++] = (sc_range){start_index, i - 1}; /* the loop's last index, as the reference */
-    fputs("Steady state regions: ", log);
+    say(log, "%s", "Steady state regions: ");
     sc_print_regions(log, r, nr);
     if (!nr) {
         long delta = num_steps - (long)n > 8 ? num_steps - (long)n : 8;
@@ -59,9 +72,8 @@ sc_range *sc_steady_regions(const tl_sc_detail *d, size_t n, long num_steps, FIL
         long end = (long)n - half < (long)n ? (long)n - half : (long)n;
         if (end < start + 1) end = start + 1;
         r[nr++] = (sc_range){start, end};
-        fputs("Warning: no steady state region found; discarding initial/final iterations and selecting middle "
-              "region\n",
-              log);
+        say(log, "%s", "Warning: no steady state region found; discarding initial/final iterations and selecting middle "
+              "region\n");
     }
     *nregions = nr;
     return r;
@@ -88,14 +100,14 @@ static sc_range reference_ratio(const tl_sc_detail *d, size_t n, const sc_range 
         long pd = total ? (long)pd_count(d, s, e) : 0;
         total_steps += total, total_pd += pd;
         double ratio = total > 0 ? (double)pd / (double)total : 0.0;
-        fprintf(log,
+        say(log,
                 "  Region [%ld, %ld): size=%ld, prefilldecodemix_steps=%ld, "
                 "prefilldecodemix_to_totalsteps_ratio=%.3f\n",
                 rg[k].start, rg[k].end, total, pd, ratio);
         if (total > best_size) best_size = total, largest = rg[k], largest_ratio = ratio;
     }
     *average = total_steps > 0 ? (double)total_pd / (double)total_steps : 0.0;
-    fprintf(log,
+    say(log,
             "Reference prefilldecodemix_to_totalsteps_ratio=%.3f (largest region [%ld, %ld), Average across all "
             "regions=%.3f)\n",
             largest_ratio, largest.start, largest.end, *average);
@@ -108,7 +120,7 @@ static void apply_target(const sc_target *tg, int64_t gmax, long *num_steps, dou
 {
     char a[40], b[40];
     if (tg->has_conc && gmax != tg->conc)
-        fprintf(log,
+        say(log,
                 "Warning: expected peak concurrency CONC=%ld but the trace peak is global_max=%lld. The trace may "
                 "not contain requests at the intended concurrency level.\n",
                 tg->conc, (long long)gmax);
@@ -116,30 +128,30 @@ static void apply_target(const sc_target *tg, int64_t gmax, long *num_steps, dou
     double r = tg->r;
     if (!(r >= 0.0 && r <= 1.0)) {
         tl_fmt_pyfloat(r, a);
-        fprintf(log, "Warning: R=%s is outside [0, 1]; clamping to valid range.\n", a);
+        say(log, "Warning: R=%s is outside [0, 1]; clamping to valid range.\n", a);
         r = r < 0.0 ? 0.0 : r > 1.0 ? 1.0 : r;
     }
     double mean_osl = tg->osl * (1.0 + r) / 2.0;
     double ideal = ((double)tg->conc * 2.0) / (tg->osl * (1.0 + r));
     tl_fmt_pyfloat(tg->osl, a);
     tl_fmt_pyfloat(r, b);
-    fprintf(log,
+    say(log,
             "Ideal prefilldecodemix_to_totalsteps_ratio = (CONC=%ld * 2) / (OSL=%s * (1 + R=%s)) = %.4f  [mean OSL "
             "= %.1f]\n",
             tg->conc, a, b, ideal, mean_osl);
     long min_steps = ideal > 0 && isfinite(1.0 / ideal) ? (long)ceil(1.0 / ideal) : *num_steps;
     if (*num_steps < min_steps) {
-        fprintf(log,
+        say(log,
                 "Warning: --num-steps=%ld is too small to capture the true decode_only/prefilldecodemix "
                 "distribution. At prefilldecodemix_to_totalsteps_ratio=%.4f you need at least %ld steps to see a "
                 "representative mix. Raising num_steps to %ld.\n",
                 *num_steps, ideal, min_steps, min_steps);
         *num_steps = min_steps;
     } else {
-        fprintf(log, "num_steps=%ld >= min required %ld \xe2\x80\x94 OK.\n", *num_steps, min_steps);
+        say(log, "num_steps=%ld >= min required %ld \xe2\x80\x94 OK.\n", *num_steps, min_steps);
     }
     *ref = ideal;
-    fprintf(log, "Using ideal prefilldecodemix_to_totalsteps_ratio=%.4f as reference (overrides empirical %.4f)\n",
+    say(log, "Using ideal prefilldecodemix_to_totalsteps_ratio=%.4f as reference (overrides empirical %.4f)\n",
             ideal, ideal);
 }
 
@@ -187,14 +199,13 @@ static sc_range mixed_window(const tl_sc_detail *d, sc_range lg, long num_steps,
     size_t npd = 0;
     for (size_t k = 0; k < nc; k++) npd += c[k].pd > 0;
     if (npd)
-        fprintf(log,
+        say(log,
                 "[mixed] Filtering to %zu/%zu candidate windows that contain at least one prefill or "
                 "prefill-decode step.\n",
                 npd, nc);
     else
-        fputs("[mixed] No candidate window contains a prefill or prefill-decode step; falling back to the full "
-              "candidate set.\n",
-              log);
+        say(log, "%s", "[mixed] No candidate window contains a prefill or prefill-decode step; falling back to the full "
+              "candidate set.\n");
     long best = -1;
     double bd = 0, breq = 0;
     for (size_t k = 0; k < nc; k++) {
@@ -205,7 +216,7 @@ static sc_range mixed_window(const tl_sc_detail *d, sc_range lg, long num_steps,
     }
     sc_cand b = c[best];
     free(c);
-    fprintf(log,
+    say(log,
             "[mixed] Selected window [%ld, %ld): prefilldecodemix_to_totalsteps_ratio=%.3f (target=%.3f), "
             "avg_requests=%.1f, pd_count=%zu, mixed_count=%zu\n",
             b.start, b.end, b.ratio, ref, b.avg_requests, b.pd, b.mixed);
@@ -228,12 +239,12 @@ static sc_range pure_run(const tl_sc_detail *d, sc_range lg, long num_steps, int
         }
     }
     if (best_s < 0) {
-        if (decode) fputs("[decode_only] No pure decode-only run found in steady-state region; \n", log);
-        else fputs("[max_prefilldecode] No pure prefilldecodemix run found in steady-state \n", log);
+        if (decode) say(log, "%s", "[decode_only] No pure decode-only run found in steady-state region; \n");
+        else say(log, "%s", "[max_prefilldecode] No pure prefilldecodemix run found in steady-state \n");
         return (sc_range){0, 0};
     }
     long we = best_e < best_s + num_steps ? best_e : best_s + num_steps;
-    fprintf(log,
+    say(log,
             "%s Longest pure %s run: [%ld, %ld) (%ld steps). Selected [%ld, %ld) (%ld steps, capped at "
             "num_steps=%ld).\n",
             tag, what, best_s, best_e, best_e - best_s, best_s, we, we - best_s, num_steps);
@@ -253,7 +264,49 @@ sc_range sc_steady_window(const tl_sc_detail *d, size_t n, long num_steps, const
     if (lg.end < lg.start) lg.end = lg.start;
     static const sc_target none = {0};
     apply_target(mode == SC_MIXED ? tg : &none, gmax, &num_steps, &ref, log);
-    fputs("\n --------------------------------\n", log);
+    say(log, "%s", "\n --------------------------------\n");
     if (mode == SC_MIXED) return mixed_window(d, lg, num_steps, ref, log);
     return pure_run(d, lg, num_steps, mode == SC_DECODE_ONLY, log);
+}
+
+/* The union of the steps' host and GPU intervals, their kind when they
+ * share one (else mixed), and their mean batch size and tokens. */
+static tl_window window_of(const tl_steps *s, size_t a, size_t b, const char *label)
+{
+    tl_window x = {INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, s->v[a].kind, 0, 0, a, b - a, label};
+    double bs = 0, tok = 0;
+    for (size_t i = a; i < b; i++) {
+        const tl_step *st = &s->v[i];
+        if (st->cpu_ts < x.host_lo) x.host_lo = st->cpu_ts;
+        if (st->cpu_end > x.host_hi) x.host_hi = st->cpu_end;
+        if (st->gpu_lo <= st->gpu_hi) {
+            if (st->gpu_lo < x.gpu_lo) x.gpu_lo = st->gpu_lo;
+            if (st->gpu_hi > x.gpu_hi) x.gpu_hi = st->gpu_hi;
+        }
+        if (st->kind != x.kind) x.kind = TL_STEP_MIXED;
+        bs += (double)st->bs, tok += (double)st->tokens;
+    }
+    x.bs = (int64_t)(bs / (double)(b - a) + 0.5);
+    x.tokens = (int64_t)(tok / (double)(b - a) + 0.5);
+    return x;
+}
+
+size_t sc_steps_steady(const tl_steps *s, tl_window *w)
+{
+    static const char *const LABEL[3] = {"mixed_steady_state", "decode_only_steady_state",
+                                         "prefilldecode_steady_state"};
+    static const sc_mode MODE[3] = {SC_MIXED, SC_DECODE_ONLY, SC_MAX_PREFILLDECODE};
+    const long num_steps = 32;
+    tl_sc_detail *d = tl_xmalloc((s->n + 1) * sizeof *d);
+    for (size_t i = 0; i < s->n; i++) sc_annotation(s->v[i].name ? s->v[i].name : "", &d[i]);
+    size_t nr, nw = 0;
+    sc_range *rg = sc_steady_regions(d, s->n, num_steps, NULL, &nr);
+    static const sc_target none = {0};
+    for (int k = 0; k < 3; k++) {
+        sc_range x = sc_steady_window(d, s->n, num_steps, rg, nr, MODE[k], &none, NULL);
+        if (x.end > x.start) w[nw++] = window_of(s, (size_t)x.start, (size_t)x.end, LABEL[k]);
+    }
+    free(rg);
+    free(d);
+    return nw;
 }
