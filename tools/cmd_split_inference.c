@@ -29,10 +29,10 @@ static const char *HELP =
     "_generation_<n>(..), ATOM prefill[.. sqsq=..]/decode[..], SGLang step[.. sqsq=..]),\n"
     "else the native ones (execute_context_<n>(<n>)_generation_<n>(<n>), step[EXTEND|\n"
     "DECODE|MIXED ..], prefill[..]/decode[..], xDiT execute_diffusion_<bs>_<HxW>).\n"
-    "A piece holds, for each of its roots, the events of the root's thread that lie\n"
-    "inside it and the flows and GPU events (kernel, gpu_memcpy, gpu_memset,\n"
-    "gpu_user_annotation) of their correlation ids. Without any option but -o\n"
-    "nothing is written, as with the reference.\n"
+    "Without any, see below. A piece holds, for each of its roots, the events of the\n"
+    "root's thread that lie inside it and the flows and GPU events (kernel,\n"
+    "gpu_memcpy, gpu_memset, gpu_user_annotation) of their correlation ids. Without\n"
+    "any option but -o nothing is written, as with the reference.\n"
     "\n"
     "positional arguments:\n"
     "  trace_path            Path to trace file (.json or .json.gz), or the id of a\n"
@@ -76,10 +76,12 @@ static const char *HELP =
     "(per piece: idx, output_path, event_count, num_gpu_events, gpu_duration,\n"
     "gpu_busy_duration in us, steps, phase) and execution_details.csv (the same,\n"
     "flat), both only when a piece was written.\n"
-    "Differences from the reference: a trace without step annotations gets no pieces\n"
-    "(the reference then looks for a repeating call sequence in the call tree);\n"
-    "metadata events (ph M, which Kineto writes with a ts) are not copied, as the\n"
-    "reference copies only events without a ts; times are written to the ns.\n"
+    "Without step annotations, as the reference, the iteration roots are the blocks\n"
+    "of the first repeating sequence of GPU-launching calls found breadth first in\n"
+    "the call tree (python functions included), one block per repetition.\n"
+    "Differences from the reference: metadata events (ph M, which Kineto writes with\n"
+    "a ts) are never copied (the reference copies those without a ts); times are\n"
+    "written to the ns; --num-steps below 1 is refused.\n"
     "Exit status: 0 ok (also when nothing was extracted); 1 failure (a file that\n"
     "could not be written included); 2 bad command line; 3 store error; 4 no such\n"
     "trace.\n";
@@ -188,6 +190,11 @@ static int run_split(const char *db, const char *arg, tl_sc_opts *o)
     if (!rc && tl_trace_load(r, id, &t, &err)) {
         fprintf(stderr, "TraceLens_split_inference_trace: %s\n", err.msg);
         rc = tl_cli_exit_for(err.code, TL_EXIT_FAIL);
+    }
+    size_t dropped; /* the call tree of the generic fallback links GPU events as the reference does */
+    if (!rc && tl_trace_reference_links(t, &dropped, &err)) {
+        fprintf(stderr, "TraceLens_split_inference_trace: %s\n", err.msg);
+        rc = TL_EXIT_FAIL;
     }
     if (!rc && tl_mkdir_p(o->output_dir, &err)) {
         fprintf(stderr, "TraceLens_split_inference_trace: %s\n", err.msg);

@@ -29,7 +29,7 @@ typedef struct sc_ctx {
     const tl_sc_opts *o;
     FILE *log;
     sc_index x;
-    size_t *roots; /* iteration-root rows, in ts order */
+    sc_root *roots; /* iteration roots, in ts order */
     size_t nroots;
     TL_VEC(sc_entry) entries;
     tl_sc_write_fn write;
@@ -62,10 +62,10 @@ static void phase_of(const tl_sc_detail *d, size_t n, int64_t ph[5])
 }
 
 /* iteration_details of root rows */
-static tl_sc_detail *details_of(const sc_ctx *c, const size_t *rows, size_t n)
+static tl_sc_detail *details_of(const sc_ctx *c, const sc_root *rows, size_t n)
 {
     tl_sc_detail *d = tl_xmalloc((n ? n : 1) * sizeof *d);
-    for (size_t i = 0; i < n; i++) sc_annotation(str_of(c->t, c->t->name[rows[i]]), &d[i]);
+    for (size_t i = 0; i < n; i++) sc_annotation(str_of(c->t, c->t->name[rows[i].row]), &d[i]);
     return d;
 }
 
@@ -95,7 +95,7 @@ static void single_name(const char *root, tl_buf *b)
 /* extract_and_save of one window of roots: the piece, its name (the
  * phase-aware name for windows and labelled pieces, the annotation for a
  * single root), written through c->write, and its execution_details entry. */
-static int emit(sc_ctx *c, const size_t *rows, size_t n, long idx, const char *dir, const char *label, tl_err *err)
+static int emit(sc_ctx *c, const sc_root *rows, size_t n, long idx, const char *dir, const char *label, tl_err *err)
 {
     tl_sc_detail *d = details_of(c, rows, n);
     sc_piece p;
@@ -114,8 +114,8 @@ static int emit(sc_ctx *c, const size_t *rows, size_t n, long idx, const char *d
     if (structured)
         tl_buf_printf(&app, "prefill_%lld_prefilldecode_%lld_decode_%lld_bs%lld_conc%lld", (long long)ph[0],
                       (long long)ph[1], (long long)ph[2], (long long)ph[3], (long long)ph[4]);
-    else if (sc_known_annotation(str_of(c->t, c->t->name[rows[0]])))
-        single_name(str_of(c->t, c->t->name[rows[0]]), &app);
+    else if (sc_known_annotation(str_of(c->t, c->t->name[rows[0].row])))
+        single_name(str_of(c->t, c->t->name[rows[0].row]), &app);
     tl_buf_putc(&app, 0);
     if (label) tl_buf_printf(&name, "%s_%s_%s.json.gz", label, app.p, c->o->base_name);
     else
@@ -140,7 +140,7 @@ static int emit(sc_ctx *c, const size_t *rows, size_t n, long idx, const char *d
 }
 
 /* extract_and_save's guard for an empty window. */
-static int emit_window(sc_ctx *c, const size_t *rows, size_t n, const char *dir, const char *label, tl_err *err)
+static int emit_window(sc_ctx *c, const sc_root *rows, size_t n, const char *dir, const char *label, tl_err *err)
 {
     if (!n) {
         fputs("No annotation_iteration events found in the specified range, skipping extraction\n", c->log);
@@ -260,20 +260,13 @@ static void details_csv(const sc_ctx *c, tl_buf *b)
     }
 }
 
-static int cmp_root(const void *a, const void *b, const double *ts)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (ts[x] != ts[y]) return ts[x] < ts[y] ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-/* Insertion into a sorted prefix keeps the sort stable and needs no
- * global comparator context; roots are few. */
-static void sort_roots(size_t *r, size_t n, const double *ts)
+/* A stable insertion sort by ts (roots are few; no comparator context). */
+static void sort_roots(sc_root *r, size_t n)
 {
     for (size_t i = 1; i < n; i++) {
-        size_t v = r[i], j = i;
-        while (j > 0 && cmp_root(&r[j - 1], &v, ts) > 0) r[j] = r[j - 1], j--;
+        sc_root v = r[i];
+        size_t j = i;
+        while (j > 0 && r[j - 1].ts > v.ts) r[j] = r[j - 1], j--;
         r[j] = v;
     }
 }
@@ -289,15 +282,16 @@ static void find_roots(sc_ctx *c)
         if (tier == 2) fputs("No primary annotations found; falling back to backup patterns...\n", c->log);
         for (size_t i = 0; i < t->n; i++)
             if (!strcmp(str_of(t, t->cat[i]), "user_annotation") && sc_pattern_tier(str_of(t, t->name[i])) == tier)
-                c->roots[c->nroots++] = i;
-        sort_roots(c->roots, c->nroots, c->x.ts);
+                c->roots[c->nroots++] = (sc_root){i, c->x.ts[i], c->x.end[i]};
+        sort_roots(c->roots, c->nroots);
         fprintf(c->log, "Found %zu %s events\n", c->nroots, LABEL[tier]);
-        for (size_t k = 0; k < c->nroots; k++) fprintf(c->log, "%s\n", str_of(t, t->name[c->roots[k]]));
+        for (size_t k = 0; k < c->nroots; k++) fprintf(c->log, "%s\n", str_of(t, t->name[c->roots[k].row]));
     }
-    if (!c->nroots)
-        fputs("No annotation patterns found; trying generic call-tree traversal...\n"
-              "Generic fallback: no repeating child pattern found.\n",
-              c->log);
+    if (!c->nroots) {
+        fputs("No annotation patterns found; trying generic call-tree traversal...\n", c->log);
+        free(c->roots);
+        c->nroots = sc_generic_roots(&c->x, c->log, &c->roots);
+    }
 }
 
 /* Python's int() of a --iterations part. */
@@ -351,7 +345,7 @@ static void py_slice(long a, long b, long n, long *lo, long *hi)
 /* divide_phases_and_save: the steps of the regions, prefill-bearing or
  * decode-only (others skipped), in contiguous runs of one phase, each run
  * one piece in output_dir/prefilldecodemix or output_dir/decode_only. */
-static int divide_phases(sc_ctx *c, const size_t *w, size_t n, const sc_range *rg, size_t nr, tl_err *err)
+static int divide_phases(sc_ctx *c, const sc_root *w, size_t n, const sc_range *rg, size_t nr, tl_err *err)
 {
     tl_sc_detail *d = details_of(c, w, n);
     fputs("[divide-phases] Steady-state regions: ", c->log);
@@ -371,7 +365,8 @@ static int divide_phases(sc_ctx *c, const size_t *w, size_t n, const sc_range *r
             "steady-state regions.\n",
             runs[1], nsteps[1], runs[0], nsteps[0]);
     char *dir[2] = {path_join(c->o->output_dir, "decode_only"), path_join(c->o->output_dir, "prefilldecodemix")};
-    size_t chunk[2] = {0, 0}, *rows = tl_xmalloc((n + 1) * sizeof *rows);
+    size_t chunk[2] = {0, 0};
+    sc_root *rows = tl_xmalloc((n + 1) * sizeof *rows);
     int rc = 0;
     for (size_t a = 0; a < ns && !rc;) {
         size_t b = a;
@@ -391,7 +386,7 @@ static int divide_phases(sc_ctx *c, const size_t *w, size_t n, const sc_range *r
 }
 
 /* --find-steady-state: the mixed, decode-only and prefill-decode windows. */
-static int steady_windows(sc_ctx *c, const size_t *w, size_t n, const sc_range *rg, size_t nr, tl_err *err)
+static int steady_windows(sc_ctx *c, const sc_root *w, size_t n, const sc_range *rg, size_t nr, tl_err *err)
 {
     static const char *const HEAD[3] = {"\n--- Finding mixed steady-state window ---\n",
                                         "\n--- Finding decode-only steady-state window ---\n",
@@ -436,7 +431,7 @@ static int split_roots(sc_ctx *c, tl_err *err)
         if (hi <= lo) fputs("No annotation_iteration events found in the specified range, skipping extraction\n", c->log);
         for (long k = lo; k < hi && !rc; k++) rc = emit(c, &c->roots[k], 1, start + (k - lo), o->output_dir, NULL, err);
     }
-    const size_t *w = c->roots;
+    const sc_root *w = c->roots;
     size_t nw = c->nroots, nr = 0;
     sc_range *rg = NULL;
     if (strcmp(o->iterations, "all")) {

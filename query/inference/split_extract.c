@@ -107,10 +107,10 @@ static void batch_of(const tl_trace *t, size_t i, sc_piece *p)
 
 /* One root's share of a piece: its thread's events inside it, then the
  * flows and the GPU events of their correlation ids. */
-static void extract_root(const sc_index *c, size_t root, sc_piece *p)
+static void extract_root(const sc_index *c, const sc_root *root, sc_piece *p)
 {
     const tl_trace *t = c->t;
-    double rs = c->ts[root], re = c->end[root];
+    double rs = root->ts, re = root->end;
     size_t lo = 0, hi = t->n;
     while (lo < hi) {
         size_t m = lo + (hi - lo) / 2;
@@ -120,7 +120,7 @@ static void extract_root(const sc_index *c, size_t root, sc_piece *p)
     TL_VEC(size_t) rows = {0};
     for (size_t k = lo; k < t->n && c->ts[c->by_ts[k]] <= re; k++) {
         size_t i = c->by_ts[k];
-        if (c->end[i] <= re && same_thread(t, i, root)) tl_vec_push(&rows, i);
+        if (c->end[i] <= re && same_thread(t, i, root->row)) tl_vec_push(&rows, i);
     }
     qsort(rows.v, rows.n, sizeof *rows.v, cmp_size);
     TL_VEC(int64_t) corr = {0};
@@ -216,10 +216,10 @@ size_t sc_py_set_order(const int64_t *v, size_t n, int64_t *out)
     return m;
 }
 
-void sc_extract(const sc_index *c, const size_t *roots, size_t n, sc_piece *p)
+void sc_extract(const sc_index *c, const sc_root *roots, size_t n, sc_piece *p)
 {
     memset(p, 0, sizeof *p);
-    for (size_t k = 0; k < n; k++) extract_root(c, roots[k], p);
+    for (size_t k = 0; k < n; k++) extract_root(c, &roots[k], p);
     for (size_t k = 0; k < c->nmeta; k++) tl_vec_push(&p->items, ((tl_kx_item){TL_KX_FLOW, c->meta[k]}));
 }
 

@@ -88,8 +88,20 @@ typedef struct sc_piece {
     size_t gpu_events;
     double gpu_dur, gpu_busy; /* µs: the sum of each root's GPU span; the sum of GPU durations */
 } sc_piece;
-/* The piece of the root rows roots[0..n). */
-void sc_extract(const sc_index *x, const size_t *roots, size_t n, sc_piece *p);
+/* An iteration root: an annotation row with its µs interval, or for the
+ * generic fallback the first row of a repeated block with the block's. */
+typedef struct sc_root {
+    size_t row;
+    double ts, end;
+} sc_root;
+/* The piece of roots[0..n). */
+void sc_extract(const sc_index *x, const sc_root *roots, size_t n, sc_piece *p);
+/* find_iteration_roots_generic (split_generic.c): in the host call tree
+ * with python functions, the first node (breadth first from each thread's
+ * top) whose GPU-bearing children repeat a name sequence 3+ times over
+ * more than half of them; one root per repetition. Messages on log;
+ * returns the count, *out malloc'd. */
+size_t sc_generic_roots(const sc_index *x, FILE *log, sc_root **out);
 void sc_piece_free(sc_piece *p);
 /* CPython's list(set(v)) order of v[0..n) into out; returns the count. */
 size_t sc_py_set_order(const int64_t *v, size_t n, int64_t *out);

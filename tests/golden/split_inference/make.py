@@ -25,7 +25,8 @@ SGLang native names, ATOM names); batch-marking ops
 (vllm::unified_attention_with_output, sgl_kernel::sgl_per_token_group_quant_8bit)
 with distinct sizes (CPython's set order decides which step gets which);
 kernels launched inside a step but running after it; events of another
-thread inside a step (not taken); float timestamps.
+thread inside a step (not taken); float timestamps; and a loop without step
+annotations (the reference's generic fallback over the call tree).
 """
 import gzip
 import json
@@ -103,11 +104,55 @@ def make_trace(kind, n):
     return {"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "GPU"}], "traceEvents": ev}
 
 
+def make_generic_trace(n):
+    """A diffusion-like loop without step annotations: a pipeline call with a
+    setup call, n repetitions of (transformer forward, scheduler step) and a
+    decode, each launching kernels: the reference's generic fallback."""
+    ev = []
+    state = {"corr": 9000}
+
+    def x(cat, name, ts, dur, args=None):
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": 7, "tid": 10, "ts": ts, "dur": dur,
+                   "args": args or {}})
+
+    def launch(ts, kname):
+        c = state["corr"]
+        state["corr"] += 1
+        x("cuda_runtime", "hipLaunchKernel", ts, 5.0, {"correlation": c})
+        ev.append({"ph": "X", "cat": "kernel", "name": kname, "pid": 0, "tid": 7, "ts": ts + 30, "dur": 12.5,
+                   "args": {"correlation": c, "stream": 7, "device": 0}})
+        ev.append({"ph": "s", "id": c, "pid": 7, "tid": 10, "ts": ts, "cat": "ac2g", "name": "ac2g"})
+        ev.append({"ph": "f", "id": c, "pid": 0, "tid": 7, "ts": ts + 30, "cat": "ac2g", "name": "ac2g",
+                   "bp": "e"})
+
+    t = 5000.25
+    x("python_function", "pipeline.py(10): __call__", t, 1000.0 + 4000 * n + 1000)
+    x("python_function", "pipeline.py(20): encode_prompt", t + 10, 500.0)
+    x("cpu_op", "aten::embedding", t + 20, 100.0)
+    launch(t + 30, "embed_kernel")
+    ts = t + 1000
+    for _ in range(n):
+        x("python_function", "transformer.py(50): forward", ts, 3000.0)
+        x("cpu_op", "aten::mm", ts + 10, 200.0)
+        launch(ts + 20, "gemm")
+        x("cpu_op", "aten::add", ts + 300, 100.0)
+        launch(ts + 310, "add_kernel")
+        x("python_function", "scheduler.py(70): step", ts + 3100, 400.0)
+        x("cpu_op", "aten::mul", ts + 3110, 100.0)
+        launch(ts + 3120, "mul_kernel")
+        ts += 4000
+    x("python_function", "vae.py(90): decode", ts, 800.0)
+    x("cpu_op", "aten::conv2d", ts + 10, 300.0)
+    launch(ts + 20, "conv_kernel")
+    return {"schemaVersion": 1, "traceEvents": ev}
+
+
 SYNTHETIC = {
     "vllm_detailed_48": ("vllm", 48),
     "vllm_native_12": ("vllm_native", 12),
     "sglang_native_40": ("sglang", 40),
     "atom_24": ("atom", 24),
+    "generic_loop_9": ("generic", 9),
 }
 
 # (case, trace, flags); a trace starting with "shared:" is under SHARED_DATA.
@@ -128,6 +173,8 @@ CASES = [
     ("sglang40_divide", "sglang_native_40", ["--divide-phases"]),
     ("atom24_steady", "atom_24", ["--find-steady-state", "--num-steps", "6", "--CONC", "32"]),
     ("atom24_single", "atom_24", ["--store-single-iteration", "--iterations", "20:99"]),
+    ("generic9_single", "generic_loop_9", ["--store-single-iteration"]),
+    ("generic9_steady", "generic_loop_9", ["--find-steady-state", "--num-steps", "4"]),
     ("sglang_decode_steady", "shared:inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
      ["--find-steady-state"]),
     ("sglang_prefilldecode_single", "shared:inference/sglang_prefilldecode/sglang_Qwen3-8B_prefilldecode.json.gz",
@@ -183,7 +230,8 @@ def main():
     os.makedirs(os.path.join(HERE, "traces"), exist_ok=True)
     for name, (kind, n) in SYNTHETIC.items():
         with gzip.GzipFile(trace_path(name, shared), "wb", mtime=0) as f:
-            f.write(json.dumps(make_trace(kind, n)).encode())
+            trace = make_generic_trace(n) if kind == "generic" else make_trace(kind, n)
+            f.write(json.dumps(trace).encode())
     expected = {}
     for case, trace, flags in CASES:
         path = trace_path(trace, shared)
