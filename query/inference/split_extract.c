@@ -156,7 +156,8 @@ static void extract_root(const sc_index *c, const sc_root *root, sc_piece *p)
 
 /* CPython's iteration order of a set of ints built by adding v[0..n) in
  * order (open addressing, 9 linear probes, then perturbation; resized to
- * 4x the used count once 3/5 full): the order list(set(v)) gives. Returns
+ * 4x the used count, 2x past 50,000, once 3/5 full): the order
+ * list(set(v)) gives. Returns
  * the distinct count; out (n slots) gets them. */
 size_t sc_py_set_order(const int64_t *v, size_t n, int64_t *out)
 {
@@ -186,8 +187,8 @@ size_t sc_py_set_order(const int64_t *v, size_t n, int64_t *out)
             }
             if (fill * 5 < mask * 3) continue;
         } else break;
-        size_t ns = 8;
-        while (ns <= fill * 4) ns <<= 1;
+        size_t ns = 8, minused = fill > 50000 ? fill * 2 : fill * 4;
+        while (ns <= minused) ns <<= 1;
         int64_t *nk = tl_xmalloc(ns * sizeof *nk);
         uint8_t *nu = calloc(ns, 1);
         for (size_t j = 0; j <= mask; j++) {

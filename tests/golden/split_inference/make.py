@@ -21,7 +21,8 @@ duration (us) read back from the piece.
 The synthetic traces are built so that every path of the splitter is taken:
 ramp-up, two steady-state regions with a dip between them, ramp-down;
 prefill-only, mixed and decode-only steps (vLLM detailed and native names,
-SGLang native names, ATOM names); batch-marking ops
+SGLang native and detailed names with MIXED steps, ATOM native and detailed
+names); batch-marking ops
 (vllm::unified_attention_with_output, sgl_kernel::sgl_per_token_group_quant_8bit)
 with distinct sizes (CPython's set order decides which step gets which);
 kernels launched inside a step but running after it; events of another
@@ -64,6 +65,16 @@ def step_names(kind, n):
             name = f"execute_context_{ctx}({ctx * 512})_generation_{gen}({gen})"
         elif kind == "sglang":
             name = f"step[EXTEND bs={ctx} toks={ctx * 512}]" if ctx else f"step[DECODE bs={gen}]"
+        elif kind == "sglang_detailed":
+            c = f"c_sq={ctx * 512} c_sqsq={ctx * 9} c_sqsk={ctx * 11} c_sk={ctx * 600}"
+            g = f"g_sq={gen * 2} g_sqsq={gen * 4} g_sqsk={gen * 700} g_sk={gen * 700}"  # MTP: g_sq > bs
+            name = (f"step[MIXED bs={req} c={ctx} g={gen} {c} {g}]" if ctx and gen
+                    else f"step[EXTEND bs={ctx} toks={ctx * 512} {c}]" if ctx else f"step[DECODE bs={gen} {g}]")
+        elif kind == "atom_detailed":
+            name = (f"prefill[bs={ctx} tok={ctx * 512} ctx=[512, 512]...+1 sqsq={ctx * 9} sqsk={ctx * 11} "
+                    f"sk={ctx * 600}]" if ctx
+                    else f"decode[bs={gen}/{gen + 3} tok={gen * 3} d={gen} spec=2 sqsq={gen} sqsk={gen * 7} "
+                    f"sk={gen * 700} tbo=1]")
         else:  # atom
             name = (f"prefill[bs={ctx} tok={ctx * 512} ctx=[512, 512]]" if ctx
                     else f"decode[bs={gen}/{gen + 3} tok={gen} d={gen}]")
@@ -153,6 +164,8 @@ SYNTHETIC = {
     "sglang_native_40": ("sglang", 40),
     "atom_24": ("atom", 24),
     "generic_loop_9": ("generic", 9),
+    "sglang_detailed_36": ("sglang_detailed", 36),
+    "atom_detailed_30": ("atom_detailed", 30),
 }
 
 # (case, trace, flags); a trace starting with "shared:" is under SHARED_DATA.
@@ -174,6 +187,11 @@ CASES = [
     ("atom24_steady", "atom_24", ["--find-steady-state", "--num-steps", "6", "--CONC", "32"]),
     ("atom24_single", "atom_24", ["--store-single-iteration", "--iterations", "20:99"]),
     ("generic9_single", "generic_loop_9", ["--store-single-iteration"]),
+    ("sglangdet36_steady", "sglang_detailed_36", ["--find-steady-state", "--num-steps", "6"]),
+    ("sglangdet36_divide", "sglang_detailed_36", ["--divide-phases", "-i", "4:30"]),
+    ("atomdet30_steady", "atom_detailed_30", ["--find-steady-state", "--num-steps", "10", "--CONC", "28",
+                                             "--OSL", "64", "--R", "1.5"]),
+    ("atomdet30_single", "atom_detailed_30", ["--store-single-iteration", "--iterations=-3:-1"]),
     ("generic9_steady", "generic_loop_9", ["--find-steady-state", "--num-steps", "4"]),
     ("sglang_decode_steady", "shared:inference/sglang_decode/sglang_Qwen3-8B_decode.json.gz",
      ["--find-steady-state"]),
