@@ -331,6 +331,7 @@ int tl_cmd_sql(int argc, char **argv);
 int tl_cmd_corpus_report(int argc, char **argv);
 int tl_cmd_collective(int argc, char **argv);
 int tl_cmd_split(int argc, char **argv);
+int tl_cmd_split_inference(int argc, char **argv);
 int tl_cmd_check(int argc, char **argv);
 int tl_cmd_compact(int argc, char **argv);
 

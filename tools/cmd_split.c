@@ -29,9 +29,14 @@ static const char *HELP =
     "and queried across runs. Splitting twice stores nothing new.\n"
     "\n"
     "Options:\n"
-    "  --steady-state        one window per step kind instead of one per step: the\n"
-    "                        run of consecutive same-kind steps with the highest mean\n"
-    "                        batch size (highest concurrency; ties: the longer run)\n"
+    "  --steady-state        instead of one window per step, the three windows of the\n"
+    "                        reference's splitter (TraceLens_split_inference_trace\n"
+    "                        --find-steady-state, --num-steps 32): inside the largest\n"
+    "                        region of steps whose request count stays near the peak,\n"
+    "                        mixed_steady_state (the 32 steps whose prefill share is\n"
+    "                        nearest the regions'), decode_only_steady_state and\n"
+    "                        prefilldecode_steady_state (the longest run of decode-only\n"
+    "                        / prefill-bearing steps, up to 32); an empty one is left out\n"
     "  --capture_folder DIR  graph-capture traces (execution_details.json or every\n"
     "                        *.json[.gz]); the kernels replayed by each graph launch\n"
     "                        are first attributed to the CPU ops that captured them,\n"
@@ -39,7 +44,8 @@ static const char *HELP =
     "                        launch table (resolution per launch) is printed.\n"
     "  --merge-only          with --capture_folder: store the merged trace, no split\n"
     "  --out DIR             also write each piece as PyTorch Kineto JSON,\n"
-    "                        DIR/<trace>_step<N>.json (_steady-<N>; _graph-merged_\n"
+    "                        DIR/<trace>_step<N>.json (_<window>-<N> for a steady\n"
+    "                        window, N its first step; _graph-merged_\n"
     "                        before it after a merge), readable by any Kineto tool\n"
     "                        (the reference's report included). A piece's UIDs are\n"
     "                        its own positions (0..), stored and written alike\n"
@@ -172,8 +178,8 @@ static void print_table(const tl_table *t)
 }
 
 /* The file name of a piece: the parent's file name without .json[.gz] /
- * .pt.trace, '#' parts joined with '_', then _step<N> or _steady-<N>. */
-static void piece_name(const tl_trace *t, const tl_window *w, int steady, char *out, size_t cap)
+ * .pt.trace, '#' parts joined with '_', then _step<N> or _<label>-<N>. */
+static void piece_name(const tl_trace *t, const tl_window *w, char *out, size_t cap)
 {
     const char *pp = t->catalog ? strstr(t->catalog, "\"path\":\"") : NULL;
     char base[1024] = "trace";
@@ -192,7 +198,7 @@ static void piece_name(const tl_trace *t, const tl_window *w, int steady, char *
     }
     for (char *c = b; *c; c++)
         if (*c == '#' || *c == '/') *c = '_';
-    snprintf(out, cap, "%s_%s%zu.json", b, steady ? "steady-" : "step", w->first_step);
+    snprintf(out, cap, "%s_%s%s%zu.json", b, w->label ? w->label : "step", w->label ? "-" : "", w->first_step);
 }
 
 /* Writes stored piece id to dir/name. */
@@ -250,11 +256,11 @@ static int split_trace(tl_store *s, tl_reader *r, uint64_t id, int steady, const
         }
         printf("%016llx\t%s\tbs=%lld\t%s %zu-%zu%s\n", (unsigned long long)wid,
                tl_split_step_label(w[k].kind),
-               (long long)w[k].bs, steady ? "steady" : "step", w[k].first_step,
+               (long long)w[k].bs, w[k].label ? w[k].label : "step", w[k].first_step,
                w[k].first_step + w[k].nsteps - 1, existed ? "\t(already stored)" : "");
         if (outdir) {
             char name[1200];
-            piece_name(t, &w[k], steady, name, sizeof name);
+            piece_name(t, &w[k], name, sizeof name);
             rc = write_piece(s, wid, outdir, name);
         }
     }

@@ -19,6 +19,7 @@ static const tl_cli_cmd COMMANDS[] = {
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_pftrace_hip_activity", 1, tl_cmd_report_pftrace_hip_activity},
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_pftrace_memory_copy", 1, tl_cmd_report_pftrace_memory_copy},
     {NULL, NULL, NULL, "TraceLens_generate_perf_report_genesis", 1, tl_cmd_report_genesis},
+    {NULL, NULL, NULL, "TraceLens_split_inference_trace", 1, tl_cmd_split_inference},
     {"ingest", "PATH...", "parse traces (files or folders) into the store", NULL, 0, tl_cmd_ingest},
     {"ls", "", "list stored traces", NULL, 0, tl_cmd_ls},
     {"info", "ID", "everything the catalog knows about a trace, and table sizes", NULL, 0, tl_cmd_info},

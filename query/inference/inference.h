@@ -272,12 +272,17 @@ typedef struct tl_window {
     int kind;                 /* tl_step_kind of its steps */
     int64_t bs, tokens;       /* batch size / tokens (mean over steps for steady windows) */
     size_t first_step, nsteps;
+    const char *label;        /* steady windows: "mixed_steady_state", "decode_only_steady_state",
+                                 "prefilldecode_steady_state"; NULL for a step */
 } tl_window;
 
-/* Windows of a trace: one per step annotation, or (steady) for each step kind
- * the run of consecutive same-kind steps with the highest mean batch size
- * (the steady state: highest concurrency; ties: the longer run). Returns the
- * count (0: no step annotations); *out is malloc'd. */
+/* Windows of a trace: one per step annotation, or (steady) the reference
+ * splitter's three steady-state windows (split_steady.c: the mixed window
+ * whose prefill share is nearest the steady regions', the longest
+ * decode-only run and the longest prefill-bearing run, each of up to 32
+ * steps, inside the largest region of near-peak request counts); a window
+ * the reference finds empty is left out. Returns the count (0: no step
+ * annotations); *out is malloc'd. */
 size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out);
 
 /* A window's `step` label: "prefill", "decode", "prefilldecode", "diffusion",
@@ -298,5 +303,56 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
  * "correlation", set to the stored one). A piece with fresh uids reads back
  * with the same uids. path names the file in errors. */
 int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err);
+
+/* ---- selected rows of a stored trace written as Kineto JSON, in the
+ * given order (an item may repeat): the reference splitter's pieces. The
+ * bytes go to out (nonzero return: a write failure). */
+enum { TL_KX_EVENT, TL_KX_FLOW };
+typedef struct tl_kx_item {
+    uint8_t what; /* TL_KX_EVENT: a complete event row; TL_KX_FLOW: a flows row */
+    size_t row;
+} tl_kx_item;
+int tl_kineto_write_sel(const tl_trace *t, const tl_kx_item *items, size_t n,
+                        int (*out)(void *ctx, const void *p, size_t n), void *ctx, const char *path, tl_err *err);
+
+/* ---- the reference's splitter, TraceLens_split_inference_trace
+ * (split_compat.c, split_steady.c, split_annot.c): iteration roots from
+ * the step annotations' pattern tiers, pieces cut as the reference cuts
+ * them (the roots' threads' events inside each root, the GPU events and
+ * flows of their correlation ids), its per-iteration, steady-state and
+ * phase-divided file names, and execution_details.json / .csv. */
+typedef struct tl_sc_opts {
+    const char *output_dir;   /* as given: output paths are joined to it */
+    const char *base_name;    /* the trace file's name without .pt.trace / .json.gz / .json */
+    const char *iterations;   /* "all", "N" or "START:END" */
+    int store_single, find_steady, divide_phases;
+    long num_steps;           /* default 32 */
+    int has_conc, has_osl, has_r;
+    long conc;
+    double osl, r;
+    FILE *log;                /* the reference's progress messages */
+} tl_sc_opts;
+
+/* One piece to write: path (output_dir joined), the folder it lies in
+ * (made by the writer), and its events in the reference's order. */
+typedef struct tl_sc_piece {
+    const char *path, *dir;
+    const tl_kx_item *items;
+    size_t nitems;
+} tl_sc_piece;
+typedef int (*tl_sc_write_fn)(void *ctx, const tl_trace *t, const tl_sc_piece *p, tl_err *err);
+
+/* What a split produced: execution_details.json and .csv text (empty
+ * when npieces is 0). */
+typedef struct tl_sc_result {
+    tl_buf json, csv;
+    size_t npieces;
+} tl_sc_result;
+/* Runs the splitter over t (loaded with every column and the flows),
+ * calling write for each piece. TL_EUSAGE for an --iterations value that
+ * is not "all", N or START:END. */
+int tl_split_compat(const tl_trace *t, const tl_sc_opts *o, tl_sc_write_fn write, void *ctx, tl_sc_result *res,
+                    tl_err *err);
+void tl_sc_result_free(tl_sc_result *r);
 
 #endif

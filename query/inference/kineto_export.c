@@ -4,7 +4,8 @@
  * order, so that each row's uid is its position in traceEvents again (the
  * reference's UID); the catalog's top-level metadata (schemaVersion,
  * deviceProperties, ...) becomes the top-level keys. Times are written in
- * µs with the stored nanoseconds exact. */
+ * µs with the stored nanoseconds exact. The reference splitter's pieces
+ * are written the same way from a list of rows (tl_kineto_write_sel). */
 #include "query/inference/inference.h"
 #include "query/inference/inference_internal.h"
 
@@ -154,14 +155,11 @@ static void put_toplevel(tl_buf *b, const tl_trace *t)
     inf_catalog_metadata_each(t, put_member, b);
 }
 
-int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err)
+/* Writes the items as {top-level keys, "traceEvents":[...]}, flushing
+ * to out every MiB. */
+static int write_items(const tl_trace *t, const ex_item *it, size_t n, int (*out)(void *, const void *, size_t),
+                       void *ctx, const char *path, tl_err *err)
 {
-    size_t n = t->n + t->nflows + t->nmeta, k = 0;
-    ex_item *it = tl_xmalloc((n ? n : 1) * sizeof *it);
-    for (size_t i = 0; i < t->n; i++) it[k++] = (ex_item){t->uid[i], EX_EVENT, i};
-    for (size_t i = 0; i < t->nflows; i++) it[k++] = (ex_item){t->f_uid[i], EX_FLOW, i};
-    for (size_t i = 0; i < t->nmeta; i++) it[k++] = (ex_item){t->m_uid[i], EX_META, i};
-    qsort(it, n, sizeof *it, cmp_item);
     tl_buf b = {0};
     tl_buf_putc(&b, '{');
     put_toplevel(&b, t);
@@ -173,13 +171,38 @@ int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err)
         else if (it[i].what == EX_FLOW) put_flow(&b, t, it[i].row);
         else put_meta(&b, t, it[i].row);
         if (b.n > (1u << 20)) {
-            bad = fwrite(b.p, 1, b.n, f) != b.n;
+            bad = out(ctx, b.p, b.n) != 0;
             b.n = 0;
         }
     }
     tl_buf_puts(&b, "]}\n");
-    if (!bad) bad = fwrite(b.p, 1, b.n, f) != b.n;
+    if (!bad) bad = out(ctx, b.p, b.n) != 0;
     tl_buf_free(&b);
-    free(it);
     return bad ? tl_errf(err, TL_EIO, "%s: write failed", path) : 0;
+}
+
+static int to_file(void *ctx, const void *p, size_t n) { return fwrite(p, 1, n, ctx) != n; }
+
+int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err)
+{
+    size_t n = t->n + t->nflows + t->nmeta, k = 0;
+    ex_item *it = tl_xmalloc((n ? n : 1) * sizeof *it);
+    for (size_t i = 0; i < t->n; i++) it[k++] = (ex_item){t->uid[i], EX_EVENT, i};
+    for (size_t i = 0; i < t->nflows; i++) it[k++] = (ex_item){t->f_uid[i], EX_FLOW, i};
+    for (size_t i = 0; i < t->nmeta; i++) it[k++] = (ex_item){t->m_uid[i], EX_META, i};
+    qsort(it, n, sizeof *it, cmp_item);
+    int rc = write_items(t, it, n, to_file, f, path, err);
+    free(it);
+    return rc;
+}
+
+int tl_kineto_write_sel(const tl_trace *t, const tl_kx_item *items, size_t n,
+                        int (*out)(void *ctx, const void *p, size_t n), void *ctx, const char *path, tl_err *err)
+{
+    ex_item *it = tl_xmalloc((n ? n : 1) * sizeof *it);
+    for (size_t i = 0; i < n; i++)
+        it[i] = (ex_item){0, items[i].what == TL_KX_FLOW ? EX_FLOW : EX_EVENT, items[i].row};
+    int rc = write_items(t, it, n, out, ctx, path, err);
+    free(it);
+    return rc;
 }

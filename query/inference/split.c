@@ -5,6 +5,7 @@
  * stores it as ingest stores a file, so every report works on it unchanged. */
 #include "query/inference/inference.h"
 #include "query/inference/inference_internal.h"
+#include "query/inference/split_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -181,48 +182,16 @@ size_t tl_split_windows(const tl_trace *t, int steady, tl_window **out)
         tl_steps_free(&s);
         return 0;
     }
-    tl_window *w = tl_xmalloc(s.n * sizeof *w);
+    tl_window *w = tl_xmalloc((s.n + 3) * sizeof *w);
     size_t nw = 0;
     if (!steady) {
         for (size_t i = 0; i < s.n; i++) {
             const tl_step *st = &s.v[i];
             w[nw++] = (tl_window){st->cpu_ts, st->cpu_end, st->gpu_lo, st->gpu_hi, st->kind,
-                                  st->bs, st->tokens, i, 1};
+                                  st->bs, st->tokens, i, 1, NULL};
         }
     } else {
-        for (int kind = 0; kind < TL_STEP_KINDS; kind++) {
-            size_t best_a = 0, best_n = 0;
-            double best_bs = -1;
-            for (size_t i = 0; i < s.n;) {
-                if (s.v[i].kind != kind) {
-                    i++;
-                    continue;
-                }
-                size_t j = i;
-                double sum = 0;
-                while (j < s.n && s.v[j].kind == kind) sum += (double)s.v[j++].bs;
-                double mean = sum / (double)(j - i);
-                if (mean > best_bs || (mean == best_bs && j - i > best_n))
-                    best_bs = mean, best_a = i, best_n = j - i;
-                i = j;
-            }
-            if (!best_n) continue;
-            tl_window x = {INT64_MAX, INT64_MIN, INT64_MAX, INT64_MIN, kind, (int64_t)(best_bs + 0.5), 0,
-                           best_a, best_n};
-            double tok = 0;
-            for (size_t i = best_a; i < best_a + best_n; i++) {
-                const tl_step *st = &s.v[i];
-                if (st->cpu_ts < x.host_lo) x.host_lo = st->cpu_ts;
-                if (st->cpu_end > x.host_hi) x.host_hi = st->cpu_end;
-                if (st->gpu_lo <= st->gpu_hi) {
-                    if (st->gpu_lo < x.gpu_lo) x.gpu_lo = st->gpu_lo;
-                    if (st->gpu_hi > x.gpu_hi) x.gpu_hi = st->gpu_hi;
-                }
-                tok += (double)st->tokens;
-            }
-            x.tokens = (int64_t)(tok / (double)best_n + 0.5);
-            w[nw++] = x;
-        }
+        nw = sc_steps_steady(&s, w);
     }
     tl_steps_free(&s);
     *out = w;
@@ -250,11 +219,13 @@ uint64_t tl_split_id(const tl_trace *t, const tl_window *w, int steady)
     h = tl_hash64(&t->id, sizeof t->id, h);
     int64_t wk[5] = {w->host_lo, w->host_hi, w->gpu_lo, w->gpu_hi, w->kind};
     h = tl_hash64(wk, sizeof wk, h);
+    if (w->label) h = tl_hash64(w->label, strlen(w->label), h); /* steady windows may share steps */
     return tl_hash64(&steady, sizeof steady, h);
 }
 
 /* The catalog facts of a window: labels (step kind, batch size, parent,
- * window) and the parent's path with a "#step<N>" / "#steady-<N>" suffix. */
+ * window) and the parent's path with a "#step<N>" suffix, or for a steady
+ * window "#<label>-<N>" (label as the reference's file names). */
 static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_derived *d)
 {
     char idhex[17];
@@ -263,7 +234,7 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
              "{\"step\":\"%s\",\"kind\":\"%s\",\"bs\":\"%lld\",\"tokens\":\"%lld\",\"parent\":\"%s\","
              "\"window\":\"%s %zu-%zu\",\"steps\":\"%zu\"}",
              tl_split_step_label(w->kind), tl_step_kind_name(w->kind), (long long)w->bs, (long long)w->tokens, idhex,
-             steady ? "steady" : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
+             w->label ? w->label : "step", w->first_step, w->first_step + w->nsteps - 1, w->nsteps);
     const char *pp = NULL;
     char pbuf[2048] = "";
     if (t->catalog && (pp = strstr(t->catalog, "\"path\":\""))) {
@@ -275,7 +246,8 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
         }
         pbuf[k] = 0;
     }
-    snprintf(d->path, sizeof d->path, "%s#%s%zu", pbuf, steady ? "steady-" : "step", w->first_step);
+    snprintf(d->path, sizeof d->path, "%s#%s%s%zu", pbuf, w->label ? w->label : "step", w->label ? "-" : "",
+             w->first_step);
     d->info = (tl_build_info){.id = tl_split_id(t, w, steady), .path = d->path,
                               .format = t->format ? t->format : "kineto", .rank = -1, .labels_json = d->labels};
 }
