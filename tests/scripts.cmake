@@ -41,6 +41,7 @@ tl_script_test(golden.pftrace ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pftra
 tl_script_test(report.xlsx ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_xlsx_report.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.comparison_json ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_comparison_json.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.collective ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_collective.py ${CMAKE_BINARY_DIR})
+tl_script_test(golden.collective_epoch ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_collective_epoch.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.multicfg ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_multicfg.py ${CMAKE_BINARY_DIR})
 if(TARGET tracegen)
   tl_script_test(ingest.split_parse ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_parse.py ${CMAKE_BINARY_DIR} ${TL_DATA})
