@@ -32,6 +32,7 @@ tl_script_test(golden.compare ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_compa
 tl_script_test(golden.pytorch ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pytorch.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.public ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_public.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.public_default ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_public_default.py ${CMAKE_BINARY_DIR})
+tl_script_test(golden.string_args ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_string_args.py ${CMAKE_BINARY_DIR})
 tl_script_test(query.sql bash ${CMAKE_CURRENT_SOURCE_DIR}/test_query_sql.sh)
 tl_script_test(inference ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.report ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference_report.py ${CMAKE_BINARY_DIR})
