@@ -39,6 +39,7 @@ tl_script_test(inference.report ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_infer
 tl_script_test(inference.split_pieces ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_pieces.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.pseudo_ops ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_pseudo_ops.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof.py ${CMAKE_BINARY_DIR})
+tl_script_test(golden.rocprof_exact ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof_exact.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.pftrace ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_pftrace.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.xlsx ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_xlsx_report.py ${CMAKE_BINARY_DIR})
 tl_script_test(report.comparison_json ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_comparison_json.py ${CMAKE_BINARY_DIR})
