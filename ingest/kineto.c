@@ -7,6 +7,7 @@
  * kineto_split.c. */
 #include "ingest/kineto_internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,11 +104,27 @@ static int promoted_text(kreader *k, uint32_t *id)
     return 0;
 }
 
+/* A JSON number with a whole value (12.0, 1.2e1) within int64: Python's
+ * 12.0 == 12 (and hashes alike), so the reference links and groups such
+ * values as the integer. */
+static int whole_number(const char *s, size_t n, int64_t *v)
+{
+    char buf[64];
+    if (n >= sizeof buf) return 0;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    double d = strtod(buf, NULL);
+    if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0) || d != floor(d)) return 0;
+    *v = (int64_t)d;
+    return 1;
+}
+
 /* A promoted integer args key (stream, device, correlation, ...). The
  * reference reads these values as opaque Python objects, so any JSON value
- * is accepted: an integer number, or a string spelling one
- * (tl_parse_int_text), is that integer; anything else (other strings, fractions, true/false, null,
- * objects, arrays) is TL_NONE. The args text keeps the value verbatim. */
+ * is accepted: an integer number, a whole-valued float, or a string
+ * spelling an integer (tl_parse_int_text) is that integer; anything else
+ * (other strings, fractions, true/false, null, objects, arrays) is TL_NONE.
+ * The args text keeps the value verbatim. */
 static int int_arg(kreader *k, int64_t *v)
 {
     tl_json *j = k->j;
@@ -125,7 +142,7 @@ static int int_arg(kreader *k, int64_t *v)
         return tl_json_skip(j, NULL, NULL);
     }
     if (rc) return rc;
-    if (!tl_parse_int_text(s, n, v)) *v = TL_NONE;
+    if (!tl_parse_int_text(s, n, v) && (p == '"' || !whole_number(s, n, v))) *v = TL_NONE;
     return 0;
 }
 

@@ -223,6 +223,26 @@ void tl_table_int_na_as_float(tl_table *t)
         if (t->cols[c].type == TL_I64 && tl_table_col_has_missing(t, c)) t->cols[c].as_float = 1;
 }
 
+void tl_table_f64_to_i64(tl_table *t, size_t col)
+{
+    tl_column *c = &t->cols[col];
+    if (c->type != TL_F64) return;
+    int missing = 0;
+    for (size_t r = 0; r < t->nrows; r++) missing |= isnan(c->v.f[r]);
+    if (missing) {
+        c->valid = tl_xmalloc(t->cap_rows ? t->cap_rows : 1);
+        for (size_t r = 0; r < t->nrows; r++) c->valid[r] = !isnan(c->v.f[r]);
+    }
+    /* in place: both element types are 8 bytes (the malloc'ed array takes
+     * the int64 values through memcpy) */
+    for (size_t r = 0; r < t->nrows; r++) {
+        double f = c->v.f[r];
+        int64_t i = isnan(f) ? 0 : llround(f);
+        memcpy((char *)c->v.f + r * sizeof f, &i, sizeof i);
+    }
+    c->type = TL_I64;
+}
+
 /* Copies src into buf (truncating to bufsz) and returns buf. */
 static const char *put(char *buf, size_t bufsz, const char *src, size_t n)
 {

@@ -86,5 +86,9 @@ int tl_table_col_has_missing(const tl_table *t, size_t col);
 /* Sets as_float on every I64 column that has a missing cell: producers that
  * follow pandas' int+NaN rule call it once at the end. */
 void tl_table_int_na_as_float(tl_table *t);
+/* Turns an F64 column into I64 (values rounded to the nearest integer, NaN
+ * missing): for producers that compute in doubles and learn only at the end
+ * that the source numbers were integers (pandas' int64 columns). */
+void tl_table_f64_to_i64(tl_table *t, size_t col);
 
 #endif

@@ -194,6 +194,9 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
                         "columns (give --gpus_per_node)\n");
 
     if ((rc = coll_match(&run, err))) goto done;
+    run.ts_int = run.dur_int = 1;
+    for (size_t k = 0; k < world; k++)
+        if (run.ranks[k].n) run.ts_int &= run.ranks[k].ts_int, run.dur_int &= run.ranks[k].dur_int;
 
     /* nccl_long and its summary on a thread of their own, beside the
      * implicit-sync and all_to_allv sheets: after the match they only read
@@ -239,6 +242,7 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
         if (!order[i]) continue;
         coll_add_node_labels(&run, order[i]);
+        coll_int_time_columns(&run, order[i]);
         tl_table_int_na_as_float(order[i]);
         push(out, order[i]);
     }

@@ -71,6 +71,9 @@ typedef struct coll_run {
     /* pandas: an int column of the long table with a missing cell is float,
      * and every sheet derived from it prints 8.0 instead of 8 */
     int miss_gs, miss_in, miss_on, miss_st;
+    /* every rank with collectives writes JSON-integer ts / dur (see
+     * collective_ints.c) */
+    int ts_int, dur_int;
     tl_arena arena;
 } coll_run;
 
@@ -91,6 +94,10 @@ void coll_add_node_labels(coll_run *run, tl_table *t);
 int coll_sheet_a2av(coll_run *run, tl_table **out, tl_err *err);
 tl_table *coll_sheet_summary_a2av(coll_run *run, const tl_table *a2a);
 tl_table *coll_sheet_heatmap(coll_run *run);
+/* ---- collective_ints.c ---- */
+/* Turns t's time columns that the reference holds as int64 (given
+ * run->ts_int / dur_int) into integer columns; call once t is complete. */
+void coll_int_time_columns(const coll_run *run, tl_table *t);
 /* ---- collective_imbalance.c ---- */
 tl_table *coll_sheet_imb_ranks(coll_run *run);
 tl_table *coll_sheet_imb_colls(coll_run *run);

@@ -399,13 +399,7 @@ tl_table *coll_sheet_long(coll_run *run)
            c_on = coll_col_i64(t, "Out msg nelems"), c_onmb = coll_col_f64(t, "Out msg size (MB)"),
            c_is = coll_col_str(t, "In split size"), c_os = coll_col_str(t, "Out split size"),
            c_st = coll_col_i64(t, "stream");
-    /* ts and dur print as integers when every rank's trace writes them as
-     * JSON integers (the reference's Python ints: an int64 column) */
-    int ts_int = 1, dur_int = 1;
-    for (size_t k = 0; k < run->world; k++)
-        if (run->ranks[k].n) ts_int &= run->ranks[k].ts_int, dur_int &= run->ranks[k].dur_int;
-    size_t c_ts = ts_int ? coll_col_i64(t, "ts") : coll_col_f64(t, "ts");
-    size_t c_dur = dur_int ? coll_col_i64(t, "dur") : coll_col_f64(t, "dur");
+    size_t c_ts = coll_col_f64(t, "ts"), c_dur = coll_col_f64(t, "dur");
     tl_table_set_nrows(t, run->nall);
     pcache pc = {0};
     for (size_t r = 0; r < run->nall; r++) {
@@ -425,10 +419,8 @@ tl_table *coll_sheet_long(coll_run *run)
         set_str_pc(t, c_is, r, e->in_split, &pc);
         set_str_pc(t, c_os, r, e->out_split, &pc);
         coll_set_i64(t, c_st, r, e->stream);
-        if (ts_int) tl_table_set_i64(t, c_ts, r, (int64_t)llround(e->ts));
-        else tl_table_set_f64(t, c_ts, r, e->ts);
-        if (dur_int) tl_table_set_i64(t, c_dur, r, (int64_t)llround(e->dur));
-        else tl_table_set_f64(t, c_dur, r, e->dur);
+        tl_table_set_f64(t, c_ts, r, e->ts);
+        tl_table_set_f64(t, c_dur, r, e->dur);
     }
     pc_free(&pc);
     return t;

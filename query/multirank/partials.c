@@ -162,7 +162,7 @@ void part_put_coll_rank(tl_buf *b, const coll_rank *cr)
     const tl_coll_rankinfo *in = &cr->info;
     int64_t head[] = {in->rank, (int64_t)in->id, (int64_t)in->n_collectives, in->gpu_events, in->total_ns, in->comp_ns,
                       in->comm_ns, in->exposed_comm_ns, in->memcpy_ns, in->exposed_memcpy_ns, in->busy_ns, in->idle_ns,
-                      cr->ndevices, (int64_t)cr->n};
+                      cr->ndevices, (int64_t)cr->n, cr->ts_int, cr->dur_int};
     put_i64s(b, head, sizeof head / sizeof *head);
     for (size_t i = 0; i < cr->n; i++) {
         const coll_ev *e = &cr->ev[i];
@@ -179,8 +179,8 @@ int part_get_coll_rank(part_in *in, coll_rank *cr)
 {
     memset(cr, 0, sizeof *cr);
     tl_arena_init(&cr->arena, 1 << 16);
-    int64_t head[14];
-    for (size_t i = 0; i < 14; i++) head[i] = (int64_t)part_get_u64(in);
+    int64_t head[16];
+    for (size_t i = 0; i < 16; i++) head[i] = (int64_t)part_get_u64(in);
     tl_coll_rankinfo *info = &cr->info;
     info->rank = (int)head[0], info->id = (uint64_t)head[1], info->n_collectives = (size_t)head[2];
     info->gpu_events = head[3], info->total_ns = head[4], info->comp_ns = head[5], info->comm_ns = head[6];
@@ -188,6 +188,7 @@ int part_get_coll_rank(part_in *in, coll_rank *cr)
     info->busy_ns = head[10], info->idle_ns = head[11];
     cr->ndevices = (int)head[12];
     size_t n = (size_t)head[13];
+    cr->ts_int = head[14] != 0, cr->dur_int = head[15] != 0;
     if (in->bad || n > (size_t)(in->end - in->p)) return TL_EFORMAT;
     cr->ev = tl_xcalloc(n ? n : 1, sizeof *cr->ev);
     cr->cap = n;

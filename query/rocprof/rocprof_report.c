@@ -474,29 +474,22 @@ static tl_table *sheet_by_category(const ctx *c)
     return tb;
 }
 
-static const int64_t *g_dur;
-static int cmp_dur_desc(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    if (g_dur[x] != g_dur[y]) return g_dur[x] > g_dur[y] ? -1 : 1;
-    return (x > y) - (x < y);
-}
-
 static tl_table *sheet_kernel_details(const ctx *c)
 {
     const tl_trace *t = c->t;
     int ref = c->o->reference_units;
     tl_table *tb = tl_table_new("kernel_details");
     if (!c->nk) return tb; /* no columns, as the reference's empty frame */
-    /* duration descending; ties in dispatch order (UNSURE in the spec) */
-    int64_t *dur = tl_xmalloc(c->nk * sizeof *dur);
+    /* duration descending as the reference's sort_values(ascending=False):
+     * NumPy's unstable introsort, so tied durations come in its order
+     * (ns durations are exact in doubles) */
+    double *dur = tl_xmalloc(c->nk * sizeof *dur);
     size_t *perm = tl_xmalloc(c->nk * sizeof *perm);
     for (size_t i = 0; i < c->nk; i++) {
-        dur[i] = t->dur[c->krows[i]];
+        dur[i] = (double)t->dur[c->krows[i]];
         perm[i] = i;
     }
-    g_dur = dur;
-    qsort(perm, c->nk, sizeof *perm, cmp_dur_desc);
+    tl_pd_sort_values(perm, c->nk, dur, 0);
     size_t n = c->nk;
     if (c->o->has_topk) { /* pandas head(k) */
         long long k = c->o->topk;

@@ -175,6 +175,18 @@ static void test_ints_bools_strings(void)
     CHECK_EQ_S(txt(t, ci, 2), "9.223372036854776e+18");
     t->cols[ci].as_float = 0;
 
+    /* a double column of whole numbers becomes an integer column */
+    size_t cd = tl_table_add_col(t, "d", TL_F64);
+    tl_table_set_f64(t, cd, 0, 1682725898094377.0);
+    tl_table_set_f64(t, cd, 2, -3.0);
+    tl_table_f64_to_i64(t, cd);
+    CHECK(t->cols[cd].type == TL_I64);
+    CHECK_EQ_S(txt(t, cd, 0), "1682725898094377");
+    CHECK(tl_table_is_missing(t, cd, 1));
+    CHECK_EQ_S(txt(t, cd, 2), "-3");
+    tl_table_int_na_as_float(t);
+    CHECK_EQ_S(txt(t, cd, 0), "1682725898094377.0");
+
     tl_table_set_bool(t, cb, 0, 1);
     tl_table_set_bool(t, cb, 1, 0);
     CHECK_EQ_S(txt(t, cb, 0), "True");
