@@ -21,8 +21,11 @@
 #include "report/xlsx_ooxml.h"
 
 #include "report/zip_write.h"
+#include "base/profile.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +50,24 @@ typedef struct ox_anchor {
     uint64_t c1_off, r1_off;
 } ox_anchor;
 
+/* Where a sheet's XML goes: generated into b, handed to emit in blocks
+ * of about FLUSH_AT bytes, cut at row ends (the blocks decide the deflate
+ * stream's bytes, so both ways of writing a sheet cut them alike). */
+typedef struct ox_sink {
+    tl_buf b;
+    int (*emit)(void *ctx, const void *p, size_t n, tl_err *err);
+    void *ctx;
+} ox_sink;
+
 struct tl_ooxml {
     tl_zipw *z;
     int drawings; /* every visible sheet gets a drawing, for charts */
     TL_VEC(ox_sheet) sheets;
     TL_VEC(ox_anchor) anchors; /* in chart order */
-    tl_buf b; /* XML being generated */
+    ox_sink out; /* XML being generated, into the zip entry */
 };
+
+static int emit_zip(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zipw_write(ctx, p, n, err); }
 
 int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
 {
@@ -63,6 +77,8 @@ int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
     tl_ooxml *o = tl_xcalloc(1, sizeof *o);
     o->z = z;
     o->drawings = drawings;
+    o->out.emit = emit_zip;
+    o->out.ctx = z;
     *out = o;
     return TL_OK;
 }
@@ -165,11 +181,11 @@ size_t tl_ooxml_fmt_double(char *o, double v)
 
 /* ---- one sheet */
 
-static int flush(tl_ooxml *o, int force, tl_err *err)
+static int flush(ox_sink *k, int force, tl_err *err)
 {
-    if (!force && o->b.n < FLUSH_AT) return TL_OK;
-    int rc = tl_zipw_write(o->z, o->b.p, o->b.n, err);
-    o->b.n = 0;
+    if (!force && k->b.n < FLUSH_AT) return TL_OK;
+    int rc = k->emit(k->ctx, k->b.p, k->b.n, err);
+    k->b.n = 0;
     return rc;
 }
 
@@ -273,26 +289,39 @@ static inline char *room(tl_buf *b, size_t need)
 }
 #define W_LIT(w, s) (memcpy(w, s, sizeof s - 1), (w) += sizeof s - 1)
 
+static void sheet_part(size_t sheet, char part[64]) { snprintf(part, 64, "xl/worksheets/sheet%zu.xml", sheet); }
+
+static void push_sheet(tl_ooxml *o, const char *name, int hidden)
+{
+    ox_sheet s = {tl_xstrdup(name), hidden, o->drawings && !hidden, NULL, 0};
+    tl_vec_push(&o->sheets, s);
+}
+
 static int begin_sheet(tl_ooxml *o, const char *name, int big, int hidden, tl_err *err)
 {
     char part[64];
-    snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", o->sheets.n + 1);
+    sheet_part(o->sheets.n + 1, part);
     int rc = tl_zipw_begin(o->z, part, big, err);
     if (rc) return rc;
-    ox_sheet s = {tl_xstrdup(name), hidden, o->drawings && !hidden, NULL, 0};
-    tl_vec_push(&o->sheets, s);
-    o->b.n = 0;
-    PUT_LIT(&o->b, SHEET_HEAD);
+    push_sheet(o, name, hidden);
+    o->out.b.n = 0;
+    PUT_LIT(&o->out.b, SHEET_HEAD);
     return TL_OK;
+}
+
+/* The sheet's XML after its data, and the last block out. */
+static int end_xml(ox_sink *k, int drawing, tl_err *err)
+{
+    PUT_LIT(&k->b, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" "
+                   "footer=\"0.3\"/>");
+    if (drawing) PUT_LIT(&k->b, "<drawing r:id=\"rId1\"/>");
+    PUT_LIT(&k->b, "</worksheet>");
+    return flush(k, 1, err);
 }
 
 static int end_sheet(tl_ooxml *o, tl_err *err)
 {
-    PUT_LIT(&o->b, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" "
-                   "footer=\"0.3\"/>");
-    if (o->sheets.v[o->sheets.n - 1].drawing) PUT_LIT(&o->b, "<drawing r:id=\"rId1\"/>");
-    PUT_LIT(&o->b, "</worksheet>");
-    int rc = flush(o, 1, err);
+    int rc = end_xml(&o->out, o->sheets.v[o->sheets.n - 1].drawing, err);
     if (!rc) rc = tl_zipw_end(o->z, err);
     return rc;
 }
@@ -313,13 +342,13 @@ static char num_style(const tl_column *col)
     return 0;
 }
 
-int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
-                       const char *(*xml_text)(const char *s, tl_buf *b, int *cut), int *cut, tl_err *err)
+/* The sheet's XML from its dimension to the end of its data, into k
+ * (first: the workbook's first sheet, shown selected). */
+static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, int first, tl_ooxml_text_fn xml_text,
+                          int *cut, tl_err *err)
 {
-    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
-    if (rc) return rc;
-    keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
-    tl_buf *b = &o->b;
+    int rc = TL_OK;
+    tl_buf *b = &k->b;
     size_t nc = t->ncols;
     char(*refs)[4] = tl_xmalloc((nc ? nc : 1) * sizeof *refs);
     size_t *rl = tl_xmalloc((nc ? nc : 1) * sizeof *rl);
@@ -331,7 +360,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
         put_u64(b, t->nrows + 1);
     }
     PUT_LIT(b, "\"/><sheetViews><sheetView ");
-    if (o->sheets.n == 1) PUT_LIT(b, "tabSelected=\"1\" ");
+    if (first) PUT_LIT(b, "tabSelected=\"1\" ");
     PUT_LIT(b, "workbookViewId=\"0\">");
     if (nc)
         PUT_LIT(b, "<pane ySplit=\"1\" topLeftCell=\"A2\" activePane=\"bottomLeft\" state=\"frozen\"/>"
@@ -419,7 +448,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
             b->n = (size_t)(w - b->p);
         }
         PUT_LIT(b, "</row>");
-        rc = flush(o, 0, err);
+        rc = flush(k, 0, err);
     }
     for (size_t c = 0; c < nc; c++) tl_buf_free(&tail[c]);
     free(tail);
@@ -429,7 +458,151 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     free(refs);
     free(rl);
     PUT_LIT(b, "</sheetData>");
+    return rc;
+}
+
+int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
+                       tl_ooxml_text_fn xml_text, int *cut, tl_err *err)
+{
+    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
+    if (rc) return rc;
+    keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
+    rc = sheet_data_xml(&o->out, t, widths, o->sheets.n == 1, xml_text, cut, err);
     if (!rc) rc = end_sheet(o, err);
+    return rc;
+}
+
+/* ---- sheets on several threads */
+
+typedef struct ox_job {
+    tl_ooxml_sheet_in *in;
+    size_t sheet; /* its number (1-based) */
+    ox_sheet *s;
+    int big, rc;
+    atomic_int done; /* set under the batch's mutex, read by the caller's thread between jobs */
+    tl_zdef *z;
+    tl_err err;
+} ox_job;
+
+typedef struct ox_batch {
+    ox_job *jobs;
+    size_t n, *order; /* jobs, largest first */
+    atomic_size_t next;
+    void (*widths)(const tl_table *t, double *w);
+    tl_ooxml_text_fn xml_text;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} ox_batch;
+
+static int emit_zdef(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zdef_write(ctx, p, n, err); }
+
+/* One sheet's widths, XML and deflate stream, on any thread. */
+static void run_job(ox_batch *bt, ox_job *j)
+{
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: sheet XML + deflate", TL_PROF_PARALLEL);
+    const tl_table *t = j->in->t;
+    double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
+    bt->widths(t, w);
+    keep_col_px(j->s, t, w);
+    j->big = may_exceed_4g(t);
+    char part[64];
+    sheet_part(j->sheet, part);
+    j->z = tl_zdef_new(part);
+    ox_sink k = {{0}, emit_zdef, j->z};
+    PUT_LIT(&k.b, SHEET_HEAD);
+    j->rc = sheet_data_xml(&k, t, w, j->sheet == 1, bt->xml_text, &j->in->cut, &j->err);
+    if (!j->rc) j->rc = end_xml(&k, j->s->drawing, &j->err);
+    if (!j->rc) j->rc = tl_zdef_finish(j->z, &j->err);
+    tl_buf_free(&k.b);
+    free(w);
+    tl_prof_end(&sp);
+    pthread_mutex_lock(&bt->mu);
+    atomic_store(&j->done, 1);
+    pthread_cond_broadcast(&bt->cv);
+    pthread_mutex_unlock(&bt->mu);
+}
+
+/* Takes jobs until none is left; 1 when it ran one. */
+static int take_job(ox_batch *bt)
+{
+    size_t i = atomic_fetch_add(&bt->next, 1);
+    if (i >= bt->n) return 0;
+    run_job(bt, &bt->jobs[bt->order[i]]);
+    return 1;
+}
+
+static void *job_thread(void *arg)
+{
+    while (take_job(arg)) {}
+    return NULL;
+}
+
+static _Thread_local const ox_job *sort_jobs; /* for cmp_jobs, during the qsort */
+static size_t job_weight(const ox_job *j) { return j->in->t->nrows * (j->in->t->ncols + 1); }
+static int cmp_jobs(const void *a, const void *b)
+{
+    size_t wa = job_weight(&sort_jobs[*(const size_t *)a]), wb = job_weight(&sort_jobs[*(const size_t *)b]);
+    if (wa != wb) return wa > wb ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Puts job i into the zip once it is done (the caller's thread, in
+ * sheet order); 0 or the first error. */
+static int put_job(tl_ooxml *o, ox_batch *bt, size_t i, int rc, tl_err *err)
+{
+    ox_job *j = &bt->jobs[i];
+    pthread_mutex_lock(&bt->mu);
+    while (!atomic_load(&j->done)) pthread_cond_wait(&bt->cv, &bt->mu);
+    pthread_mutex_unlock(&bt->mu);
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: zip assembly", TL_PROF_SERIAL);
+    if (!rc && j->rc) *err = j->err, rc = j->rc;
+    if (!rc) rc = tl_zipw_add_deflated(o->z, j->z, j->big, err);
+    tl_zdef_free(j->z);
+    tl_prof_end(&sp);
+    return rc;
+}
+
+int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
+                        tl_ooxml_text_fn xml_text, int threads, tl_err *err)
+{
+    if (!n) return TL_OK;
+    ox_batch bt = {.jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .order = tl_xmalloc(n * sizeof *bt.order),
+                   .widths = widths, .xml_text = xml_text};
+    atomic_init(&bt.next, 0);
+    pthread_mutex_init(&bt.mu, NULL);
+    pthread_cond_init(&bt.cv, NULL);
+    size_t first = o->sheets.n;
+    for (size_t i = 0; i < n; i++) push_sheet(o, in[i].name, 0);
+    for (size_t i = 0; i < n; i++) {
+        in[i].cut = 0;
+        bt.jobs[i].in = &in[i];
+        bt.jobs[i].sheet = first + i + 1;
+        bt.jobs[i].s = &o->sheets.v[first + i];
+        atomic_init(&bt.jobs[i].done, 0);
+        bt.order[i] = i;
+    }
+    sort_jobs = bt.jobs;
+    qsort(bt.order, n, sizeof *bt.order, cmp_jobs);
+    if (threads < 1) threads = 1;
+    if ((size_t)threads > n) threads = (int)n;
+    pthread_t *th = tl_xcalloc((size_t)threads, sizeof *th);
+    int started = 0;
+    for (int k = 1; k < threads; k++)
+        if (pthread_create(&th[started], NULL, job_thread, &bt) == 0) started++;
+    /* this thread takes jobs too, and puts the done ones in between */
+    int rc = TL_OK;
+    size_t head = 0;
+    while (take_job(&bt))
+        for (; head < n && atomic_load(&bt.jobs[head].done); head++) rc = put_job(o, &bt, head, rc, err);
+    for (; head < n; head++) rc = put_job(o, &bt, head, rc, err);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    free(th);
+    free(bt.order);
+    free(bt.jobs);
+    pthread_mutex_destroy(&bt.mu);
+    pthread_cond_destroy(&bt.cv);
     return rc;
 }
 
@@ -437,9 +610,9 @@ int tl_ooxml_add_empty(tl_ooxml *o, const char *sheet_name, tl_err *err)
 {
     int rc = begin_sheet(o, sheet_name, 0, 0, err);
     if (rc) return rc;
-    PUT_LIT(&o->b, "<dimension ref=\"A1\"/><sheetViews><sheetView ");
-    if (o->sheets.n == 1) PUT_LIT(&o->b, "tabSelected=\"1\" ");
-    PUT_LIT(&o->b, "workbookViewId=\"0\"/></sheetViews><sheetFormatPr defaultRowHeight=\"15\"/><sheetData/>");
+    PUT_LIT(&o->out.b, "<dimension ref=\"A1\"/><sheetViews><sheetView ");
+    if (o->sheets.n == 1) PUT_LIT(&o->out.b, "tabSelected=\"1\" ");
+    PUT_LIT(&o->out.b, "workbookViewId=\"0\"/></sheetViews><sheetFormatPr defaultRowHeight=\"15\"/><sheetData/>");
     return end_sheet(o, err);
 }
 
@@ -447,7 +620,7 @@ int tl_ooxml_add_points_sheet(tl_ooxml *o, const char *sheet_name, const tl_xy_s
 {
     int rc = begin_sheet(o, sheet_name, 0, 1, err);
     if (rc) return rc;
-    tl_buf *b = &o->b;
+    tl_buf *b = &o->out.b;
     size_t last = 0; /* the last row: the last series' last point */
     for (size_t k = 0; k < n; k++) last += s[k].n + 2;
     tl_buf_printf(b, "<dimension ref=\"A1:B%zu\"/>", last > 2 ? last - 1 : 1);
@@ -684,6 +857,6 @@ void tl_ooxml_discard(tl_ooxml *o)
     }
     tl_vec_free(&o->sheets);
     tl_vec_free(&o->anchors);
-    tl_buf_free(&o->b);
+    tl_buf_free(&o->out.b);
     free(o);
 }
