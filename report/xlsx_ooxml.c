@@ -479,14 +479,21 @@ typedef struct ox_job {
     size_t sheet; /* its number (1-based) */
     ox_sheet *s;
     int big, rc;
-    atomic_int done; /* set under the batch's mutex, read by the caller's thread between jobs */
+    int done, written; /* under the batch's mutex */
+    uint64_t off;      /* its place in the file */
     tl_zdef *z;
     tl_err err;
 } ox_job;
 
+/* The sheets are placed in the zip in order: whichever thread finishes
+ * the job that completes a run of done sheets at the head reserves their
+ * places (under the mutex) and writes them there (beside the others). */
 typedef struct ox_batch {
+    tl_ooxml *o;
     ox_job *jobs;
     size_t n, *order; /* jobs, largest first */
+    size_t head;      /* jobs placed so far */
+    size_t nwritten;
     atomic_size_t next;
     void (*widths)(const tl_table *t, double *w);
     tl_ooxml_text_fn xml_text;
@@ -495,6 +502,34 @@ typedef struct ox_batch {
 } ox_batch;
 
 static int emit_zdef(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zdef_write(ctx, p, n, err); }
+
+/* Marks j done; places the run of done sheets at the head, if j completes
+ * one, and writes them (pwrite, beside the other threads). */
+static void place_done(ox_batch *bt, ox_job *j)
+{
+    pthread_mutex_lock(&bt->mu);
+    j->done = 1;
+    size_t from = bt->head;
+    for (; bt->head < bt->n && bt->jobs[bt->head].done; bt->head++) {
+        ox_job *h = &bt->jobs[bt->head];
+        if (!h->rc) h->rc = tl_zipw_reserve(bt->o->z, h->z, h->big, &h->off, &h->err);
+    }
+    size_t to = bt->head;
+    pthread_mutex_unlock(&bt->mu);
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: zip entry write", TL_PROF_PARALLEL);
+    for (size_t i = from; i < to; i++) {
+        ox_job *h = &bt->jobs[i];
+        if (!h->rc) h->rc = tl_zipw_put_at(bt->o->z, h->z, h->big, h->off, &h->err);
+        tl_zdef_free(h->z);
+        h->z = NULL;
+    }
+    tl_prof_end(&sp);
+    pthread_mutex_lock(&bt->mu);
+    bt->nwritten += to - from;
+    pthread_cond_broadcast(&bt->cv);
+    pthread_mutex_unlock(&bt->mu);
+}
 
 /* One sheet's widths, XML and deflate stream, on any thread. */
 static void run_job(ox_batch *bt, ox_job *j)
@@ -517,10 +552,7 @@ static void run_job(ox_batch *bt, ox_job *j)
     tl_buf_free(&k.b);
     free(w);
     tl_prof_end(&sp);
-    pthread_mutex_lock(&bt->mu);
-    atomic_store(&j->done, 1);
-    pthread_cond_broadcast(&bt->cv);
-    pthread_mutex_unlock(&bt->mu);
+    place_done(bt, j);
 }
 
 /* Takes jobs until none is left; 1 when it ran one. */
@@ -547,28 +579,12 @@ static int cmp_jobs(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-/* Puts job i into the zip once it is done (the caller's thread, in
- * sheet order); 0 or the first error. */
-static int put_job(tl_ooxml *o, ox_batch *bt, size_t i, int rc, tl_err *err)
-{
-    ox_job *j = &bt->jobs[i];
-    pthread_mutex_lock(&bt->mu);
-    while (!atomic_load(&j->done)) pthread_cond_wait(&bt->cv, &bt->mu);
-    pthread_mutex_unlock(&bt->mu);
-    tl_prof_span sp;
-    tl_prof_begin(&sp, "xlsx: zip assembly", TL_PROF_SERIAL);
-    if (!rc && j->rc) *err = j->err, rc = j->rc;
-    if (!rc) rc = tl_zipw_add_deflated(o->z, j->z, j->big, err);
-    tl_zdef_free(j->z);
-    tl_prof_end(&sp);
-    return rc;
-}
 
 int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
                         tl_ooxml_text_fn xml_text, int threads, tl_err *err)
 {
     if (!n) return TL_OK;
-    ox_batch bt = {.jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .order = tl_xmalloc(n * sizeof *bt.order),
+    ox_batch bt = {.o = o, .jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .order = tl_xmalloc(n * sizeof *bt.order),
                    .widths = widths, .xml_text = xml_text};
     atomic_init(&bt.next, 0);
     pthread_mutex_init(&bt.mu, NULL);
@@ -580,7 +596,6 @@ int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*wid
         bt.jobs[i].in = &in[i];
         bt.jobs[i].sheet = first + i + 1;
         bt.jobs[i].s = &o->sheets.v[first + i];
-        atomic_init(&bt.jobs[i].done, 0);
         bt.order[i] = i;
     }
     sort_jobs = bt.jobs;
@@ -591,13 +606,15 @@ int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*wid
     int started = 0;
     for (int k = 1; k < threads; k++)
         if (pthread_create(&th[started], NULL, job_thread, &bt) == 0) started++;
-    /* this thread takes jobs too, and puts the done ones in between */
-    int rc = TL_OK;
-    size_t head = 0;
-    while (take_job(&bt))
-        for (; head < n && atomic_load(&bt.jobs[head].done); head++) rc = put_job(o, &bt, head, rc, err);
-    for (; head < n; head++) rc = put_job(o, &bt, head, rc, err);
+    /* this thread takes jobs too, then waits for the last to be written */
+    while (take_job(&bt)) {}
+    pthread_mutex_lock(&bt.mu);
+    while (bt.nwritten < n) pthread_cond_wait(&bt.cv, &bt.mu);
+    pthread_mutex_unlock(&bt.mu);
     for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    int rc = TL_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (bt.jobs[i].rc) *err = bt.jobs[i].err, rc = bt.jobs[i].rc;
     free(th);
     free(bt.order);
     free(bt.jobs);

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OUT_CHUNK (256u << 10)
 #define U32_MAX_ 0xffffffffu
@@ -68,6 +69,7 @@ struct tl_zipw {
     uint64_t pos; /* bytes written so far */
     TL_VEC(zentry) ents;
     zdefl d; /* the entry being streamed in */
+    int direct; /* entries being placed by offset (enter_direct) */
     /* the compressor thread and its queue of blocks (owned copies) */
     pthread_t thr;
     int started;
@@ -179,10 +181,10 @@ int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err)
     return TL_OK;
 }
 
-/* local header of e: 30 bytes, the name, and with e->big a zip64 extra
- * (20 bytes); with known, its CRC and sizes (else zeros, patched by
+/* local header of e into hb: 30 bytes, the name, and with e->big a zip64
+ * extra (20 bytes); with known, its CRC and sizes (else zeros, patched by
  * tl_zipw_end) */
-static int local_header(tl_zipw *z, const zentry *e, int known, tl_err *err)
+static void local_header(tl_buf *hb, const zentry *e, int known)
 {
     size_t nl = strlen(e->name);
     unsigned char h[30];
@@ -198,24 +200,53 @@ static int local_header(tl_zipw *z, const zentry *e, int known, tl_err *err)
     }
     le16(h + 26, (unsigned)nl);
     le16(h + 28, e->big ? 20 : 0);
-    int rc = put(z, h, 30, err);
-    if (!rc) rc = put(z, e->name, nl, err);
-    if (!rc && e->big) {
+    hb->n = 0;
+    tl_buf_append(hb, h, 30);
+    tl_buf_append(hb, e->name, nl);
+    if (e->big) {
         unsigned char x[20] = {0};
         le16(x, 1);
         le16(x + 2, 16);
         if (known) le64(x + 4, e->usize), le64(x + 12, e->csize);
-        rc = put(z, x, 20, err);
+        tl_buf_append(hb, x, 20);
     }
+}
+
+static int put_local_header(tl_zipw *z, const zentry *e, int known, tl_err *err)
+{
+    tl_buf hb = {0};
+    local_header(&hb, e, known);
+    int rc = put(z, hb.p, hb.n, err);
+    tl_buf_free(&hb);
     return rc;
+}
+
+/* Entries placed by offset (tl_zipw_reserve, tl_zipw_put_at) bypass the
+ * FILE buffer: it is flushed before the first of them, and the stream is
+ * moved past the last before anything else is written. */
+static int enter_direct(tl_zipw *z, tl_err *err)
+{
+    if (z->direct) return TL_OK;
+    if (drain(z, err)) return err->code;
+    if (fflush(z->f)) return tl_errf(err, TL_EIO, "%s: write failed: %s", z->path, strerror(errno));
+    z->direct = 1;
+    return TL_OK;
+}
+
+static int leave_direct(tl_zipw *z, tl_err *err)
+{
+    if (!z->direct) return TL_OK;
+    z->direct = 0;
+    if (fseeko(z->f, (off_t)z->pos, SEEK_SET)) return tl_errf(err, TL_EIO, "%s: seek failed: %s", z->path, strerror(errno));
+    return TL_OK;
 }
 
 int tl_zipw_begin(tl_zipw *z, const char *name, int big, tl_err *err)
 {
-    if (drain(z, err)) return err->code;
+    if (drain(z, err) || leave_direct(z, err)) return err->code;
     zentry e = {tl_xstrdup(name), z->pos, 0, 0, 0, big};
     tl_vec_push(&z->ents, e);
-    int rc = local_header(z, &z->ents.v[z->ents.n - 1], 0, err);
+    int rc = put_local_header(z, &z->ents.v[z->ents.n - 1], 0, err);
     if (rc) return rc;
     zdefl_init(&z->d, put_sink, z);
     return TL_OK;
@@ -263,15 +294,54 @@ void tl_zdef_free(tl_zdef *d)
     free(d);
 }
 
-int tl_zipw_add_deflated(tl_zipw *z, const tl_zdef *d, int big, tl_err *err)
+static int check_size(const tl_zipw *z, const tl_zdef *d, int big, tl_err *err)
 {
-    if (drain(z, err)) return err->code;
     if (!big && (d->d.usize >= U32_MAX_ || d->d.csize >= U32_MAX_))
         return tl_errf(err, TL_EIO, "%s: %s: entry over 4 GiB without zip64 sizes", z->path, d->name);
+    return TL_OK;
+}
+
+int tl_zipw_add_deflated(tl_zipw *z, const tl_zdef *d, int big, tl_err *err)
+{
+    if (drain(z, err) || leave_direct(z, err) || check_size(z, d, big, err)) return err->code;
     zentry e = {tl_xstrdup(d->name), z->pos, d->d.csize, d->d.usize, d->d.crc, big};
     tl_vec_push(&z->ents, e);
-    int rc = local_header(z, &z->ents.v[z->ents.n - 1], 1, err);
+    int rc = put_local_header(z, &z->ents.v[z->ents.n - 1], 1, err);
     if (!rc) rc = put(z, d->data.p, d->data.n, err);
+    return rc;
+}
+
+int tl_zipw_reserve(tl_zipw *z, const tl_zdef *d, int big, uint64_t *off, tl_err *err)
+{
+    if (enter_direct(z, err) || check_size(z, d, big, err)) return err->code;
+    zentry e = {tl_xstrdup(d->name), z->pos, d->d.csize, d->d.usize, d->d.crc, big};
+    tl_vec_push(&z->ents, e);
+    *off = z->pos;
+    z->pos += 30 + strlen(d->name) + (big ? 20 : 0) + d->data.n;
+    return TL_OK;
+}
+
+/* pwrite of all n bytes at off */
+static int write_at(const tl_zipw *z, const void *p, size_t n, uint64_t off, tl_err *err)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = pwrite(fileno(z->f), c, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return tl_errf(err, TL_EIO, "%s: write failed: %s", z->path, k < 0 ? strerror(errno) : "no space");
+        c += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return TL_OK;
+}
+
+int tl_zipw_put_at(tl_zipw *z, const tl_zdef *d, int big, uint64_t off, tl_err *err)
+{
+    zentry e = {d->name, off, d->d.csize, d->d.usize, d->d.crc, big};
+    tl_buf hb = {0};
+    local_header(&hb, &e, 1);
+    int rc = write_at(z, hb.p, hb.n, off, err);
+    if (!rc) rc = write_at(z, d->data.p, d->data.n, off + hb.n, err);
+    tl_buf_free(&hb);
     return rc;
 }
 
@@ -416,6 +486,7 @@ static void free_z(tl_zipw *z)
 int tl_zipw_close(tl_zipw *z, tl_err *err)
 {
     int rc = drain(z, err);
+    if (!rc) rc = leave_direct(z, err);
     uint64_t cd = z->pos, n = z->ents.n;
     for (size_t i = 0; i < n && !rc; i++) rc = put_central(z, &z->ents.v[i], err);
     uint64_t cds = z->pos - cd;
