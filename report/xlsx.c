@@ -6,7 +6,8 @@
  * (spec diff-compare-phases.md B5); sheets too big for Excel go to a CSV
  * beside the workbook instead of being cut. The workbook is written under a
  * temporary name and renamed on close, so a failure never leaves half a file
- * under the requested name. */
+ * under the requested name. tl_report_xlsx_add_tables makes a run of sheets
+ * on several threads (tl_ooxml_add_sheets), the same bytes as one by one. */
 #include "report/report.h"
 #include "report/xlsx_chart.h"
 #include "report/xlsx_ooxml.h"

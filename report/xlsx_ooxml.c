@@ -17,7 +17,13 @@
  * sheet -> drawing -> chart, and one xl/charts/chartN.xml per chart
  * (xlsx_chart.c writes its XML). The sheets and charts go first in the
  * zip: their names and count are known only at close, and zip readers go
- * by the central directory. */
+ * by the central directory.
+ *
+ * tl_ooxml_add_sheets makes several sheets at once: each on one thread,
+ * into memory (tl_zdef), fed to the deflater in the same blocks as the
+ * one-at-a-time path so the bytes match; the thread that finishes the
+ * sheet at the head of the order reserves the places of the finished run
+ * and writes it into the file (tl_zipw_reserve, tl_zipw_put_at). */
 #include "report/xlsx_ooxml.h"
 
 #include "report/zip_write.h"

@@ -17,7 +17,8 @@
  * thread, into memory, and added whole later: workbooks deflate their
  * sheets on several threads that way. Fed the same blocks, the stream is
  * the same bytes either way (one deflate state per entry, the same output
- * chunking). */
+ * chunking). Such entries may also be written by offset (pwrite) on the
+ * threads that made them, once their places are reserved in order. */
 #include "report/zip_write.h"
 
 #include <errno.h>
