@@ -122,7 +122,13 @@ void tl_prof_report(FILE *fp)
 {
     if (!tl_prof_on()) return;
     double wall = tl_now() - t_start, cpu = process_cpu(), serial_wall = 0, serial_cpu = 0;
+    /* the calling (main) thread's CPU outside its spans: start-up, the
+     * glue between stages, what no span covers; serial in the CPU fraction */
+    thread_rec *me = rec();
+    double unspanned = thread_cpu();
     pthread_mutex_lock(&mu);
+    for (int k = 0; me && k < nstages; k++) unspanned -= me->cpu[k];
+    if (unspanned < 0) unspanned = 0;
     fprintf(fp, "profile: %-28s %-8s %7s %9s %9s\n", "stage", "kind", "calls", "wall_s", "cpu_s");
     for (int k = 0; k < nstages; k++) {
         double w = 0, c = 0;
@@ -144,8 +150,11 @@ void tl_prof_report(FILE *fp)
     pthread_mutex_unlock(&mu);
     double parallel = cpu > serial_cpu ? cpu - serial_cpu : 0;
     double f = serial_wall + parallel > 0 ? serial_wall / (serial_wall + parallel) : 0;
+    double fc = cpu > 0 ? (serial_cpu + unspanned) / cpu : 0;
+    if (fc > 1) fc = 1;
     fprintf(fp,
             "profile: wall_s=%.3f cpu_s=%.3f cores=%.2f serial_s=%.3f serial_cpu_s=%.3f parallel_cpu_s=%.3f "
-            "serial_fraction=%.4f amdahl_max=%.1f\n",
-            wall, cpu, wall > 0 ? cpu / wall : 0, serial_wall, serial_cpu, parallel, f, f > 0 ? 1 / f : 0);
+            "serial_fraction=%.4f amdahl_max=%.1f main_unspanned_cpu_s=%.3f serial_cpu_fraction=%.4f\n",
+            wall, cpu, wall > 0 ? cpu / wall : 0, serial_wall, serial_cpu, parallel, f, f > 0 ? 1 / f : 0, unspanned,
+            fc);
 }

@@ -12,7 +12,10 @@
  *     serial fraction = S / (S + P)
  * and Amdahl's bound on the speed-up is 1 / serial fraction. S is wall
  * time: on a busy machine it grows with the wait for a core, so the
- * fraction errs high. Spans are
+ * fraction errs high. The CPU form, serial_cpu_fraction, counts the work
+ * alone: the serial stages' CPU time plus the main thread's CPU outside
+ * any span (start-up, the glue between stages), over the process's CPU
+ * time; fsync and waits for a core do not count there. Spans are
  * per file or per rank, never per event, so a profiled run costs nothing
  * measurable; when the profile is off every call returns at once. */
 #ifndef TL_PROFILE_H
@@ -47,7 +50,8 @@ void tl_prof_thread(const char *role);
 /* Prints the profile of the run so far on fp: per stage, per thread, and
  * the summary line
  *   profile: wall_s=W cpu_s=C cores=C/W serial_s=S serial_cpu_s=.. parallel_cpu_s=P
- *            serial_fraction=S/(S+P) amdahl_max=(S+P)/S
+ *            serial_fraction=S/(S+P) amdahl_max=(S+P)/S main_unspanned_cpu_s=M
+ *            serial_cpu_fraction=(serial_cpu_s+M)/C
  * (machine-readable). Nothing when the profile is off. */
 void tl_prof_report(FILE *fp);
 

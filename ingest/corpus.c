@@ -12,7 +12,8 @@
  * parse at each end of the run. The writer only commits: freeing a
  * committed trace (and handing its pages back to the OS) is done by the
  * next worker to come for work, so the one thread every trace goes
- * through spends its time on LMDB alone. */
+ * through spends its time on LMDB alone; workers out of files stay until
+ * every trace is committed, to free the last ones too. */
 #include "ingest/ingest.h"
 #include "base/profile.h"
 
@@ -33,6 +34,7 @@ typedef struct pool {
     const char *const *paths;
     const tl_ingest_opts *opts;
     size_t n, next;
+    int inline_run; /* no threads: the caller parses every file first, then commits */
     slot *slots;
     size_t *done_order; /* indexes in completion order */
     size_t ndone;
@@ -78,15 +80,19 @@ static void *worker(void *arg)
          * holds its columns in memory, so at most `jobs` + 1 of them exist
          * at once (the extra one is sealed: its encoded form only) */
         double t0 = tl_prof_wait_begin();
-        while (p->nfreeing == p->ncommitted && p->next < p->n && p->next - p->nfreed >= (size_t)p->jobs + 1)
+        for (;;) {
+            int can_start = p->next < p->n && p->next - p->nfreed < (size_t)p->jobs + 1;
+            int finished = p->next >= p->n && (p->inline_run || p->nfreeing == p->n);
+            if (p->nfreeing < p->ncommitted || can_start || finished) break;
             pthread_cond_wait(&p->cv, &p->mu);
+        }
         tl_prof_wait_end(t0, TL_PROF_WAIT_WRITER);
         if (p->nfreeing < p->ncommitted) { /* a committed trace first: its memory gates the next start */
             retire(p, p->committed[p->nfreeing++]);
             pthread_mutex_unlock(&p->mu);
             continue;
         }
-        if (p->next >= p->n) {
+        if (p->next >= p->n) { /* and every trace committed and freed, or being freed */
             pthread_mutex_unlock(&p->mu);
             return NULL;
         }
@@ -126,6 +132,7 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
                      * back-pressure would wait for commits that this
                      * thread has yet to make) */
         p.jobs = (int)(n ? n : 1);
+        p.inline_run = 1;
         worker(&p);
     }
     int failures = 0;
@@ -142,15 +149,15 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
         tl_prof_begin(&sp, "ingest: commit (writer)", TL_PROF_SERIAL);
         if (sl->rc == 0) sl->rc = tl_ingest_commit(s, &sl->pp, &sl->err);
         if (sl->rc) failures++;
-        tl_prof_end(&sp);
         done(ctx, i, sl->rc, &sl->pp, &sl->err);
+        tl_prof_end(&sp);
         lock(&p);
         p.committed[p.ncommitted++] = i;
         pthread_cond_broadcast(&p.cv);
         pthread_mutex_unlock(&p.mu);
     }
     for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-    /* the last traces, committed after the workers ran out of files */
+    /* without threads, every trace is still to be freed */
     lock(&p);
     while (p.nfreeing < p.ncommitted) retire(&p, p.committed[p.nfreeing++]);
     pthread_mutex_unlock(&p.mu);

@@ -101,6 +101,8 @@ typedef struct tl_xlsx_opts {
                            CSV beside the workbook. 0 = Excel's 1,048,575. */
     int quiet;          /* no notes on stderr about renamed sheets (the CSV
                            fallback is always reported) */
+    int threads;        /* tl_report_xlsx_add_tables: sheets made at once;
+                           0 = the online CPUs, at most 8 */
 } tl_xlsx_opts;
 
 #define TL_XLSX_MAX_ROWS 1048575u /* 1,048,576 rows minus the header */
@@ -124,6 +126,13 @@ int tl_report_xlsx_open(const char *path, const tl_xlsx_opts *opts, tl_xlsx **ou
  * then written to "<xlsx path without .xlsx>_<table name>.csv" and a message
  * says so on stderr. */
 int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err);
+
+/* The same workbook as tl_report_xlsx_add_table on each of tables[0..n) in
+ * order, but the sheets' XML is generated and deflated on several threads
+ * (tl_xlsx_opts.threads), each sheet on one, while this thread puts the
+ * finished ones into the file in order. The tables must stay unchanged
+ * until it returns. */
+int tl_report_xlsx_add_tables(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err);
 
 /* Final sheet name of an added table (by table name or final name), or NULL
  * (not added, or sent to CSV). */

@@ -6,10 +6,12 @@
  * (spec diff-compare-phases.md B5); sheets too big for Excel go to a CSV
  * beside the workbook instead of being cut. The workbook is written under a
  * temporary name and renamed on close, so a failure never leaves half a file
- * under the requested name. */
+ * under the requested name. tl_report_xlsx_add_tables makes a run of sheets
+ * on several threads (tl_ooxml_add_sheets), the same bytes as one by one. */
 #include "report/report.h"
 #include "report/xlsx_chart.h"
 #include "report/xlsx_ooxml.h"
+#include "base/profile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -249,17 +251,77 @@ static int add_table_ooxml(tl_xlsx *x, const tl_table *t, char *name, const char
     return TL_OK;
 }
 
-int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err)
+static int too_big(const tl_xlsx *x, const tl_table *t)
 {
-    if (sheet_name) *sheet_name = NULL;
-    if (t->nrows > x->opts.max_rows || t->ncols > TL_XLSX_MAX_COLS) return write_csv_instead(x, t, err);
+    return t->nrows > x->opts.max_rows || t->ncols > TL_XLSX_MAX_COLS;
+}
+
+/* The table's sheet name, unique in the workbook (with a note when it
+ * had to change). */
+static char *sheet_name_for(tl_xlsx *x, const tl_table *t)
+{
     char *name = unique_sheet_name(x, t->name);
     char clean[128];
     tl_report_sheet_name_clean(t->name, clean);
     if (!x->opts.quiet && strcmp(clean, name) != 0)
         fprintf(stderr, "tracelens: sheet name '%s' is already used in %s; sheet '%s' is written as '%s'\n",
                 clean, x->path, t->name, name);
-    return add_table_ooxml(x, t, name, sheet_name, err);
+    return name;
+}
+
+int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_name, tl_err *err)
+{
+    if (sheet_name) *sheet_name = NULL;
+    if (too_big(x, t)) return write_csv_instead(x, t, err);
+    return add_table_ooxml(x, t, sheet_name_for(x, t), sheet_name, err);
+}
+
+static void widths_of(const tl_table *t, double *w)
+{
+    for (size_t c = 0; c < t->ncols; c++) w[c] = col_width(t, c);
+}
+
+/* tables[0..n), none too big for a sheet, as the next n sheets, made on
+ * several threads. */
+static int add_sheet_run(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err)
+{
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: sheet names", TL_PROF_SERIAL);
+    tl_ooxml_sheet_in *in = tl_xcalloc(n ? n : 1, sizeof *in);
+    size_t first = tl_ooxml_sheet_count(x->ox);
+    for (size_t i = 0; i < n; i++) {
+        const tl_table *t = tables[i];
+        in[i].name = sheet_name_for(x, t);
+        in[i].t = t;
+        sheet_ent e = {tl_arena_strdup(&x->arena, t->name), (char *)in[i].name, first + i + 1, t->nrows, t->ncols};
+        tl_vec_push(&x->sheets, e);
+    }
+    tl_prof_end(&sp);
+    int threads = x->opts.threads;
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+    }
+    int rc = tl_ooxml_add_sheets(x->ox, in, n, widths_of, xml_safe, threads, err);
+    for (size_t i = 0; i < n && !rc; i++) note_cut(x, in[i].name, in[i].cut);
+    free(in);
+    return rc;
+}
+
+int tl_report_xlsx_add_tables(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err)
+{
+    /* runs of tables that become sheets, in parallel; a table too big for
+     * a sheet goes to its CSV between them, in its place in the order */
+    size_t lo = 0;
+    while (lo < n) {
+        size_t hi = lo;
+        while (hi < n && !too_big(x, tables[hi])) hi++;
+        int rc = add_sheet_run(x, tables + lo, hi - lo, err);
+        if (!rc && hi < n) rc = write_csv_instead(x, tables[hi], err);
+        if (rc) return rc;
+        lo = hi + 1;
+    }
+    return TL_OK;
 }
 
 /* ---- charts */
@@ -328,10 +390,13 @@ static int place_chart(tl_xlsx *x, const tl_oxc_chart *ch, const sheet_ent *data
     uint32_t h = (uint32_t)(CHART_H_PX * (ys > 0 ? ys : 1) + 0.5);
     size_t r = row > 0 ? (size_t)row : 1;
     size_t c = col >= 0 ? (size_t)col : d->ncols + 1;
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: charts and package parts", TL_PROF_SERIAL);
     tl_buf xml = {0};
     tl_oxc_chart_xml(&xml, ch);
     int rc = tl_ooxml_add_chart(x->ox, d->part, r, c, w, h, &xml, err);
     tl_buf_free(&xml);
+    tl_prof_end(&sp);
     return rc;
 }
 
@@ -461,6 +526,8 @@ static void free_x(tl_xlsx *x)
 int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
 {
     if (!x) return TL_OK;
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: charts and package parts", TL_PROF_SERIAL);
     int rc = TL_OK;
     /* Excel needs one visible sheet: when every table went to CSV (or none
      * was added) the workbook gets an empty one. */
@@ -475,6 +542,7 @@ int tl_report_xlsx_close(tl_xlsx *x, tl_err *err)
         rc = tl_errf(err, TL_EIO, "%s: cannot rename the finished workbook into place: %s", x->path, strerror(errno));
     if (rc) unlink(x->tmp_path);
     free_x(x);
+    tl_prof_end(&sp);
     return rc;
 }
 
@@ -492,7 +560,7 @@ int tl_report_xlsx_write(const char *path, tl_table *const *tables, size_t n, co
     tl_xlsx *x;
     int rc = tl_report_xlsx_open(path, opts, &x, err);
     if (rc) return rc;
-    for (size_t i = 0; i < n && rc == TL_OK; i++) rc = tl_report_xlsx_add_table(x, tables[i], NULL, err);
+    rc = tl_report_xlsx_add_tables(x, tables, n, err);
     if (rc) {
         tl_report_xlsx_discard(x);
         return rc;

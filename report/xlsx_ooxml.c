@@ -17,12 +17,21 @@
  * sheet -> drawing -> chart, and one xl/charts/chartN.xml per chart
  * (xlsx_chart.c writes its XML). The sheets and charts go first in the
  * zip: their names and count are known only at close, and zip readers go
- * by the central directory. */
+ * by the central directory.
+ *
+ * tl_ooxml_add_sheets makes several sheets at once: each on one thread,
+ * into memory (tl_zdef), fed to the deflater in the same blocks as the
+ * one-at-a-time path so the bytes match; the thread that finishes the
+ * sheet at the head of the order reserves the places of the finished run
+ * and writes it into the file (tl_zipw_reserve, tl_zipw_put_at). */
 #include "report/xlsx_ooxml.h"
 
 #include "report/zip_write.h"
+#include "base/profile.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,13 +56,24 @@ typedef struct ox_anchor {
     uint64_t c1_off, r1_off;
 } ox_anchor;
 
+/* Where a sheet's XML goes: generated into b, handed to emit in blocks
+ * of about FLUSH_AT bytes, cut at row ends (the blocks decide the deflate
+ * stream's bytes, so both ways of writing a sheet cut them alike). */
+typedef struct ox_sink {
+    tl_buf b;
+    int (*emit)(void *ctx, const void *p, size_t n, tl_err *err);
+    void *ctx;
+} ox_sink;
+
 struct tl_ooxml {
     tl_zipw *z;
     int drawings; /* every visible sheet gets a drawing, for charts */
     TL_VEC(ox_sheet) sheets;
     TL_VEC(ox_anchor) anchors; /* in chart order */
-    tl_buf b; /* XML being generated */
+    ox_sink out; /* XML being generated, into the zip entry */
 };
+
+static int emit_zip(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zipw_write(ctx, p, n, err); }
 
 int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
 {
@@ -63,6 +83,8 @@ int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
     tl_ooxml *o = tl_xcalloc(1, sizeof *o);
     o->z = z;
     o->drawings = drawings;
+    o->out.emit = emit_zip;
+    o->out.ctx = z;
     *out = o;
     return TL_OK;
 }
@@ -165,11 +187,11 @@ size_t tl_ooxml_fmt_double(char *o, double v)
 
 /* ---- one sheet */
 
-static int flush(tl_ooxml *o, int force, tl_err *err)
+static int flush(ox_sink *k, int force, tl_err *err)
 {
-    if (!force && o->b.n < FLUSH_AT) return TL_OK;
-    int rc = tl_zipw_write(o->z, o->b.p, o->b.n, err);
-    o->b.n = 0;
+    if (!force && k->b.n < FLUSH_AT) return TL_OK;
+    int rc = k->emit(k->ctx, k->b.p, k->b.n, err);
+    k->b.n = 0;
     return rc;
 }
 
@@ -273,26 +295,39 @@ static inline char *room(tl_buf *b, size_t need)
 }
 #define W_LIT(w, s) (memcpy(w, s, sizeof s - 1), (w) += sizeof s - 1)
 
+static void sheet_part(size_t sheet, char part[64]) { snprintf(part, 64, "xl/worksheets/sheet%zu.xml", sheet); }
+
+static void push_sheet(tl_ooxml *o, const char *name, int hidden)
+{
+    ox_sheet s = {tl_xstrdup(name), hidden, o->drawings && !hidden, NULL, 0};
+    tl_vec_push(&o->sheets, s);
+}
+
 static int begin_sheet(tl_ooxml *o, const char *name, int big, int hidden, tl_err *err)
 {
     char part[64];
-    snprintf(part, sizeof part, "xl/worksheets/sheet%zu.xml", o->sheets.n + 1);
+    sheet_part(o->sheets.n + 1, part);
     int rc = tl_zipw_begin(o->z, part, big, err);
     if (rc) return rc;
-    ox_sheet s = {tl_xstrdup(name), hidden, o->drawings && !hidden, NULL, 0};
-    tl_vec_push(&o->sheets, s);
-    o->b.n = 0;
-    PUT_LIT(&o->b, SHEET_HEAD);
+    push_sheet(o, name, hidden);
+    o->out.b.n = 0;
+    PUT_LIT(&o->out.b, SHEET_HEAD);
     return TL_OK;
+}
+
+/* The sheet's XML after its data, and the last block out. */
+static int end_xml(ox_sink *k, int drawing, tl_err *err)
+{
+    PUT_LIT(&k->b, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" "
+                   "footer=\"0.3\"/>");
+    if (drawing) PUT_LIT(&k->b, "<drawing r:id=\"rId1\"/>");
+    PUT_LIT(&k->b, "</worksheet>");
+    return flush(k, 1, err);
 }
 
 static int end_sheet(tl_ooxml *o, tl_err *err)
 {
-    PUT_LIT(&o->b, "<pageMargins left=\"0.7\" right=\"0.7\" top=\"0.75\" bottom=\"0.75\" header=\"0.3\" "
-                   "footer=\"0.3\"/>");
-    if (o->sheets.v[o->sheets.n - 1].drawing) PUT_LIT(&o->b, "<drawing r:id=\"rId1\"/>");
-    PUT_LIT(&o->b, "</worksheet>");
-    int rc = flush(o, 1, err);
+    int rc = end_xml(&o->out, o->sheets.v[o->sheets.n - 1].drawing, err);
     if (!rc) rc = tl_zipw_end(o->z, err);
     return rc;
 }
@@ -313,13 +348,13 @@ static char num_style(const tl_column *col)
     return 0;
 }
 
-int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
-                       const char *(*xml_text)(const char *s, tl_buf *b, int *cut), int *cut, tl_err *err)
+/* The sheet's XML from its dimension to the end of its data, into k
+ * (first: the workbook's first sheet, shown selected). */
+static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, int first, tl_ooxml_text_fn xml_text,
+                          int *cut, tl_err *err)
 {
-    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
-    if (rc) return rc;
-    keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
-    tl_buf *b = &o->b;
+    int rc = TL_OK;
+    tl_buf *b = &k->b;
     size_t nc = t->ncols;
     char(*refs)[4] = tl_xmalloc((nc ? nc : 1) * sizeof *refs);
     size_t *rl = tl_xmalloc((nc ? nc : 1) * sizeof *rl);
@@ -331,7 +366,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
         put_u64(b, t->nrows + 1);
     }
     PUT_LIT(b, "\"/><sheetViews><sheetView ");
-    if (o->sheets.n == 1) PUT_LIT(b, "tabSelected=\"1\" ");
+    if (first) PUT_LIT(b, "tabSelected=\"1\" ");
     PUT_LIT(b, "workbookViewId=\"0\">");
     if (nc)
         PUT_LIT(b, "<pane ySplit=\"1\" topLeftCell=\"A2\" activePane=\"bottomLeft\" state=\"frozen\"/>"
@@ -419,7 +454,7 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
             b->n = (size_t)(w - b->p);
         }
         PUT_LIT(b, "</row>");
-        rc = flush(o, 0, err);
+        rc = flush(k, 0, err);
     }
     for (size_t c = 0; c < nc; c++) tl_buf_free(&tail[c]);
     free(tail);
@@ -429,7 +464,168 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     free(refs);
     free(rl);
     PUT_LIT(b, "</sheetData>");
+    return rc;
+}
+
+int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
+                       tl_ooxml_text_fn xml_text, int *cut, tl_err *err)
+{
+    int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
+    if (rc) return rc;
+    keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
+    rc = sheet_data_xml(&o->out, t, widths, o->sheets.n == 1, xml_text, cut, err);
     if (!rc) rc = end_sheet(o, err);
+    return rc;
+}
+
+/* ---- sheets on several threads */
+
+typedef struct ox_job {
+    tl_ooxml_sheet_in *in;
+    size_t sheet; /* its number (1-based) */
+    ox_sheet *s;
+    int big, rc;
+    int done, written; /* under the batch's mutex */
+    uint64_t off;      /* its place in the file */
+    tl_zdef *z;
+    tl_err err;
+} ox_job;
+
+/* The sheets are placed in the zip in order: whichever thread finishes
+ * the job that completes a run of done sheets at the head reserves their
+ * places (under the mutex) and writes them there (beside the others). */
+typedef struct ox_batch {
+    tl_ooxml *o;
+    ox_job *jobs;
+    size_t n, *order; /* jobs, largest first */
+    size_t head;      /* jobs placed so far */
+    size_t nwritten;
+    atomic_size_t next;
+    void (*widths)(const tl_table *t, double *w);
+    tl_ooxml_text_fn xml_text;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+} ox_batch;
+
+static int emit_zdef(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zdef_write(ctx, p, n, err); }
+
+/* Marks j done; places the run of done sheets at the head, if j completes
+ * one, and writes them (pwrite, beside the other threads). */
+static void place_done(ox_batch *bt, ox_job *j)
+{
+    pthread_mutex_lock(&bt->mu);
+    j->done = 1;
+    size_t from = bt->head;
+    for (; bt->head < bt->n && bt->jobs[bt->head].done; bt->head++) {
+        ox_job *h = &bt->jobs[bt->head];
+        if (!h->rc) h->rc = tl_zipw_reserve(bt->o->z, h->z, h->big, &h->off, &h->err);
+    }
+    size_t to = bt->head;
+    pthread_mutex_unlock(&bt->mu);
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: zip entry write", TL_PROF_PARALLEL);
+    for (size_t i = from; i < to; i++) {
+        ox_job *h = &bt->jobs[i];
+        if (!h->rc) h->rc = tl_zipw_put_at(bt->o->z, h->z, h->big, h->off, &h->err);
+        tl_zdef_free(h->z);
+        h->z = NULL;
+    }
+    tl_prof_end(&sp);
+    pthread_mutex_lock(&bt->mu);
+    bt->nwritten += to - from;
+    pthread_cond_broadcast(&bt->cv);
+    pthread_mutex_unlock(&bt->mu);
+}
+
+/* One sheet's widths, XML and deflate stream, on any thread. */
+static void run_job(ox_batch *bt, ox_job *j)
+{
+    tl_prof_span sp;
+    tl_prof_begin(&sp, "xlsx: sheet XML + deflate", TL_PROF_PARALLEL);
+    const tl_table *t = j->in->t;
+    double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
+    bt->widths(t, w);
+    keep_col_px(j->s, t, w);
+    j->big = may_exceed_4g(t);
+    char part[64];
+    sheet_part(j->sheet, part);
+    j->z = tl_zdef_new(part);
+    ox_sink k = {{0}, emit_zdef, j->z};
+    PUT_LIT(&k.b, SHEET_HEAD);
+    j->rc = sheet_data_xml(&k, t, w, j->sheet == 1, bt->xml_text, &j->in->cut, &j->err);
+    if (!j->rc) j->rc = end_xml(&k, j->s->drawing, &j->err);
+    if (!j->rc) j->rc = tl_zdef_finish(j->z, &j->err);
+    tl_buf_free(&k.b);
+    free(w);
+    tl_prof_end(&sp);
+    place_done(bt, j);
+}
+
+/* Takes jobs until none is left; 1 when it ran one. */
+static int take_job(ox_batch *bt)
+{
+    size_t i = atomic_fetch_add(&bt->next, 1);
+    if (i >= bt->n) return 0;
+    run_job(bt, &bt->jobs[bt->order[i]]);
+    return 1;
+}
+
+static void *job_thread(void *arg)
+{
+    while (take_job(arg)) {}
+    return NULL;
+}
+
+static _Thread_local const ox_job *sort_jobs; /* for cmp_jobs, during the qsort */
+static size_t job_weight(const ox_job *j) { return j->in->t->nrows * (j->in->t->ncols + 1); }
+static int cmp_jobs(const void *a, const void *b)
+{
+    size_t wa = job_weight(&sort_jobs[*(const size_t *)a]), wb = job_weight(&sort_jobs[*(const size_t *)b]);
+    if (wa != wb) return wa > wb ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+
+int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
+                        tl_ooxml_text_fn xml_text, int threads, tl_err *err)
+{
+    if (!n) return TL_OK;
+    ox_batch bt = {.o = o, .jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .order = tl_xmalloc(n * sizeof *bt.order),
+                   .widths = widths, .xml_text = xml_text};
+    atomic_init(&bt.next, 0);
+    pthread_mutex_init(&bt.mu, NULL);
+    pthread_cond_init(&bt.cv, NULL);
+    size_t first = o->sheets.n;
+    for (size_t i = 0; i < n; i++) push_sheet(o, in[i].name, 0);
+    for (size_t i = 0; i < n; i++) {
+        in[i].cut = 0;
+        bt.jobs[i].in = &in[i];
+        bt.jobs[i].sheet = first + i + 1;
+        bt.jobs[i].s = &o->sheets.v[first + i];
+        bt.order[i] = i;
+    }
+    sort_jobs = bt.jobs;
+    qsort(bt.order, n, sizeof *bt.order, cmp_jobs);
+    if (threads < 1) threads = 1;
+    if ((size_t)threads > n) threads = (int)n;
+    pthread_t *th = tl_xcalloc((size_t)threads, sizeof *th);
+    int started = 0;
+    for (int k = 1; k < threads; k++)
+        if (pthread_create(&th[started], NULL, job_thread, &bt) == 0) started++;
+    /* this thread takes jobs too, then waits for the last to be written */
+    while (take_job(&bt)) {}
+    pthread_mutex_lock(&bt.mu);
+    while (bt.nwritten < n) pthread_cond_wait(&bt.cv, &bt.mu);
+    pthread_mutex_unlock(&bt.mu);
+    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    int rc = TL_OK;
+    for (size_t i = 0; i < n && !rc; i++)
+        if (bt.jobs[i].rc) *err = bt.jobs[i].err, rc = bt.jobs[i].rc;
+    free(th);
+    free(bt.order);
+    free(bt.jobs);
+    pthread_mutex_destroy(&bt.mu);
+    pthread_cond_destroy(&bt.cv);
     return rc;
 }
 
@@ -437,9 +633,9 @@ int tl_ooxml_add_empty(tl_ooxml *o, const char *sheet_name, tl_err *err)
 {
     int rc = begin_sheet(o, sheet_name, 0, 0, err);
     if (rc) return rc;
-    PUT_LIT(&o->b, "<dimension ref=\"A1\"/><sheetViews><sheetView ");
-    if (o->sheets.n == 1) PUT_LIT(&o->b, "tabSelected=\"1\" ");
-    PUT_LIT(&o->b, "workbookViewId=\"0\"/></sheetViews><sheetFormatPr defaultRowHeight=\"15\"/><sheetData/>");
+    PUT_LIT(&o->out.b, "<dimension ref=\"A1\"/><sheetViews><sheetView ");
+    if (o->sheets.n == 1) PUT_LIT(&o->out.b, "tabSelected=\"1\" ");
+    PUT_LIT(&o->out.b, "workbookViewId=\"0\"/></sheetViews><sheetFormatPr defaultRowHeight=\"15\"/><sheetData/>");
     return end_sheet(o, err);
 }
 
@@ -447,7 +643,7 @@ int tl_ooxml_add_points_sheet(tl_ooxml *o, const char *sheet_name, const tl_xy_s
 {
     int rc = begin_sheet(o, sheet_name, 0, 1, err);
     if (rc) return rc;
-    tl_buf *b = &o->b;
+    tl_buf *b = &o->out.b;
     size_t last = 0; /* the last row: the last series' last point */
     for (size_t k = 0; k < n; k++) last += s[k].n + 2;
     tl_buf_printf(b, "<dimension ref=\"A1:B%zu\"/>", last > 2 ? last - 1 : 1);
@@ -684,6 +880,6 @@ void tl_ooxml_discard(tl_ooxml *o)
     }
     tl_vec_free(&o->sheets);
     tl_vec_free(&o->anchors);
-    tl_buf_free(&o->b);
+    tl_buf_free(&o->out.b);
     free(o);
 }

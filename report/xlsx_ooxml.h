@@ -10,6 +10,8 @@
 #include "base/base.h"
 
 typedef struct tl_ooxml tl_ooxml;
+/* Cell text XML can carry (see tl_ooxml_add_sheet). */
+typedef const char *(*tl_ooxml_text_fn)(const char *s, tl_buf *b, int *cut);
 
 /* drawings: charts will be added; every visible sheet then refers to a
  * drawing (empty where no chart lands), since a sheet's XML is finished
@@ -20,7 +22,23 @@ int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err);
  * character units; strings through xml_text (which returns text XML may
  * carry, cut to Excel's cell limit). */
 int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, const double *widths,
-                       const char *(*xml_text)(const char *s, tl_buf *b, int *cut), int *cut, tl_err *err);
+                       tl_ooxml_text_fn xml_text, int *cut, tl_err *err);
+
+/* One sheet of tl_ooxml_add_sheets: its name and table, and on return
+ * whether a cell was cut. */
+typedef struct tl_ooxml_sheet_in {
+    const char *name;
+    const tl_table *t;
+    int cut;
+} tl_ooxml_sheet_in;
+/* Writes n tables as the next n sheets, the same bytes as n calls of
+ * tl_ooxml_add_sheet: each sheet's widths (widths(t, w), w with a slot per
+ * column) and XML are made and deflated on one of up to `threads` threads
+ * (the caller's among them), largest sheets first; the caller's thread
+ * puts them into the zip in order as they are done. The tables must not
+ * change meanwhile; widths and xml_text run on several threads at once. */
+int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
+                        tl_ooxml_text_fn xml_text, int threads, tl_err *err);
 /* Adds an empty sheet (a workbook needs one visible sheet). */
 int tl_ooxml_add_empty(tl_ooxml *o, const char *sheet_name, tl_err *err);
 /* Adds a hidden sheet of chart points, the series one below the other: a

@@ -11,7 +11,14 @@
  * Data written to an entry is compressed on a second thread while the
  * caller generates the next block, so the two overlap on two cores;
  * everything else (headers, the end of an entry, the
- * directory) happens on the caller's thread while the compressor idles. */
+ * directory) happens on the caller's thread while the compressor idles.
+ *
+ * An entry may also be deflated apart from the archive (tl_zdef), on any
+ * thread, into memory, and added whole later: workbooks deflate their
+ * sheets on several threads that way. Fed the same blocks, the stream is
+ * the same bytes either way (one deflate state per entry, the same output
+ * chunking). Such entries may also be written by offset (pwrite) on the
+ * threads that made them, once their places are reserved in order. */
 #include "report/zip_write.h"
 
 #include <errno.h>
@@ -21,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OUT_CHUNK (256u << 10)
 #define U32_MAX_ 0xffffffffu
@@ -39,13 +47,30 @@ typedef struct zblock {
     size_t n;
 } zblock;
 
+/* One entry's deflate stream: igzip's state, its output chunk, and the
+ * CRC and sizes so far; the compressed bytes go to sink. */
+typedef struct zdefl {
+    struct isal_zstream zs;
+    uint8_t *level_buf, *out;
+    uint32_t crc;
+    uint64_t usize, csize;
+    int (*sink)(void *ctx, const void *p, size_t n, tl_err *err);
+    void *sink_ctx;
+} zdefl;
+
+struct tl_zdef {
+    zdefl d;
+    char *name;
+    tl_buf data; /* the compressed bytes */
+};
+
 struct tl_zipw {
     FILE *f;
     char *path;
     uint64_t pos; /* bytes written so far */
     TL_VEC(zentry) ents;
-    struct isal_zstream zs;
-    uint8_t *level_buf, *out;
+    zdefl d; /* the entry being streamed in */
+    int direct; /* entries being placed by offset (enter_direct) */
     /* the compressor thread and its queue of blocks (owned copies) */
     pthread_t thr;
     int started;
@@ -75,8 +100,32 @@ static int put(tl_zipw *z, const void *p, size_t n, tl_err *err)
     return TL_OK;
 }
 
+static int put_sink(void *ctx, const void *p, size_t n, tl_err *err) { return put(ctx, p, n, err); }
+
 static void free_z(tl_zipw *z);
-static int deflate_block(tl_zipw *z, const uint8_t *s, size_t n, tl_err *err);
+static int deflate_block(zdefl *d, const char *name, const uint8_t *s, size_t n, tl_err *err);
+static int pump(zdefl *d, const char *name, int last, tl_err *err);
+
+static void zdefl_init(zdefl *d, int (*sink)(void *, const void *, size_t, tl_err *), void *ctx)
+{
+    if (!d->level_buf) d->level_buf = tl_xmalloc(ISAL_DEF_LVL1_DEFAULT);
+    if (!d->out) d->out = tl_xmalloc(OUT_CHUNK);
+    isal_deflate_init(&d->zs);
+    d->zs.level = 1;
+    d->zs.level_buf = d->level_buf;
+    d->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
+    d->zs.flush = NO_FLUSH;
+    d->crc = 0;
+    d->usize = d->csize = 0;
+    d->sink = sink;
+    d->sink_ctx = ctx;
+}
+
+static void zdefl_free(zdefl *d)
+{
+    free(d->level_buf);
+    free(d->out);
+}
 
 static void *compressor(void *arg)
 {
@@ -89,7 +138,7 @@ static void *compressor(void *arg)
         z->busy = 1;
         pthread_mutex_unlock(&z->mu);
         tl_err e = {0};
-        int rc = z->failed ? TL_OK : deflate_block(z, b.p, b.n, &e);
+        int rc = z->failed ? TL_OK : deflate_block(&z->d, z->ents.v[z->ents.n - 1].name, b.p, b.n, &e);
         free(b.p);
         pthread_mutex_lock(&z->mu);
         if (rc && !z->failed) z->failed = 1, z->ferr = e;
@@ -121,8 +170,6 @@ int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err)
     z->f = f;
     setvbuf(f, NULL, _IOFBF, 1 << 20);
     z->path = tl_xstrdup(path);
-    z->level_buf = tl_xmalloc(ISAL_DEF_LVL1_DEFAULT);
-    z->out = tl_xmalloc(OUT_CHUNK);
     pthread_mutex_init(&z->mu, NULL);
     pthread_cond_init(&z->cv, NULL);
     if (pthread_create(&z->thr, NULL, compressor, z) != 0) {
@@ -135,67 +182,197 @@ int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err)
     return TL_OK;
 }
 
-/* local header: 30 bytes, the name, and with big a zip64 extra (20 bytes)
- * whose sizes are patched at the end */
-int tl_zipw_begin(tl_zipw *z, const char *name, int big, tl_err *err)
+/* local header of e into hb: 30 bytes, the name, and with e->big a zip64
+ * extra (20 bytes); with known, its CRC and sizes (else zeros, patched by
+ * tl_zipw_end) */
+static void local_header(tl_buf *hb, const zentry *e, int known)
 {
-    if (drain(z, err)) return err->code;
-    zentry e = {tl_xstrdup(name), z->pos, 0, 0, 0, big};
-    tl_vec_push(&z->ents, e);
-    size_t nl = strlen(name);
-    unsigned char h[30 + 20];
+    size_t nl = strlen(e->name);
+    unsigned char h[30];
     memset(h, 0, sizeof h);
     le32(h, 0x04034b50);
-    le16(h + 4, big ? 45 : 20);
+    le16(h + 4, e->big ? 45 : 20);
     le16(h + 8, 8);       /* deflate */
     le16(h + 12, 0x0021); /* 1980-01-01 */
+    if (known) {
+        le32(h + 14, e->crc);
+        le32(h + 18, e->big ? U32_MAX_ : (uint32_t)e->csize);
+        le32(h + 22, e->big ? U32_MAX_ : (uint32_t)e->usize);
+    }
     le16(h + 26, (unsigned)nl);
-    le16(h + 28, big ? 20 : 0);
-    int rc = put(z, h, 30, err);
-    if (!rc) rc = put(z, name, nl, err);
-    if (!rc && big) {
+    le16(h + 28, e->big ? 20 : 0);
+    hb->n = 0;
+    tl_buf_append(hb, h, 30);
+    tl_buf_append(hb, e->name, nl);
+    if (e->big) {
         unsigned char x[20] = {0};
         le16(x, 1);
         le16(x + 2, 16);
-        rc = put(z, x, 20, err);
+        if (known) le64(x + 4, e->usize), le64(x + 12, e->csize);
+        tl_buf_append(hb, x, 20);
     }
-    if (rc) return rc;
-    isal_deflate_init(&z->zs);
-    z->zs.level = 1;
-    z->zs.level_buf = z->level_buf;
-    z->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
-    z->zs.flush = NO_FLUSH;
+}
+
+static int put_local_header(tl_zipw *z, const zentry *e, int known, tl_err *err)
+{
+    tl_buf hb = {0};
+    local_header(&hb, e, known);
+    int rc = put(z, hb.p, hb.n, err);
+    tl_buf_free(&hb);
+    return rc;
+}
+
+/* Entries placed by offset (tl_zipw_reserve, tl_zipw_put_at) bypass the
+ * FILE buffer: it is flushed before the first of them, and the stream is
+ * moved past the last before anything else is written. */
+static int enter_direct(tl_zipw *z, tl_err *err)
+{
+    if (z->direct) return TL_OK;
+    if (drain(z, err)) return err->code;
+    if (fflush(z->f)) return tl_errf(err, TL_EIO, "%s: write failed: %s", z->path, strerror(errno));
+    z->direct = 1;
     return TL_OK;
+}
+
+static int leave_direct(tl_zipw *z, tl_err *err)
+{
+    if (!z->direct) return TL_OK;
+    z->direct = 0;
+    if (fseeko(z->f, (off_t)z->pos, SEEK_SET)) return tl_errf(err, TL_EIO, "%s: seek failed: %s", z->path, strerror(errno));
+    return TL_OK;
+}
+
+int tl_zipw_begin(tl_zipw *z, const char *name, int big, tl_err *err)
+{
+    if (drain(z, err) || leave_direct(z, err)) return err->code;
+    zentry e = {tl_xstrdup(name), z->pos, 0, 0, 0, big};
+    tl_vec_push(&z->ents, e);
+    int rc = put_local_header(z, &z->ents.v[z->ents.n - 1], 0, err);
+    if (rc) return rc;
+    zdefl_init(&z->d, put_sink, z);
+    return TL_OK;
+}
+
+/* ---- entries deflated apart (tl_zdef) */
+
+static int buf_sink(void *ctx, const void *p, size_t n, tl_err *err)
+{
+    (void)err;
+    tl_buf_append(ctx, p, n);
+    return TL_OK;
+}
+
+tl_zdef *tl_zdef_new(const char *name)
+{
+    tl_zdef *d = tl_xcalloc(1, sizeof *d);
+    d->name = tl_xstrdup(name);
+    zdefl_init(&d->d, buf_sink, &d->data);
+    return d;
+}
+
+int tl_zdef_write(tl_zdef *d, const void *p, size_t n, tl_err *err)
+{
+    return n ? deflate_block(&d->d, d->name, p, n, err) : TL_OK;
+}
+
+int tl_zdef_finish(tl_zdef *d, tl_err *err)
+{
+    d->d.zs.next_in = NULL;
+    d->d.zs.avail_in = 0;
+    int rc = pump(&d->d, d->name, 1, err);
+    /* the deflate state is not needed any more: only the bytes wait */
+    zdefl_free(&d->d);
+    d->d.level_buf = d->d.out = NULL;
+    return rc;
+}
+
+void tl_zdef_free(tl_zdef *d)
+{
+    if (!d) return;
+    zdefl_free(&d->d);
+    tl_buf_free(&d->data);
+    free(d->name);
+    free(d);
+}
+
+static int check_size(const tl_zipw *z, const tl_zdef *d, int big, tl_err *err)
+{
+    if (!big && (d->d.usize >= U32_MAX_ || d->d.csize >= U32_MAX_))
+        return tl_errf(err, TL_EIO, "%s: %s: entry over 4 GiB without zip64 sizes", z->path, d->name);
+    return TL_OK;
+}
+
+int tl_zipw_add_deflated(tl_zipw *z, const tl_zdef *d, int big, tl_err *err)
+{
+    if (drain(z, err) || leave_direct(z, err) || check_size(z, d, big, err)) return err->code;
+    zentry e = {tl_xstrdup(d->name), z->pos, d->d.csize, d->d.usize, d->d.crc, big};
+    tl_vec_push(&z->ents, e);
+    int rc = put_local_header(z, &z->ents.v[z->ents.n - 1], 1, err);
+    if (!rc) rc = put(z, d->data.p, d->data.n, err);
+    return rc;
+}
+
+int tl_zipw_reserve(tl_zipw *z, const tl_zdef *d, int big, uint64_t *off, tl_err *err)
+{
+    if (enter_direct(z, err) || check_size(z, d, big, err)) return err->code;
+    zentry e = {tl_xstrdup(d->name), z->pos, d->d.csize, d->d.usize, d->d.crc, big};
+    tl_vec_push(&z->ents, e);
+    *off = z->pos;
+    z->pos += 30 + strlen(d->name) + (big ? 20 : 0) + d->data.n;
+    return TL_OK;
+}
+
+/* pwrite of all n bytes at off */
+static int write_at(const tl_zipw *z, const void *p, size_t n, uint64_t off, tl_err *err)
+{
+    const char *c = p;
+    while (n) {
+        ssize_t k = pwrite(fileno(z->f), c, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return tl_errf(err, TL_EIO, "%s: write failed: %s", z->path, k < 0 ? strerror(errno) : "no space");
+        c += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return TL_OK;
+}
+
+int tl_zipw_put_at(tl_zipw *z, const tl_zdef *d, int big, uint64_t off, tl_err *err)
+{
+    zentry e = {d->name, off, d->d.csize, d->d.usize, d->d.crc, big};
+    tl_buf hb = {0};
+    local_header(&hb, &e, 1);
+    int rc = write_at(z, hb.p, hb.n, off, err);
+    if (!rc) rc = write_at(z, d->data.p, d->data.n, off + hb.n, err);
+    tl_buf_free(&hb);
+    return rc;
 }
 
 /* runs the compressor over the pending input; with last, to the end */
-static int pump(tl_zipw *z, int last, tl_err *err)
+static int pump(zdefl *d, const char *name, int last, tl_err *err)
 {
-    zentry *e = &z->ents.v[z->ents.n - 1];
-    z->zs.end_of_stream = (uint16_t)last;
+    d->zs.end_of_stream = (uint16_t)last;
     do {
-        z->zs.next_out = z->out;
-        z->zs.avail_out = OUT_CHUNK;
-        if (isal_deflate(&z->zs) != COMP_OK) return tl_errf(err, TL_EIO, "%s: %s: deflate failed", z->path, e->name);
-        size_t got = OUT_CHUNK - z->zs.avail_out;
-        e->csize += got;
-        int rc = put(z, z->out, got, err);
+        d->zs.next_out = d->out;
+        d->zs.avail_out = OUT_CHUNK;
+        if (isal_deflate(&d->zs) != COMP_OK) return tl_errf(err, TL_EIO, "zip entry %s: deflate failed", name);
+        size_t got = OUT_CHUNK - d->zs.avail_out;
+        d->csize += got;
+        int rc = d->sink(d->sink_ctx, d->out, got, err);
         if (rc) return rc;
-    } while (z->zs.avail_in || (last && z->zs.internal_state.state != ZSTATE_END));
+    } while (d->zs.avail_in || (last && d->zs.internal_state.state != ZSTATE_END));
     return TL_OK;
 }
 
-/* on the compressor thread (or the caller's, while it idles) */
-static int deflate_block(tl_zipw *z, const uint8_t *s, size_t n, tl_err *err)
+/* on the compressor thread (or the caller's, while it idles), or on a
+ * tl_zdef's thread */
+static int deflate_block(zdefl *d, const char *name, const uint8_t *s, size_t n, tl_err *err)
 {
-    zentry *e = &z->ents.v[z->ents.n - 1];
     while (n) {
         uint32_t k = n > (1u << 30) ? 1u << 30 : (uint32_t)n; /* avail_in is 32-bit */
-        e->crc = crc32_gzip_refl(e->crc, s, k);
-        e->usize += k;
-        z->zs.next_in = (uint8_t *)s;
-        z->zs.avail_in = k;
-        int rc = pump(z, 0, err);
+        d->crc = crc32_gzip_refl(d->crc, s, k);
+        d->usize += k;
+        d->zs.next_in = (uint8_t *)s;
+        d->zs.avail_in = k;
+        int rc = pump(d, name, 0, err);
         if (rc) return rc;
         s += k;
         n -= k;
@@ -229,10 +406,13 @@ int tl_zipw_end(tl_zipw *z, tl_err *err)
 {
     if (drain(z, err)) return err->code;
     zentry *e = &z->ents.v[z->ents.n - 1];
-    z->zs.next_in = NULL;
-    z->zs.avail_in = 0;
-    int rc = pump(z, 1, err);
+    z->d.zs.next_in = NULL;
+    z->d.zs.avail_in = 0;
+    int rc = pump(&z->d, e->name, 1, err);
     if (rc) return rc;
+    e->crc = z->d.crc;
+    e->usize = z->d.usize;
+    e->csize = z->d.csize;
     if (!e->big && (e->usize >= U32_MAX_ || e->csize >= U32_MAX_))
         return tl_errf(err, TL_EIO, "%s: %s: entry over 4 GiB without zip64 sizes", z->path, e->name);
     unsigned char f[12];
@@ -299,8 +479,7 @@ static void free_z(tl_zipw *z)
     pthread_cond_destroy(&z->cv);
     for (size_t i = 0; i < z->ents.n; i++) free(z->ents.v[i].name);
     tl_vec_free(&z->ents);
-    free(z->level_buf);
-    free(z->out);
+    zdefl_free(&z->d);
     free(z->path);
     free(z);
 }
@@ -308,6 +487,7 @@ static void free_z(tl_zipw *z)
 int tl_zipw_close(tl_zipw *z, tl_err *err)
 {
     int rc = drain(z, err);
+    if (!rc) rc = leave_direct(z, err);
     uint64_t cd = z->pos, n = z->ents.n;
     for (size_t i = 0; i < n && !rc; i++) rc = put_central(z, &z->ents.v[i], err);
     uint64_t cds = z->pos - cd;

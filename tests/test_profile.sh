@@ -22,8 +22,11 @@ grep -Eq '^profile: wall_s=[0-9.]+ cpu_s=[0-9.]+ cores=[0-9.]+ serial_s=[0-9.]+ 
     ok || no "ingest: no summary line"
 "$T" corpus-report -q --profile --db "$W/db" --config corpus -o "$W/w.xlsx" >/dev/null 2>"$W/p2"
 has "$W/p2" "corpus: rank report *parallel *4 " "corpus-report: no rank stage with its 4 calls"
-has "$W/p2" "corpus: write workbook *serial *1 " "corpus-report: no workbook writing stage"
+has "$W/p2" "xlsx: sheet XML + deflate *parallel" "corpus-report: no parallel sheet writing stage"
+has "$W/p2" "xlsx: zip entry write *parallel" "corpus-report: no parallel zip entry stage"
 has "$W/p2" "serial_fraction=" "corpus-report: no summary line"
+grep -Eq 'main_unspanned_cpu_s=[0-9.]+ serial_cpu_fraction=[01]\.[0-9]{4}$' "$W/p2" && ok || no "corpus-report: no CPU serial fraction"
+has "$W/p2" "corpus: op-group merge *serial" "corpus-report: no serial op-group merge stage"
 "$T" ls --db "$W/db" >/dev/null 2>"$W/p3"
 [ ! -s "$W/p3" ] && ok || no "a run without TL_PROFILE printed a profile"
 

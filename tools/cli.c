@@ -149,12 +149,10 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
             fprintf(stderr, "tracelens: %s\n", err.msg);
             return TL_EXIT_FAIL;
         }
-        for (size_t i = 0; i < n; i++) {
-            if (tl_report_xlsx_add_table(x, tables[i], NULL, &err)) {
-                fprintf(stderr, "tracelens: %s\n", err.msg);
-                tl_report_xlsx_discard(x);
-                return TL_EXIT_FAIL;
-            }
+        if (tl_report_xlsx_add_tables(x, tables, n, &err)) {
+            fprintf(stderr, "tracelens: %s\n", err.msg);
+            tl_report_xlsx_discard(x);
+            return TL_EXIT_FAIL;
         }
         if (tl_report_xlsx_add_overview(x, tables, n, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);

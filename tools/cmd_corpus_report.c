@@ -10,7 +10,6 @@
 #include "ingest/ingest.h"
 #include "query/multirank/multirank.h"
 #include "report/report.h"
-#include "base/profile.h"
 
 #include <malloc.h>
 #include <errno.h>
@@ -222,10 +221,8 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     }
     if (!writer) return TL_EXIT_OK;
     double dt = tl_now() - t0;
-    tl_prof_span sp;
-    tl_prof_begin(&sp, "corpus: write workbook", TL_PROF_SERIAL);
+    /* the writing profiles its own serial and parallel stages (report/xlsx.c) */
     int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
-    tl_prof_end(&sp);
     if (rc == TL_EXIT_OK) {
         printf("Wrote %s%s%s%s (%zu sheets; %.3f s from the store: ranks %.3f s, collectives %.3f s)\n", xlsx,
                csv ? " and " : "", csv ? csv : "", csv ? "/" : "", sh.n, dt,

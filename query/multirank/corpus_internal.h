@@ -1,6 +1,6 @@
-/* corpus_internal.h — what corpus_report.c shares with corpus_perf.c (the
- * op-group perf sheets of the multi-configuration workbook). Not a public
- * API. */
+/* corpus_internal.h — what corpus_report.c shares with corpus_perf.c and
+ * corpus_pool.c (the op-group perf sheets of the multi-configuration
+ * workbook: the rows, and their pooling across ranks). Not a public API. */
 #ifndef TL_CORPUS_INTERNAL_H
 #define TL_CORPUS_INTERNAL_H
 
@@ -52,7 +52,12 @@ void cp_collect(pyt_ctx *c, tl_arena *a, cp_rows out[CP_NGROUPS]);
 /* Group g's sheet over the ranks' rows (ranks[i][g], rank order), as the
  * reference's summarize_df_perf_metrics(agg_metrics=["mean", "std"]) of the
  * concatenated rows plus kernel_time_sum_cum_pct; NULL when no rank has a
- * row. */
-tl_table *cp_group_sheet(size_t g, cp_rows *const *ranks, size_t n);
+ * row. Pooled on up to `threads` threads (corpus_pool.c). */
+tl_table *cp_group_sheet(size_t g, cp_rows *const *ranks, size_t n, int threads);
+
+/* fn(ctx, i) for every i < n, each once, on up to `threads` threads (the
+ * caller's among them, at most 16), each thread's share profiled as the
+ * parallel stage `stage` (a string literal). */
+void cp_par_for(size_t n, int threads, const char *stage, void (*fn)(void *ctx, size_t i), void *ctx);
 
 #endif

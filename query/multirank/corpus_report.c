@@ -1011,6 +1011,21 @@ static tl_table *branch_all2allv(const tl_table *src)
     return t;
 }
 
+/* One of the collective sheets in the branch's form, made on a thread of
+ * its own (name NULL: nccl_all2allv). */
+typedef struct branch_job {
+    const tl_table *src;
+    const char *name;
+    int rank_cols;
+    tl_table *out;
+} branch_job;
+
+static void branch_sheet(void *ctx, size_t i)
+{
+    branch_job *j = &((branch_job *)ctx)[i];
+    j->out = j->name ? branch_columns(j->src, j->name, j->rank_cols) : branch_all2allv(j->src);
+}
+
 /* ---- the report ----------------------------------------------------------------------------- */
 
 /* Runs ranks [p->lo, p->hi) on worker threads (p->ro and the options
@@ -1070,16 +1085,23 @@ static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats,
             if (!o->quiet) fprintf(stderr, "rank %d: no PyTorch report: %s\n", ro[i].rank, ro[i].msg);
         }
 
-    /* 1. op groups */
+    /* 1. op groups, pooled on threads of their own (serial parts profiled there) */
+    tl_prof_end(&sp);
     cp_rows **rows = tl_xmalloc(n * sizeof *rows);
     for (size_t i = 0; i < n; i++) rows[i] = ro[i].perf;
+    int threads = o->max_workers;
+    if (threads <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+    }
     for (size_t g = 0; g < CP_NGROUPS; g++) {
-        tl_table *t = cp_group_sheet(g, rows, n);
+        tl_table *t = cp_group_sheet(g, rows, n, threads);
         if (t) tl_vec_push(out, t);
         else if (!o->quiet)
             fprintf(stderr, "No events to summarize performance metrics from group %s\n", cp_group_name(g));
     }
     free(rows);
+    tl_prof_begin(&sp, "corpus: pooled sheets", TL_PROF_SERIAL);
     /* 2. kernel launchers */
     launcher *L = NULL;
     size_t nl = 0;
@@ -1109,11 +1131,14 @@ static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats,
             tl_table *sum = tl_coll_sheet(&cs, "nccl_summary_implicit_sync"), *lng = tl_coll_sheet(&cs, "nccl_long"),
                      *sync = tl_coll_sheet(&cs, "nccl_implicit_sync"), *a2a = tl_coll_sheet(&cs, "nccl_all2allv"),
                      *ir = tl_coll_sheet(&cs, "imbalance_ranks"), *ic = tl_coll_sheet(&cs, "imbalance_collectives");
-            tl_vec_push(out, branch_columns(sum, "summary_nccl_implicit_sync_cat", 1));
-            tl_vec_push(out, branch_columns(lng, "long", 1));
-            tl_vec_push(out, branch_columns(sync, "nccl_implicit_sync_cat", 0));
-            tl_vec_push(out, branch_columns(sync, "nccl_implicit_sync_cat_detailed", 1));
-            if (a2a) tl_vec_push(out, branch_all2allv(a2a));
+            branch_job jobs[] = {{sum, "summary_nccl_implicit_sync_cat", 1, NULL}, {lng, "long", 1, NULL},
+                                 {sync, "nccl_implicit_sync_cat", 0, NULL},
+                                 {sync, "nccl_implicit_sync_cat_detailed", 1, NULL}, {a2a, NULL, 0, NULL}};
+            size_t nj = sizeof jobs / sizeof *jobs - (a2a ? 0 : 1);
+            tl_prof_end(&sp);
+            cp_par_for(nj, threads, "corpus: branch sheets", branch_sheet, jobs);
+            tl_prof_begin(&sp, "corpus: pooled sheets", TL_PROF_SERIAL);
+            for (size_t k = 0; k < nj; k++) tl_vec_push(out, jobs[k].out);
             if (ir) tl_vec_push(out, ir);
             if (ic) tl_vec_push(out, ic);
             /* the imbalance sheets moved into out; the rest were copied */
