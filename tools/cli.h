@@ -298,6 +298,11 @@ void tl_cli_report_hugepages_reexec(const char *input, const char *db);
 
 int tl_cmd_ingest(int argc, char **argv);
 int tl_cmd_ls(int argc, char **argv);
+int tl_cmd_label(int argc, char **argv);
+/* In cmd_label.c: a catalog record's labels as KEY=VALUE,KEY=VALUE (key
+ * NULL) or the value of one key ("" when absent) into out (NUL-terminated);
+ * -1 when the record does not parse. */
+int tl_cli_catalog_labels(const char *json, const char *key, tl_buf *out);
 int tl_cmd_info(int argc, char **argv);
 int tl_cmd_rm(int argc, char **argv);
 int tl_cmd_report(int argc, char **argv);
