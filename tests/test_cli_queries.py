@@ -4,7 +4,8 @@ line over a small store built from the in-repo B200 window (two traces:
 the file and a copy with another gzip header, so another content hash):
 
   - `tracelens label` sets, changes and removes labels after ingest (the
-    catalog only: the columns answer the same), with its exit codes, and
+    catalog only: the columns answer the same), with its exit codes (an
+    ambiguous prefix lists the candidates), and
     `ls --labels` / `ls --label KEY` show them;
   - `query --pivot` puts runs side by side (values equal to the grouped
     query's), in every output format;
@@ -105,6 +106,27 @@ def test_label(a, b):
     check(missing.returncode == 3 and not os.path.exists(DB + "-none"), "label on no store exits 3, creates none")
 
 
+def test_ambiguous(tmp):
+    """Two tiny traces whose ids share the prefix 0b2a (found once by
+    ingesting 1,000 such files): the prefix lists both and changes none."""
+    d = os.path.join(tmp, "amb")
+    os.mkdir(d)
+    for n in (403, 597):
+        event = {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2, "pid": 0, "tid": 0}
+        with open(os.path.join(d, "%04d.json" % n), "w") as f:
+            f.write(json.dumps({"traceEvents": [event], "n": n}))
+    db = os.path.join(tmp, "ambdb")
+    subprocess.run([TL, "--db", db, "ingest", "-q", d], capture_output=True)
+    ids = [line.split("\t")[0] for line in
+           subprocess.run([TL, "--db", db, "ls"], capture_output=True, text=True).stdout.splitlines()]
+    check(len(ids) == 2 and all(i.startswith("0b2a") for i in ids), "two ids sharing 0b2a: %r" % ids)
+    r = subprocess.run([TL, "--db", db, "label", "0b2a", "k=v"], capture_output=True, text=True)
+    check(r.returncode == 4 and "ambiguous" in r.stderr and all(i in r.stderr for i in ids),
+          "an ambiguous prefix lists the candidates, exit 4: %r" % r.stderr)
+    r = subprocess.run([TL, "--db", db, "ls", "--labels"], capture_output=True, text=True)
+    check(all(line.endswith("\t-") for line in r.stdout.splitlines()), "nothing labelled: %r" % r.stdout)
+
+
 def test_pivot(a, b):
     long = csv_rows(run("query", "--by", "name,label.bs", "--agg", "sum(dur)", "--format", "csv").stdout)
     want = {}
@@ -159,6 +181,12 @@ def test_units():
     check(s == [["sum(dur)"], [str(total_ns)]], "sql csv keeps ns: %r" % s)
     check("sum(dur) (ms)" in run("sql", "SELECT sum(dur) FROM kernels").stdout, "sql table defaults to ms")
     check(run("sql", "--units", "x", "SELECT 1").returncode == 2, "sql unknown unit exits 2")
+    spans = [line.split("\t")[4] for line in run("ls").stdout.splitlines()]
+    spans_ns = [line.split("\t")[4] for line in run("ls", "--units", "ns").stdout.splitlines()]
+    check(all(s.endswith(" ms") for s in spans) and all(s.endswith(" ns") for s in spans_ns) and
+          [float(s[:-3]) for s in spans] == [round(int(s[:-3]) / 1e6, 3) for s in spans_ns],
+          "ls: span in ms by default, --units ns: %r %r" % (spans, spans_ns))
+    check(run("ls", "--units", "h").returncode == 2, "ls unknown unit exits 2")
 
 
 def test_piped_and_terminal():
@@ -219,7 +247,7 @@ def test_sql_names_and_schema():
 
 
 def test_help():
-    for cmd, words in (("label", ["KEY=VALUE", "--rm", "Exit status"]), ("ls", ["--labels", "--label KEY"]),
+    for cmd, words in (("label", ["KEY=VALUE", "--rm", "Exit status"]), ("ls", ["--labels", "--label KEY", "--units"]),
                        ("query", ["--pivot", "--units", ".xlsx"]), ("sql", ["--units", "--schema", ".csv"])):
         out = run(cmd, "--help").stdout
         check(all(w in out for w in words), "%s --help names %s" % (cmd, words))
@@ -243,6 +271,7 @@ def main():
         check(len(ids) == 2, "two traces stored: %r" % ids)
         a, b = ids
         test_label(a, b)
+        test_ambiguous(tmp)
         test_pivot(a, b)
         test_units()
         test_piped_and_terminal()

@@ -3,6 +3,7 @@
 #include "tools/cli.h"
 #include "ingest/ingest.h"
 #include "query/core/trace.h" /* tl_args_get_*: catalog records are JSON */
+#include "query/adhoc/adhoc.h"
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -411,6 +412,8 @@ static int64_t jget_i64(const char *json, const char *key, int64_t dflt)
 /* What ls prints after its fixed columns: every label, and/or one column
  * per --label KEY. */
 typedef struct ls_opts {
+    const char *unit; /* of the GPU span column */
+    double div;       /* ns per unit */
     int labels;
     strlist keys;
     tl_buf text;
@@ -429,9 +432,11 @@ static int ls_cb(void *ctx, uint64_t id, const char *json)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
     char rk[24];
     if (rank >= 0) snprintf(rk, sizeof rk, "%lld", (long long)rank); else snprintf(rk, sizeof rk, "-");
-    printf("%s\t%s\t%s\t%lld\t%.3f ms\t%s\t%s", hex, jget_str(json, "format", fmt, sizeof fmt), rk,
-           (long long)jget_i64(json, "events", 0), (double)(g1 - g0) / 1e6,
-           jget_str(json, "path", path, sizeof path), when);
+    char span[48];
+    if (o->div == 1) snprintf(span, sizeof span, "%lld ns", (long long)(g1 - g0));
+    else snprintf(span, sizeof span, "%.3f %s", (double)(g1 - g0) / o->div, o->unit);
+    printf("%s\t%s\t%s\t%lld\t%s\t%s\t%s", hex, jget_str(json, "format", fmt, sizeof fmt), rk,
+           (long long)jget_i64(json, "events", 0), span, jget_str(json, "path", path, sizeof path), when);
     if (o->labels) {
         tl_cli_catalog_labels(json, NULL, &o->text);
         printf("\t%s", o->text.n ? o->text.p : "-");
@@ -452,9 +457,10 @@ static const tl_cli_opt STORE_OPTS[] = {
 };
 
 static const char *LS_HELP_TEXT =
-    "Usage: tracelens ls [--db DIR] [--labels] [--label KEY]...\n\nOne line per stored trace, tab-separated: id, format, rank (- when\n"
-    "unknown), complete events, GPU time span (ms), source path, ingest time.\n\n"
+    "Usage: tracelens ls [--db DIR] [--labels] [--label KEY]... [--units U]\n\nOne line per stored trace, tab-separated: id, format, rank (- when\n"
+    "unknown), complete events, GPU time span, source path, ingest time.\n\n"
     "Options:\n"
+    "  --units U     the GPU span in ns, us (or µs), ms (default) or s\n"
     "  --labels      one more column: every label, KEY=VALUE,KEY=VALUE (- when none)\n"
     "  --label KEY   one more column per KEY: that label's value (- when unset);\n"
     "                repeatable, after the --labels column\n"
@@ -482,18 +488,19 @@ static int parse_store_cmd(int argc, char **argv, const char *help, const char *
     return 0;
 }
 
-enum { LS_HELP, LS_DB, LS_LABELS, LS_LABEL };
+enum { LS_HELP, LS_DB, LS_LABELS, LS_LABEL, LS_UNITS };
 static const tl_cli_opt LS_OPTS[] = {
     [LS_HELP] = {"-h|--help", TL_CLI_FLAG},
     [LS_DB] = {"--db", TL_CLI_VALUE},
     [LS_LABELS] = {"--labels", TL_CLI_FLAG},
     [LS_LABEL] = {"--label", TL_CLI_VALUE},
+    [LS_UNITS] = {"--units", TL_CLI_VALUE},
 };
 
 int tl_cmd_ls(int argc, char **argv)
 {
     const char *db = NULL;
-    ls_opts o = {0};
+    ls_opts o = {.unit = "ms", .div = 1e6};
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, LS_OPTS, sizeof LS_OPTS / sizeof *LS_OPTS);
     for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
@@ -502,6 +509,10 @@ int tl_cmd_ls(int argc, char **argv)
         if (k == LS_DB) db = p.val;
         else if (k == LS_LABELS) o.labels = 1;
         else if (k == LS_LABEL) tl_vec_push(&o.keys, p.val);
+        else if (k == LS_UNITS) {
+            bad = tl_adhoc_unit(p.val, &o.unit, &o.div) != 0;
+            if (bad) fprintf(stderr, "tracelens ls: --units wants ns, us (µs), ms or s, got '%s'\n", p.val);
+        }
         else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens: %s\n", p.msg); bad = 1; }
         else { fprintf(stderr, "tracelens ls: unknown argument %s%s\n", p.arg, tl_cli_hint(&p)); bad = 1; }
         if (bad) { tl_vec_free(&o.keys); return TL_EXIT_USAGE; }
