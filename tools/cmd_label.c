@@ -72,7 +72,7 @@ static char *unescaped(tl_json *j, const char *s, size_t n)
 }
 
 /* Reads the labels object starting at j's position into out: string values
- * decoded, other values kept as their JSON text. */
+ * decoded, other values as their JSON text (written back as text). */
 static int read_labels(tl_json *j, label_list *out)
 {
     if (tl_json_expect(j, '{', "labels object")) return -1;
@@ -138,24 +138,25 @@ static void labels_text(tl_buf *b, const label_list *l)
     b->n--;
 }
 
-/* The catalog record with its labels object replaced (added before the
- * closing brace when the record has none). NULL with err set when the
- * record does not parse. */
+/* The catalog record with its labels object replaced (added as the first
+ * member when the record has none: the catalog loader of queries reads the
+ * members before "metadata" only). NULL with err set when the record does
+ * not parse. */
 static char *edit_record(void *ctx, const char *json, tl_err *err)
 {
     edit_ctx *e = ctx;
     tl_json j;
     tl_json_init_buf(&j, json, strlen(json), "catalog record", err);
     label_list l = {0};
-    size_t lab0 = 0, lab1 = 0, end = 0;
+    size_t lab0 = 0, lab1 = 0;
     int first = 1, found = 0;
     const char *k, *v;
     size_t kn, vn;
     if (tl_json_expect(&j, '{', "catalog object")) return NULL;
+    size_t open = j.pos;
     for (;;) {
-        size_t before = j.pos;
         if (tl_json_obj_next(&j, &first, &k, &kn)) { labels_free(&l); return NULL; }
-        if (!k) { end = before; break; }
+        if (!k) break;
         if (kn == 6 && !memcmp(k, "labels", 6) && !found) {
             found = 1;
             if (tl_json_peek(&j) < 0) { labels_free(&l); return NULL; }
@@ -174,11 +175,11 @@ static char *edit_record(void *ctx, const char *json, tl_err *err)
         labels_json(&out, &l);
         tl_buf_puts(&out, json + lab1);
     } else {
-        size_t close = end;
-        tl_buf_append(&out, json, close);
-        tl_buf_puts(&out, first ? "\"labels\":" : ",\"labels\":");
+        tl_buf_append(&out, json, open);
+        tl_buf_puts(&out, "\"labels\":");
         labels_json(&out, &l);
-        tl_buf_puts(&out, json + close);
+        if (!first) tl_buf_putc(&out, ',');
+        tl_buf_puts(&out, json + open);
     }
     tl_buf_putc(&out, 0);
     labels_text(&e->shown, &l);
@@ -288,7 +289,7 @@ static int parse_label(int argc, char **argv, const char **db, const char **targ
         if (k == L_DB) *db = p.val;
         else if (k == L_RM) {
             if (!*p.val) { fprintf(stderr, "tracelens label: --rm wants a label key\n"); return TL_EXIT_USAGE; }
-            label_edit e = {p.val, NULL};
+            label_edit e = {tl_xstrdup(p.val), NULL};
             tl_vec_push(edits, e);
         } else if (k == TL_CLI_POSITIONAL && !*target) *target = p.arg;
         else if (k == TL_CLI_POSITIONAL) {
@@ -309,14 +310,9 @@ static int parse_label(int argc, char **argv, const char **db, const char **targ
     return 0;
 }
 
-static void edits_free(edit_list *edits, char **argv, int argc)
+static void edits_free(edit_list *edits)
 {
-    /* keys of KEY=VALUE edits were copied; --rm keys point into argv */
-    for (size_t i = 0; i < edits->n; i++) {
-        int in_argv = 0;
-        for (int a = 0; a < argc && !in_argv; a++) in_argv = edits->v[i].key == argv[a];
-        if (!in_argv) free((char *)edits->v[i].key);
-    }
+    for (size_t i = 0; i < edits->n; i++) free((char *)edits->v[i].key); /* values point into argv */
     tl_vec_free(edits);
 }
 
@@ -325,9 +321,9 @@ int tl_cmd_label(int argc, char **argv)
     const char *db = NULL, *target = NULL;
     edit_list edits = {0};
     int rc = parse_label(argc, argv, &db, &target, &edits);
-    if (rc) { edits_free(&edits, argv, argc); return rc < 0 ? TL_EXIT_OK : rc; }
+    if (rc) { edits_free(&edits); return rc < 0 ? TL_EXIT_OK : rc; }
     tl_store *s = tl_cli_store_read(db);
-    if (!s) { edits_free(&edits, argv, argc); return TL_EXIT_STORE; }
+    if (!s) { edits_free(&edits); return TL_EXIT_STORE; }
     id_list ids = {0};
     int code = target_ids(s, target, &ids);
     if (!code && !edits.n) code = show_labels(s, ids.v, ids.n);
@@ -347,6 +343,6 @@ int tl_cmd_label(int argc, char **argv)
     tl_buf_free(&e.shown);
     tl_vec_free(&ids);
     tl_store_close(s);
-    edits_free(&edits, argv, argc);
+    edits_free(&edits);
     return code;
 }
