@@ -687,6 +687,45 @@ int tl_store_delete(tl_store *s, uint64_t id, tl_err *err)
     return tl_store_with_write_txn(s, delete_fn, &id, err);
 }
 
+typedef struct catalog_edit {
+    uint64_t id;
+    tl_catalog_edit_fn edit;
+    void *ctx;
+} catalog_edit;
+
+static int edit_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    catalog_edit *e = ctx;
+    unsigned char idk[8];
+    put_be64(idk, e->id);
+    MDB_val k = {8, idk}, v;
+    int rc = mdb_get(txn, s->catalog, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        char hex[17];
+        tl_id_format(e->id, hex);
+        return tl_errf(err, TL_ENOTFOUND, "no trace %s in the store", hex);
+    }
+    if (rc) return rc;
+    if ((rc = tl_store_catalog_verify(s->dir, e->id, &v, err))) return rc;
+    char *text = e->edit(e->ctx, v.mv_data, err);
+    if (!text) return err->code ? err->code : TL_EUSAGE;
+    size_t n = strlen(text) + 1;
+    MDB_val nv = {n + SUM_BYTES, NULL};
+    if ((rc = mdb_put(txn, s->catalog, &k, &nv, MDB_RESERVE)) == 0) {
+        memcpy(nv.mv_data, text, n);
+        put_le64((unsigned char *)nv.mv_data + n, tl_hash64(text, n, 0));
+    }
+    free(text);
+    return rc;
+}
+
+int tl_store_edit_catalog(tl_store *s, uint64_t id, tl_catalog_edit_fn edit, void *ctx, tl_err *err)
+{
+    if (s->nshards) return tl_store_refuse_list(s, "changing a catalog record", err);
+    catalog_edit e = {id, edit, ctx};
+    return tl_store_with_write_txn(s, edit_fn, &e, err);
+}
+
 /* ---- reader ------------------------------------------------------------ */
 int tl_reader_one_open(tl_store *s, tl_reader **out, tl_err *err)
 {

@@ -103,6 +103,14 @@ int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err);
 /* Deletes a trace and all its chunks in one transaction. */
 int tl_store_delete(tl_store *s, uint64_t id, tl_err *err);
 
+/* Rewrites one trace's catalog record (labels set after ingest) in one
+ * write transaction, leaving its columns alone: edit receives the current
+ * record text (checksum verified) and returns the new text, malloc'd, or
+ * NULL with err set (nothing is written). TL_ENOTFOUND when the id is not
+ * stored; TL_EUNSUPPORTED on a store list. */
+typedef char *(*tl_catalog_edit_fn)(void *ctx, const char *json, tl_err *err);
+int tl_store_edit_catalog(tl_store *s, uint64_t id, tl_catalog_edit_fn edit, void *ctx, tl_err *err);
+
 /* ---- checking -----------------------------------------------------------
  * Every read verifies what it decodes: chunk headers against the value's
  * size, the XXH3 checksum of chunks and catalog records (stores written

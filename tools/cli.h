@@ -200,6 +200,9 @@ int tl_cli_graph_merge(tl_store *s, uint64_t replay_id, const char *capture_dir,
 /* A query/sql result as table, csv, jsonl/json or xlsx, to out_path or
  * stdout (tools/cmd_query.c). all: every row on the terminal. */
 int tl_cli_write_result(const tl_table *t, const char *format, const char *out_path, int all);
+/* The format that writer uses: format, or for "table" the one out_path's
+ * extension names (.csv, .jsonl/.json, .xlsx). */
+const char *tl_cli_result_format(const char *format, const char *out_path);
 
 /* The terminal summary of a collective analysis: counts, the slowest
  * collectives, rank imbalance (tools/cmd_collective.c). */
@@ -298,6 +301,11 @@ void tl_cli_report_hugepages_reexec(const char *input, const char *db);
 
 int tl_cmd_ingest(int argc, char **argv);
 int tl_cmd_ls(int argc, char **argv);
+int tl_cmd_label(int argc, char **argv);
+/* In cmd_label.c: a catalog record's labels as KEY=VALUE,KEY=VALUE (key
+ * NULL) or the value of one key ("" when absent) into out (NUL-terminated);
+ * -1 when the record does not parse. */
+int tl_cli_catalog_labels(const char *json, const char *key, tl_buf *out);
 int tl_cmd_info(int argc, char **argv);
 int tl_cmd_rm(int argc, char **argv);
 int tl_cmd_report(int argc, char **argv);

@@ -17,7 +17,8 @@
 static const char *HELP =
     "Usage: tracelens query [--db DIR] [--table T] [--trace SEL]... [--where EXPR]\n"
     "                       [--by COLS] [--agg AGGS] [--select COLS] [--sort KEYS]\n"
-    "                       [--top N] [--format table|csv|jsonl|xlsx] [-o FILE]\n"
+    "                       [--pivot COL] [--top N] [--units ns|us|ms|s]\n"
+    "                       [--format table|csv|jsonl|xlsx] [-o FILE]\n"
     "\n"
     "Ad-hoc questions over every stored trace, answered from the store alone (no\n"
     "trace is re-parsed). Only the columns and traces a query names are read.\n"
@@ -30,8 +31,11 @@ static const char *HELP =
     "  gpu_timeline, ops_summary, ops_summary_by_category, ops_unique_args,\n"
     "  kernel_summary PyTorch report sheets, computed per trace from the store\n"
     "Every table also has the per-trace columns trace_id, path, format, config,\n"
-    "rank, run, ingest_time, ingested, label.KEY and meta.PATH. Times are integer\n"
-    "nanoseconds. `tracelens query --columns TABLE` lists a table's columns.\n"
+    "rank, run, ingest_time, ingested, label.KEY and meta.PATH. Times are stored\n"
+    "as integer nanoseconds; the table format shows them in ms, csv/jsonl/xlsx\n"
+    "keep integer ns unless --units says otherwise (a converted column's header\n"
+    "names its unit: \"dur (ms)\"). `tracelens query --columns TABLE` lists a\n"
+    "table's columns.\n"
     "\n"
     "Options:\n"
     "  --trace SEL      which traces (repeatable; all must hold; commas inside one\n"
@@ -51,7 +55,17 @@ static const char *HELP =
     "  --select COLS    columns of row output (no --by/--agg)\n"
     "  --sort KEYS      result columns, -col or \"col desc\" for descending.\n"
     "                   Default for groups: the first aggregate, largest first.\n"
+    "  --pivot COL      side by side: one row per group of the --by columns, one\n"
+    "                   column per value of COL (trace_id, label.KEY, run, ...)\n"
+    "                   holding the aggregate (\"VALUE: AGG\" with several;\n"
+    "                   labels as KEY=VALUE); value columns sorted (numbers by\n"
+    "                   value), rows in the order of the grouped result's\n"
+    "                   --sort; --top counts rows\n"
     "  --top N, --limit N   keep the first N rows after sorting\n"
+    "  --units U        time columns (ts, dur, end_ts, kernel_time, and their\n"
+    "                   sum/mean/min/max/median/pNN/std) in ns, us (or µs), ms\n"
+    "                   or s. Default: ms in the table format, integer ns in\n"
+    "                   csv, jsonl and xlsx\n"
     "  --format F       table (default), csv, jsonl or xlsx (xlsx needs -o)\n"
     "  -o, --output F   write to F instead of standard output; F ending in .csv,\n"
     "                   .jsonl, .json or .xlsx is written in that format (a\n"
@@ -84,6 +98,10 @@ static const char *HELP =
     "        --by name,input_dims,input_type --agg 'sum(kernel_time),count,nunique(rank)' --top 20\n"
     "  Slow kernels of one trace, longest first, as CSV:\n"
     "    tracelens query --trace 0c8a --where 'dur > 1ms' --sort -dur --format csv\n"
+    "  Kernel time per name, one column per batch size (runs labelled bs=N), in µs:\n"
+    "    tracelens query --by name --agg 'sum(dur)' --pivot label.bs --units us --top 20\n"
+    "  The same per trace, as a workbook:\n"
+    "    tracelens query --by name --agg 'sum(dur)' --pivot trace_id -o side_by_side.xlsx\n"
     "  The p90/p99 of every kernel across ranks 0-7:\n"
     "    tracelens query --trace rank:0-7 --by name --agg 'p90(dur),p99(dur),max(dur)'\n"
     "\n"
@@ -127,13 +145,19 @@ static const char *format_of_path(const char *path)
     return NULL;
 }
 
-/* Shared with cmd_sql.c: renders a result in the chosen format. The
- * default table format gives way to the one -o FILE's extension names, and
- * cuts long text only on a terminal. */
+/* Shared with cmd_sql.c: the format a result is written in. The default
+ * table format gives way to the one -o FILE's extension names. */
+const char *tl_cli_result_format(const char *format, const char *out_path)
+{
+    return !strcmp(format, "table") && format_of_path(out_path) ? format_of_path(out_path) : format;
+}
+
+/* Shared with cmd_sql.c: renders a result in the chosen format (see
+ * tl_cli_result_format); table text is cut only on a terminal. */
 int tl_cli_write_result(const tl_table *t, const char *format, const char *out_path, int all)
 {
     tl_err err = {0};
-    if (!strcmp(format, "table") && format_of_path(out_path)) format = format_of_path(out_path);
+    format = tl_cli_result_format(format, out_path);
     if (!strcmp(format, "xlsx")) {
         if (!out_path) { fprintf(stderr, "tracelens: --format xlsx needs -o FILE.xlsx\n"); return TL_EXIT_USAGE; }
         tl_table *tt = (tl_table *)t;
@@ -176,7 +200,7 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
 
 enum {
     Q_HELP, Q_DB, Q_TABLE, Q_TRACE, Q_WHERE, Q_BY, Q_AGG, Q_SELECT, Q_SORT, Q_TOP, Q_FORMAT, Q_OUTPUT, Q_THREADS,
-    Q_ALL, Q_QUIET, Q_COLUMNS, Q_TABLES
+    Q_ALL, Q_QUIET, Q_COLUMNS, Q_TABLES, Q_PIVOT, Q_UNITS
 };
 static const tl_cli_opt OPTS[] = {
     [Q_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -196,6 +220,8 @@ static const tl_cli_opt OPTS[] = {
     [Q_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
     [Q_COLUMNS] = {"--columns", TL_CLI_OPTIONAL},
     [Q_TABLES] = {"--tables", TL_CLI_FLAG},
+    [Q_PIVOT] = {"--pivot", TL_CLI_VALUE},
+    [Q_UNITS] = {"--units", TL_CLI_VALUE},
 };
 
 int tl_cmd_query(int argc, char **argv)
@@ -228,6 +254,8 @@ int tl_cmd_query(int argc, char **argv)
             q.limit = n;
         } else if (k == Q_FORMAT) format = v;
         else if (k == Q_OUTPUT) out_path = v;
+        else if (k == Q_PIVOT) q.pivot = v;
+        else if (k == Q_UNITS) q.units = v;
         else if (k == Q_THREADS) q.threads = atoi(v);
         else if (k == Q_ALL) all = 1;
         else if (k == Q_QUIET) quiet = 1;
@@ -254,6 +282,14 @@ int tl_cmd_query(int argc, char **argv)
         tl_vec_free(&sels);
         return TL_EXIT_USAGE;
     }
+    const char *unit;
+    double div;
+    if (q.units && tl_adhoc_unit(q.units, &unit, &div)) {
+        fprintf(stderr, "tracelens query: --units wants ns, us (µs), ms or s, got '%s'\n", q.units);
+        tl_vec_free(&sels);
+        return TL_EXIT_USAGE;
+    }
+    if (!q.units && !strcmp(tl_cli_result_format(format, out_path), "table")) q.units = "ms";
     tl_err err = {0};
     if (want_columns) {
         tl_table *t;

@@ -15,8 +15,10 @@
 /* In cmd_query.c. */
 
 static const char *HELP =
-    "Usage: tracelens sql [--db DIR] [--format table|csv|jsonl|xlsx] [-o FILE] [--all] \"SQL\"\n"
+    "Usage: tracelens sql [--db DIR] [--format table|csv|jsonl|xlsx] [-o FILE] [--all]\n"
+    "                     [--units ns|us|ms|s] \"SQL\"\n"
     "       tracelens sql [options] -f FILE.sql      (or - for standard input)\n"
+    "       tracelens sql [--db DIR] --schema [TABLE]  (every table's columns)\n"
     "\n"
     "SQL (SQLite) over every stored trace, answered from the store alone. The\n"
     "tables need no CREATE; several ';'-separated statements may be given and the\n"
@@ -34,12 +36,16 @@ static const char *HELP =
     "  events   trace_id, uid, kind, name, cat, ts, dur, pid, tid, ... (every event)\n"
     "  gpu_timeline, ops_summary, ops_summary_by_category, ops_unique_args,\n"
     "  kernel_summary   the PyTorch report sheets per trace (column names in\n"
-    "           lower case with _ : time_ms, percent, kernel_duration_us_sum, ...)\n"
+    "           lower case with _ : time_ms, percent, kernel_duration_us_sum, ...;\n"
+    "           the sheets' own headers name the same columns in double quotes:\n"
+    "           SELECT \"op category\", \"Kernel duration (µs)_sum\" ...)\n"
     "Row tables also have hidden columns path, format, config, rank, run,\n"
     "ingest_time and label_KEY for filtering. Conditions on trace_id, labels,\n"
     "config, rank, ... select traces before anything is read; =, <, >, LIKE and\n"
     "REGEXP (POSIX extended) on row columns are pushed down too, and\n"
     "uid = ... with trace_id = ... is a direct lookup (joins on launcher/parent).\n"
+    "Double quotes name columns only (an unknown \"name\" is an error, not text);\n"
+    "text takes single quotes.\n"
     "\n"
     "The SQL only reads (it may come from a dashboard or a shared file): ATTACH,\n"
     "DETACH, VACUUM, PRAGMAs other than the reporting ones (table_info, ...),\n"
@@ -48,7 +54,20 @@ static const char *HELP =
     "\n"
     "Options:\n"
     "  --format F   table (default), csv, jsonl, xlsx (needs -o)\n"
-    "  -o FILE      write there instead of standard output\n"
+    "  -o FILE      write there instead of standard output; FILE ending in .csv,\n"
+    "               .jsonl, .json or .xlsx is written in that format (a --format\n"
+    "               of csv, jsonl or xlsx wins). Table text is cut to fit only\n"
+    "               on a terminal\n"
+    "  --units U    result columns holding ns in ns, us (or µs), ms or s: a time\n"
+    "               column (ts, dur, end_ts, kernel_time, ts_min, ts_max,\n"
+    "               gpu_ts_min, gpu_ts_max, gpu_span; k.dur too) selected as is\n"
+    "               or in sum/total/avg/min/max/median(...), and any column named\n"
+    "               *_ns (AS total_ns). Default: ms in the table format, ns as\n"
+    "               stored in csv, jsonl and xlsx. A converted header names the\n"
+    "               unit: \"dur (ms)\", total_ns -> total_ms\n"
+    "  --schema [T] list every table's columns (or table T's): name, type,\n"
+    "               hidden (usable by name, not in SELECT *), alias_of (a\n"
+    "               sheet's header for that SQL name), description\n"
     "  -f FILE      read the SQL from FILE (- = standard input)\n"
     "  --all        table format: print every row (default: first 50)\n"
     "\n"
@@ -108,7 +127,7 @@ static char *read_all(FILE *fp)
     return b.p;
 }
 
-enum { Q_HELP, Q_DB, Q_FORMAT, Q_OUTPUT, Q_FILE, Q_ALL, Q_QUIET };
+enum { Q_HELP, Q_DB, Q_FORMAT, Q_OUTPUT, Q_FILE, Q_ALL, Q_QUIET, Q_UNITS, Q_SCHEMA };
 static const tl_cli_opt OPTS[] = {
     [Q_HELP] = {"-h|--help", TL_CLI_FLAG},
     [Q_DB] = {"--db", TL_CLI_VALUE},
@@ -117,12 +136,60 @@ static const tl_cli_opt OPTS[] = {
     [Q_FILE] = {"-f|--file", TL_CLI_VALUE},
     [Q_ALL] = {"--all", TL_CLI_FLAG},
     [Q_QUIET] = {"-q|--quiet", TL_CLI_FLAG},
+    [Q_UNITS] = {"--units", TL_CLI_VALUE},
+    [Q_SCHEMA] = {"--schema", TL_CLI_OPTIONAL},
 };
+
+/* sql --schema [TABLE]: the columns of every table (or of one). */
+static int print_schema(const char *db, const char *only, const char *format, const char *out_path)
+{
+    tl_store *s = tl_cli_store_read(db);
+    if (!s) return TL_EXIT_STORE;
+    tl_err err = {0};
+    tl_table *t;
+    if (tl_sql_schema(s, &t, &err)) {
+        fprintf(stderr, "tracelens sql: %s\n", err.msg);
+        tl_store_close(s);
+        return TL_EXIT_STORE;
+    }
+    tl_store_close(s);
+    if (only) {
+        size_t m = 0;
+        for (size_t r = 0; r < t->nrows; r++)
+            if (!strcmp(t->cols[0].v.s[r], only)) {
+                for (size_t c = 0; c < t->ncols; c++) t->cols[c].v.s[m] = t->cols[c].v.s[r];
+                m++;
+            }
+        if (!m) {
+            fprintf(stderr, "tracelens sql: --schema: no table '%s' (see tracelens sql --schema)\n", only);
+            tl_table_free(t);
+            return TL_EXIT_USAGE;
+        }
+        t->nrows = m;
+    }
+    int rc = tl_cli_write_result(t, format, out_path, 1);
+    tl_table_free(t);
+    return rc;
+}
+
+/* The result's ns columns in the unit asked for (units checked by the
+ * caller; default: ms in the table format). */
+static void convert_units(tl_table *t, const char *units, const char *format, const char *out_path)
+{
+    if (!units && strcmp(tl_cli_result_format(format, out_path), "table")) return;
+    const char *unit;
+    double div;
+    if (tl_adhoc_unit(units ? units : "ms", &unit, &div) || div == 1) return;
+    uint8_t *is_time = tl_xcalloc(t->ncols ? t->ncols : 1, 1);
+    for (size_t c = 0; c < t->ncols; c++) is_time[c] = (uint8_t)tl_sql_time_name(t->cols[c].name);
+    tl_adhoc_convert_times(t, is_time, unit, div);
+    free(is_time);
+}
 
 int tl_cmd_sql(int argc, char **argv)
 {
-    const char *db = NULL, *format = "table", *out_path = NULL, *file = NULL, *v;
-    int all = 0, quiet = 0;
+    const char *db = NULL, *format = "table", *out_path = NULL, *file = NULL, *v, *units = NULL, *schema = NULL;
+    int all = 0, quiet = 0, want_schema = 0;
     tl_buf sql = {0};
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
@@ -135,6 +202,8 @@ int tl_cmd_sql(int argc, char **argv)
         else if (k == Q_FILE) file = v;
         else if (k == Q_ALL) all = 1;
         else if (k == Q_QUIET) quiet = 1;
+        else if (k == Q_UNITS) units = v;
+        else if (k == Q_SCHEMA) want_schema = 1, schema = v;
         else if (k == TL_CLI_BAD) {
             fprintf(stderr, "tracelens sql: %s\n", p.msg);
             tl_buf_free(&sql);
@@ -157,6 +226,16 @@ int tl_cmd_sql(int argc, char **argv)
         tl_buf_puts(&sql, text);
         free(text);
     }
+    {
+        const char *unit;
+        double div;
+        if (units && tl_adhoc_unit(units, &unit, &div)) {
+            fprintf(stderr, "tracelens sql: --units wants ns, us (µs), ms or s, got '%s'\n", units);
+            tl_buf_free(&sql);
+            return TL_EXIT_USAGE;
+        }
+    }
+    if (want_schema) { tl_buf_free(&sql); return print_schema(db, schema, format, out_path); }
     if (!sql.n) { fputs(HELP, stderr); return TL_EXIT_USAGE; }
     if (strcmp(format, "table") && strcmp(format, "csv") && strcmp(format, "jsonl") && strcmp(format, "json") &&
         strcmp(format, "xlsx")) {
@@ -194,6 +273,7 @@ int tl_cmd_sql(int argc, char **argv)
         fprintf(stderr, "tracelens %s\n", err.msg);
         code = TL_EXIT_USAGE;
     } else {
+        convert_units(t, units, format, out_path);
         code = tl_cli_write_result(t, format, out_path, all);
         if (!quiet && isatty(2)) fprintf(stderr, "(%zu row%s in %.3f s)\n", t->nrows, t->nrows == 1 ? "" : "s", dt);
     }

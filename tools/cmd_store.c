@@ -3,6 +3,7 @@
 #include "tools/cli.h"
 #include "ingest/ingest.h"
 #include "query/core/trace.h" /* tl_args_get_*: catalog records are JSON */
+#include "query/adhoc/adhoc.h"
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -408,8 +409,19 @@ static int64_t jget_i64(const char *json, const char *key, int64_t dflt)
     return tl_args_get_i64(json, strlen(json), key, &v) == 0 ? v : dflt;
 }
 
+/* What ls prints after its fixed columns: every label, and/or one column
+ * per --label KEY. */
+typedef struct ls_opts {
+    const char *unit; /* of the GPU span column */
+    double div;       /* ns per unit */
+    int labels;
+    strlist keys;
+    tl_buf text;
+} ls_opts;
+
 static int ls_cb(void *ctx, uint64_t id, const char *json)
 {
+    ls_opts *o = ctx;
     char hex[17], fmt[32], path[4096], when[32];
     tl_id_format(id, hex);
     int64_t rank = jget_i64(json, "rank", -1);
@@ -420,22 +432,39 @@ static int ls_cb(void *ctx, uint64_t id, const char *json)
     strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tmv);
     char rk[24];
     if (rank >= 0) snprintf(rk, sizeof rk, "%lld", (long long)rank); else snprintf(rk, sizeof rk, "-");
-    printf("%s\t%s\t%s\t%lld\t%.3f ms\t%s\t%s\n", hex, jget_str(json, "format", fmt, sizeof fmt), rk,
-           (long long)jget_i64(json, "events", 0), (double)(g1 - g0) / 1e6,
-           jget_str(json, "path", path, sizeof path), when);
+    char span[48];
+    if (o->div == 1) snprintf(span, sizeof span, "%lld ns", (long long)(g1 - g0));
+    else snprintf(span, sizeof span, "%.3f %s", (double)(g1 - g0) / o->div, o->unit);
+    printf("%s\t%s\t%s\t%lld\t%s\t%s\t%s", hex, jget_str(json, "format", fmt, sizeof fmt), rk,
+           (long long)jget_i64(json, "events", 0), span, jget_str(json, "path", path, sizeof path), when);
+    if (o->labels) {
+        tl_cli_catalog_labels(json, NULL, &o->text);
+        printf("\t%s", o->text.n ? o->text.p : "-");
+    }
+    for (size_t k = 0; k < o->keys.n; k++) {
+        tl_cli_catalog_labels(json, o->keys.v[k], &o->text);
+        printf("\t%s", o->text.n ? o->text.p : "-");
+    }
+    putchar('\n');
     return 0;
 }
 
-/* ls, info and rm take the store and, info and rm, trace ids */
+/* info and rm take the store and trace ids */
 enum { S_HELP, S_DB };
 static const tl_cli_opt STORE_OPTS[] = {
     [S_HELP] = {"-h|--help", TL_CLI_FLAG},
     [S_DB] = {"--db", TL_CLI_VALUE},
 };
 
-static const char *LS_HELP =
-    "Usage: tracelens ls [--db DIR]\n\nOne line per stored trace, tab-separated: id, format, rank (- when\n"
-    "unknown), complete events, GPU time span, source path, ingest time.";
+static const char *LS_HELP_TEXT =
+    "Usage: tracelens ls [--db DIR] [--labels] [--label KEY]... [--units U]\n\nOne line per stored trace, tab-separated: id, format, rank (- when\n"
+    "unknown), complete events, GPU time span, source path, ingest time.\n\n"
+    "Options:\n"
+    "  --units U     the GPU span in ns, us (or µs), ms (default) or s\n"
+    "  --labels      one more column: every label, KEY=VALUE,KEY=VALUE (- when none)\n"
+    "  --label KEY   one more column per KEY: that label's value (- when unset);\n"
+    "                repeatable, after the --labels column\n"
+    "Labels are set by `ingest --label` and `tracelens label`.";
 static const char *RM_HELP =
     "Usage: tracelens rm [--db DIR] ID...\n\nRemoves traces (id or unique prefix of at least 4 hex digits) from the\n"
     "store, each in one transaction.";
@@ -443,8 +472,8 @@ static const char *INFO_HELP =
     "Usage: tracelens info [--db DIR] ID\n\nPrints the catalog record of a trace (JSON: source, format, rank, counts,\n"
     "time span, labels, top-level trace metadata) and the stored size per column.";
 
-/* Parses ls/info/rm (help: their text; ids: NULL for ls); -1 when --help
- * was printed, else 0 or an exit code. */
+/* Parses info/rm (help: their text); -1 when --help was printed, else 0
+ * or an exit code. */
 static int parse_store_cmd(int argc, char **argv, const char *help, const char **db, strlist *ids)
 {
     tl_cli_args p;
@@ -452,29 +481,56 @@ static int parse_store_cmd(int argc, char **argv, const char *help, const char *
     for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
         if (k == S_HELP) { puts(help); return -1; }
         if (k == S_DB) *db = p.val;
-        else if (k == TL_CLI_POSITIONAL && ids) tl_vec_push(ids, p.arg);
+        else if (k == TL_CLI_POSITIONAL) tl_vec_push(ids, p.arg);
         else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens: %s\n", p.msg); return TL_EXIT_USAGE; }
-        else if (ids) { fprintf(stderr, "tracelens: unknown option %s%s\n", p.arg, tl_cli_hint(&p)); return TL_EXIT_USAGE; }
-        else { fprintf(stderr, "tracelens ls: unknown argument %s\n", p.arg); return TL_EXIT_USAGE; }
+        else { fprintf(stderr, "tracelens: unknown option %s%s\n", p.arg, tl_cli_hint(&p)); return TL_EXIT_USAGE; }
     }
     return 0;
 }
 
+enum { LS_HELP, LS_DB, LS_LABELS, LS_LABEL, LS_UNITS };
+static const tl_cli_opt LS_OPTS[] = {
+    [LS_HELP] = {"-h|--help", TL_CLI_FLAG},
+    [LS_DB] = {"--db", TL_CLI_VALUE},
+    [LS_LABELS] = {"--labels", TL_CLI_FLAG},
+    [LS_LABEL] = {"--label", TL_CLI_VALUE},
+    [LS_UNITS] = {"--units", TL_CLI_VALUE},
+};
+
 int tl_cmd_ls(int argc, char **argv)
 {
     const char *db = NULL;
-    int rc = parse_store_cmd(argc, argv, LS_HELP, &db, NULL);
-    if (rc) return rc < 0 ? TL_EXIT_OK : rc;
+    ls_opts o = {.unit = "ms", .div = 1e6};
+    tl_cli_args p;
+    tl_cli_args_init(&p, argc, argv, LS_OPTS, sizeof LS_OPTS / sizeof *LS_OPTS);
+    for (int k; (k = tl_cli_next(&p)) != TL_CLI_END;) {
+        int bad = 0;
+        if (k == LS_HELP) { puts(LS_HELP_TEXT); tl_vec_free(&o.keys); return TL_EXIT_OK; }
+        if (k == LS_DB) db = p.val;
+        else if (k == LS_LABELS) o.labels = 1;
+        else if (k == LS_LABEL) tl_vec_push(&o.keys, p.val);
+        else if (k == LS_UNITS) {
+            bad = tl_adhoc_unit(p.val, &o.unit, &o.div) != 0;
+            if (bad) fprintf(stderr, "tracelens ls: --units wants ns, us (µs), ms or s, got '%s'\n", p.val);
+        }
+        else if (k == TL_CLI_BAD) { fprintf(stderr, "tracelens: %s\n", p.msg); bad = 1; }
+        else { fprintf(stderr, "tracelens ls: unknown argument %s%s\n", p.arg, tl_cli_hint(&p)); bad = 1; }
+        if (bad) { tl_vec_free(&o.keys); return TL_EXIT_USAGE; }
+    }
     tl_store *s = tl_cli_store_read(db);
-    if (!s) return TL_EXIT_STORE;
+    if (!s) { tl_vec_free(&o.keys); return TL_EXIT_STORE; }
     tl_reader *r;
     tl_err err = {0};
-    if (tl_reader_open(s, &r, &err)) { fprintf(stderr, "tracelens: %s\n", err.msg); tl_store_close(s); return TL_EXIT_STORE; }
-    /* a damaged record is skipped and the walk goes on; it ends with the error */
-    rc = tl_reader_foreach(r, ls_cb, NULL, &err);
+    int rc = tl_reader_open(s, &r, &err);
+    if (!rc) {
+        /* a damaged record is skipped and the walk goes on; it ends with the error */
+        rc = tl_reader_foreach(r, ls_cb, &o, &err);
+        tl_reader_close(r);
+    }
     if (rc) fprintf(stderr, "tracelens: %s\n", err.msg);
-    tl_reader_close(r);
     tl_store_close(s);
+    tl_vec_free(&o.keys);
+    tl_buf_free(&o.text);
     return rc ? TL_EXIT_STORE : TL_EXIT_OK;
 }
 

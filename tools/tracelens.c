@@ -24,6 +24,7 @@ static const tl_cli_cmd COMMANDS[] = {
     {"ls", "", "list stored traces", NULL, 0, tl_cmd_ls},
     {"info", "ID", "everything the catalog knows about a trace, and table sizes", NULL, 0, tl_cmd_info},
     {"rm", "ID...", "remove traces from the store", NULL, 0, tl_cmd_rm},
+    {"label", "ID KEY=VALUE...", "set, change or remove labels of stored traces", NULL, 0, tl_cmd_label},
     {"check", "[--repair]", "verify every stored trace; --repair removes damaged ones", NULL, 0, tl_cmd_check},
     {"compact", "[--into DIR]", "give the space of removed traces back to the disk", NULL, 0, tl_cmd_compact},
     {"report", "ID|FILE", "the performance report (PyTorch, rocprofv3 or JAX by format)", NULL, 0, tl_cmd_report},

@@ -41,7 +41,21 @@ typedef struct tl_adhoc_query {
     const char *agg;            /* comma list of aggregates ("sum(dur),count"), or NULL */
     const char *select;         /* comma list of columns for row output, or NULL */
     const char *sort;           /* comma list, "-col" = descending, or NULL */
-    int64_t limit;              /* rows kept after sorting; < 0: all */
+    int64_t limit;              /* rows kept after sorting (after pivoting
+                                   with pivot); < 0: all */
+    /* A column to spread into columns (`--pivot`): the grouped result gets
+     * one row per group of the --by columns and, per value of this column
+     * (sorted; numbers held as text by value), one column per aggregate,
+     * named VALUE (one aggregate) or "VALUE: AGG" (label values as
+     * KEY=VALUE); a group without a row
+     * for a value has a missing cell. Rows keep the order in which their
+     * groups first appear in the sorted grouped result. NULL: none. */
+    const char *pivot;
+    /* Time unit of the result ("ns", "us", "ms", "s"; tl_adhoc_unit): time
+     * columns (ts, dur, end_ts, kernel_time, the catalog's *_ns spans, and
+     * sum/mean/min/max/median/pNN/std of them) become doubles in it, their
+     * headers suffixed " (UNIT)". NULL or "ns": integer ns as stored. */
+    const char *units;
     int threads;                /* aggregation workers; 0 = one per core, at most
                                    16 and one per trace */
     int cores;                  /* with threads 0: the cores to count (the CLI's
@@ -69,6 +83,19 @@ typedef struct tl_adhoc_query {
 
 /* Runs the query; *out is the answer (caller frees with tl_table_free). */
 int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *err);
+
+/* Parses a unit name: ns, us (also µs), ms, s. Sets *unit to the
+ * canonical name and *div to nanoseconds per unit; -1 when unknown. */
+int tl_adhoc_unit(const char *text, const char **unit, double *div);
+/* Turns the columns with is_time[c] set (integer or double ns) into
+ * doubles in unit (div ns each); a header ending in _ns gets _UNIT instead,
+ * others get " (UNIT)". */
+void tl_adhoc_convert_times(tl_table *t, const uint8_t *is_time, const char *unit, double div);
+/* Whether an SQL result column of this name holds ns: a time column
+ * (ts, dur, end_ts, kernel_time, ts_min, ...), maybe table-qualified
+ * (k.dur), alone or in sum/total/avg/min/max/median(...), or a name ending
+ * in _ns (AS total_ns). */
+int tl_sql_time_name(const char *name);
 
 /* The table names known to the engine, NULL-terminated. */
 const char *const *tl_adhoc_tables(void);
@@ -113,6 +140,11 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **db, 
  * Returns 0, TL_EUSAGE (bad SQL), TL_EINTR_ADHOC (interrupted) or TL_E*. */
 int tl_sql_query(sqlite3 *db, const char *sql, tl_table **out, tl_err *err);
 void tl_sql_close(sqlite3 *db);
+/* The tables `tracelens sql` declares over s, one row per column: table,
+ * column, type (INTEGER, REAL, TEXT), hidden (yes: not in SELECT *, usable
+ * by name), alias_of (for a report sheet's own header, the SQL name it
+ * stands for) and description. Needs no SQLite. */
+int tl_sql_schema(tl_store *s, tl_table **out, tl_err *err);
 /* sqlite3_interrupt (async-signal-safe like it); db from tl_sql_open. */
 void tl_sql_interrupt(sqlite3 *db);
 

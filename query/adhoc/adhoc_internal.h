@@ -272,6 +272,15 @@ int aq_parse_sort(aq_parse_ctx *pc, aq_sortkey **out, size_t *n, tl_err *err);
 int aq_errtok(tl_err *err, const char *what, const char *text, int pos, int len, const char *fmt,
               ...) __attribute__((format(printf, 6, 7)));
 
+/* Whether a column holds ns times (units.c). */
+int aq_colref_is_time(const aq_colref *c);
+/* The side-by-side form of a grouped result t whose columns are the group
+ * keys, then the pivot column pcol, then nagg aggregates (pivot.c; see
+ * tl_adhoc_query.pivot); prefix starts each value column's name. src[i] gets the column of t that output column i
+ * comes from; src holds pcol + nagg * (distinct pivot values) entries
+ * (t->ncols * t->nrows suffices). */
+tl_table *aq_pivot(const tl_table *t, size_t pcol, size_t nagg, const char *prefix, size_t *src);
+
 /* SQL-style LIKE (case-insensitive ASCII, % and _), as SQLite does it. */
 int aq_like(const char *pat, const char *s);
 

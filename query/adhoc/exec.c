@@ -29,6 +29,7 @@ typedef struct aq_plan {
     aq_sortkey *sort;
     size_t nsort;
     int group_mode;
+    int pivot;          /* the last by column is --pivot's */
     int64_t limit;
     tl_arena arena;
 } aq_plan;
@@ -795,6 +796,20 @@ static int plan_build(const tl_adhoc_query *q, aq_plan *p, tl_err *err)
         pc.text = q->by;
         if ((rc = aq_parse_cols(&pc, &p->by, &p->nby, err))) return rc;
     }
+    if (q->pivot && *q->pivot) {
+        aq_colref *pv;
+        size_t npv;
+        pc.what = "--pivot";
+        pc.text = q->pivot;
+        if ((rc = aq_parse_cols(&pc, &pv, &npv, err))) return rc;
+        if (npv != 1) return tl_errf(err, TL_EUSAGE, "--pivot takes one column, got '%s'", q->pivot);
+        aq_colref *nb = tl_arena_alloc(&p->arena, (p->nby + 1) * sizeof *nb);
+        if (p->nby) memcpy(nb, p->by, p->nby * sizeof *nb);
+        nb[p->nby++] = pv[0];
+        p->by = nb;
+        p->pivot = 1;
+        p->limit = -1; /* the limit counts pivoted rows */
+    }
     if (q->agg && *q->agg) {
         pc.what = "--agg";
         pc.text = q->agg;
@@ -856,6 +871,45 @@ static int auto_threads(size_t ntraces, int cores)
     if (c > 16) c = 16;
     if ((size_t)c > ntraces) c = (long)(ntraces ? ntraces : 1);
     return (int)c;
+}
+
+/* The sorted result's last steps: the pivot (and then the limit on its
+ * rows) and the time unit. Returns the table to hand out (t or its
+ * pivoted replacement). */
+static tl_table *finish(const aq_plan *p, const tl_adhoc_query *q, tl_table *t)
+{
+    size_t nout = p->group_mode ? p->nby + p->nagg : p->nsel;
+    size_t *src = tl_xmalloc((t->ncols + t->ncols * t->nrows + 1) * sizeof *src);
+    for (size_t c = 0; c < t->ncols; c++) src[c] = c;
+    if (p->pivot) {
+        /* label values are named with their key: "bs=8" */
+        const aq_colref *pv = &p->by[p->nby - 1];
+        char prefix[300] = "";
+        if (pv->def->src == AQ_S_LABEL) snprintf(prefix, sizeof prefix, "%s=", pv->arg);
+        tl_table *pt = aq_pivot(t, p->nby - 1, p->nagg, prefix, src);
+        tl_table_free(t);
+        t = pt;
+        if (q->limit >= 0 && (size_t)q->limit < t->nrows) t->nrows = (size_t)q->limit;
+    }
+    const char *unit;
+    double div;
+    if (q->units && !tl_adhoc_unit(q->units, &unit, &div) && div != 1) {
+        uint8_t *is_time = tl_xcalloc(t->ncols ? t->ncols : 1, 1);
+        for (size_t c = 0; c < t->ncols; c++) {
+            size_t k = src[c];
+            if (k >= nout) continue; /* columns of the catalog listing */
+            if (!p->group_mode) is_time[c] = (uint8_t)aq_colref_is_time(&p->sel[k]);
+            else if (k < p->nby) is_time[c] = (uint8_t)aq_colref_is_time(&p->by[k]);
+            else {
+                const aq_aggdef *ad = &p->agg[k - p->nby];
+                is_time[c] = ad->fn != AQ_A_COUNT && ad->fn != AQ_A_NUNIQUE && !ad->star && aq_colref_is_time(&ad->col);
+            }
+        }
+        tl_adhoc_convert_times(t, is_time, unit, div);
+        free(is_time);
+    }
+    free(src);
+    return t;
 }
 
 int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *err)
@@ -933,6 +987,7 @@ int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *e
         free(ws);
     }
     if (!rc) rc = sort_and_limit(&p, t, q->sort, err);
+    if (!rc) t = finish(&p, q, t);
     aq_pool_free(&sh.pool);
     pthread_mutex_destroy(&sh.pool_mu);
     pthread_mutex_destroy(&sh.next_mu);

@@ -104,6 +104,7 @@ typedef struct vcol {
     aq_colref ref;
     const char *sqlname;
     int hidden;
+    const char *alias_of; /* a sheet's header naming column alias_of: hidden */
 } vcol;
 
 typedef TL_VEC(vcol) vcol_vec;
@@ -145,6 +146,55 @@ static const char *sql_type(aq_type t)
     return t == AQ_INT ? "INTEGER" : t == AQ_FLOAT ? "REAL" : "TEXT";
 }
 
+/* Every column a table declares: its own, the trace-level ones (hidden
+ * in row tables), one label_KEY per label key in the store, and, hidden,
+ * the report sheets' own headers ("op category", "Kernel duration (µs)")
+ * as aliases of the SQL names, so a quoted sheet header names its column. */
+static void table_cols(const sqlctx *c, const aq_tabdef *tab, vcol_vec *cols, tl_arena *a)
+{
+    size_t ntc;
+    const aq_coldef *tcs = aq_trace_cols(&ntc);
+    if (tab->kind == AQ_TAB_TRACES) {
+        for (size_t i = 0; i < ntc; i++)
+            if (tcs[i].src != AQ_S_LABEL && tcs[i].src != AQ_S_META) add_col(cols, a, &tcs[i], NULL, tcs[i].name, 0);
+        add_col(cols, a, &c->meta_def, "", "metadata", 0);
+        /* "id" names the trace as the catalog does; trace_id joins with the row tables */
+        add_col(cols, a, trace_def(AQ_S_TRACE_ID, NULL), NULL, "id", 1);
+    } else {
+        add_col(cols, a, trace_def(AQ_S_TRACE_ID, NULL), NULL, "trace_id", 0);
+        for (size_t i = 0; i < tab->ncols; i++)
+            if (tab->cols[i].src != AQ_S_ARGKEY) add_col(cols, a, &tab->cols[i], NULL, tab->cols[i].name, 0);
+        static const aq_src HID[] = {AQ_S_PATH, AQ_S_FORMAT, AQ_S_CONFIG, AQ_S_RANK, AQ_S_RUN, AQ_S_INGEST_TIME};
+        for (size_t i = 0; i < sizeof HID / sizeof *HID; i++) {
+            const aq_coldef *d = trace_def(HID[i], NULL);
+            add_col(cols, a, d, NULL, d->name, 1);
+        }
+    }
+    /* one label_KEY column per label key present in the store */
+    const aq_coldef *ld = trace_def(AQ_S_LABEL, NULL);
+    for (size_t k = 0; k < c->cat.label_keys.n; k++) {
+        const char *key = c->cat.label_keys.v[k];
+        char nm[300];
+        size_t j = (size_t)snprintf(nm, sizeof nm, "label_");
+        for (const char *p = key; *p && j + 1 < sizeof nm; p++)
+            nm[j++] = isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80 ? *p : '_';
+        nm[j] = 0;
+        int dup = 0;
+        for (size_t q = 0; q < cols->n; q++) dup |= !strcasecmp(cols->v[q].sqlname, nm);
+        if (dup) snprintf(nm + j, sizeof nm - j, "_%zu", k);
+        add_col(cols, a, ld, key, nm, tab->kind != AQ_TAB_TRACES);
+    }
+    for (size_t i = 0; i < tab->ncols; i++) {
+        const aq_coldef *d = &tab->cols[i];
+        if (d->src != AQ_S_REPCOL || !d->store) continue;
+        int dup = 0;
+        for (size_t q = 0; q < cols->n; q++) dup |= !strcasecmp(cols->v[q].sqlname, d->store);
+        if (dup) continue;
+        add_col(cols, a, d, NULL, d->store, 1);
+        cols->v[cols->n - 1].alias_of = d->name;
+    }
+}
+
 static int vconnect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **errp)
 {
     (void)argc; (void)argv; (void)errp;
@@ -157,42 +207,10 @@ static int vconnect(sqlite3 *db, void *aux, int argc, const char *const *argv, s
     vt->col_uid = -1;
     tl_arena_init(&vt->arena, 4096);
     vcol_vec cols = {0};
-    size_t ntc;
-    const aq_coldef *tcs = aq_trace_cols(&ntc);
-    const aq_tabdef *tab = m->tab;
-    if (tab->kind == AQ_TAB_TRACES) {
-        for (size_t i = 0; i < ntc; i++)
-            if (tcs[i].src != AQ_S_LABEL && tcs[i].src != AQ_S_META) add_col(&cols, &vt->arena, &tcs[i], NULL, tcs[i].name, 0);
-        add_col(&cols, &vt->arena, &m->c->meta_def, "", "metadata", 0);
-        /* "id" names the trace as the catalog does; trace_id joins with the row tables */
-        add_col(&cols, &vt->arena, trace_def(AQ_S_TRACE_ID, NULL), NULL, "id", 1);
-    } else {
-        add_col(&cols, &vt->arena, trace_def(AQ_S_TRACE_ID, NULL), NULL, "trace_id", 0);
-        for (size_t i = 0; i < tab->ncols; i++) {
-            if (tab->cols[i].src == AQ_S_ARGKEY) continue;
-            if (!strcmp(tab->cols[i].name, "uid")) vt->col_uid = (int)cols.n;
-            add_col(&cols, &vt->arena, &tab->cols[i], NULL, tab->cols[i].name, 0);
-        }
-        static const aq_src HID[] = {AQ_S_PATH, AQ_S_FORMAT, AQ_S_CONFIG, AQ_S_RANK, AQ_S_RUN, AQ_S_INGEST_TIME};
-        for (size_t i = 0; i < sizeof HID / sizeof *HID; i++) {
-            const aq_coldef *d = trace_def(HID[i], NULL);
-            add_col(&cols, &vt->arena, d, NULL, d->name, 1);
-        }
-    }
-    /* one label_KEY column per label key present in the store */
-    const aq_coldef *ld = trace_def(AQ_S_LABEL, NULL);
-    for (size_t k = 0; k < m->c->cat.label_keys.n; k++) {
-        const char *key = m->c->cat.label_keys.v[k];
-        char nm[300];
-        size_t j = (size_t)snprintf(nm, sizeof nm, "label_");
-        for (const char *p = key; *p && j + 1 < sizeof nm; p++)
-            nm[j++] = isalnum((unsigned char)*p) || (unsigned char)*p >= 0x80 ? *p : '_';
-        nm[j] = 0;
-        int dup = 0;
-        for (size_t q = 0; q < cols.n; q++) dup |= !strcasecmp(cols.v[q].sqlname, nm);
-        if (dup) snprintf(nm + j, sizeof nm - j, "_%zu", k);
-        add_col(&cols, &vt->arena, ld, key, nm, tab->kind != AQ_TAB_TRACES);
-    }
+    table_cols(m->c, m->tab, &cols, &vt->arena);
+    if (m->tab->kind != AQ_TAB_TRACES)
+        for (size_t i = 0; i < cols.n && vt->col_uid < 0; i++)
+            if (!cols.v[i].hidden && !strcmp(cols.v[i].sqlname, "uid")) vt->col_uid = (int)i;
     tl_buf b = {0};
     tl_buf_puts(&b, "CREATE TABLE x(");
     for (size_t i = 0; i < cols.n; i++) {
@@ -889,6 +907,57 @@ static void read_only(sqlite3 *db)
     SQ.sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
 }
 
+/* Double quotes name columns only: "op category" is the sheet's column or
+ * an error, never silently the text 'op category' (SQLite's legacy
+ * fallback); text takes single quotes. */
+static void strict_quotes(sqlite3 *db)
+{
+    SQ.sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DML, 0, (int *)NULL);
+    SQ.sqlite3_db_config(db, SQLITE_DBCONFIG_DQS_DDL, 0, (int *)NULL);
+}
+
+/* ---- schema listing ------------------------------------------------------ */
+int tl_sql_schema(tl_store *s, tl_table **out, tl_err *err)
+{
+    sqlctx c;
+    memset(&c, 0, sizeof c);
+    int rc = tl_reader_open(s, &c.r, err);
+    if (rc) return rc;
+    if ((rc = aq_catalog_load(c.r, &c.cat, err))) { tl_reader_close(c.r); return rc; }
+    c.meta_def = *trace_def(AQ_S_META, NULL);
+    c.meta_def.name = "metadata";
+    tl_table *t = tl_table_new("schema");
+    enum { C_TABLE, C_COLUMN, C_TYPE, C_HIDDEN, C_ALIAS, C_DOC };
+    static const char *const NAMES[] = {"table", "column", "type", "hidden", "alias_of", "description"};
+    for (size_t k = 0; k < sizeof NAMES / sizeof *NAMES; k++) tl_table_add_col(t, NAMES[k], TL_STR);
+    tl_arena a;
+    tl_arena_init(&a, 4096);
+    for (size_t i = 0; aq_table_at(i); i++) {
+        const aq_tabdef *tab = aq_table_at(i);
+        vcol_vec cols = {0};
+        table_cols(&c, tab, &cols, &a);
+        for (size_t k = 0; k < cols.n; k++) {
+            const vcol *v = &cols.v[k];
+            size_t r = tl_table_add_row(t);
+            tl_table_set_str(t, C_TABLE, r, tab->name);
+            tl_table_set_str(t, C_COLUMN, r, v->sqlname);
+            tl_table_set_str(t, C_TYPE, r, sql_type(v->ref.def->type));
+            tl_table_set_str(t, C_HIDDEN, r, v->hidden ? "yes" : "no");
+            tl_table_set_str(t, C_ALIAS, r, v->alias_of ? v->alias_of : "");
+            const char *doc = v->ref.def->doc;
+            if (v->ref.def->src == AQ_S_LABEL) doc = "user label (ingest --label, tracelens label)";
+            else if (&c.meta_def == v->ref.def) doc = "the trace's top-level metadata (JSON text)";
+            tl_table_set_str(t, C_DOC, r, doc ? doc : "");
+        }
+        tl_vec_free(&cols);
+    }
+    tl_arena_free(&a);
+    aq_catalog_free(&c.cat);
+    tl_reader_close(c.r);
+    *out = t;
+    return TL_OK;
+}
+
 /* ---- connection ---------------------------------------------------------- */
 int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp, tl_err *err)
 {
@@ -928,6 +997,7 @@ int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp,
     }
     ctx_unref(c);
     read_only(db);
+    strict_quotes(db);
     SQ.sqlite3_create_function(db, "regexp", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL, fn_regexp, NULL, NULL);
     *dbp = db;
     return TL_OK;

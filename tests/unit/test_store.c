@@ -1,6 +1,6 @@
 /* test_store.c — the store on its own: chunk encodings round-trip (raw,
  * LZ4, narrowed int64), blobs,
- * catalog, id prefixes, delete, map growth from a tiny map, appending one
+ * catalog, its in-place edit, id prefixes, delete, map growth from a tiny map, appending one
  * writer's chunks to another's, and the schema version check. */
 #include "tests/unit/tl_test.h"
 #include "store/store.h"
@@ -146,6 +146,41 @@ static void test_for(tl_store *s)
     tl_reader_close(r);
 }
 
+static char *edit_to_labelled(void *ctx, const char *json, tl_err *err)
+{
+    (void)err;
+    CHECK_EQ_S(json, "{\"events\":10,\"format\":\"test\"}");
+    return tl_xstrdup((const char *)ctx);
+}
+
+static char *edit_refused(void *ctx, const char *json, tl_err *err)
+{
+    (void)ctx; (void)json;
+    tl_errf(err, TL_EUSAGE, "refused");
+    return NULL;
+}
+
+/* tl_store_edit_catalog: the record changes (checksum valid), the columns
+ * stay, a refused edit or an unknown id writes nothing. */
+static void test_edit_catalog(tl_store *s)
+{
+    tl_err err = {0};
+    const char *want = "{\"labels\":{\"bs\":\"8\"},\"events\":10,\"format\":\"test\"}";
+    CHECK_EQ_I(tl_store_edit_catalog(s, 0x1234000000000001ULL, edit_to_labelled, (void *)want, &err), 0);
+    CHECK_EQ_I(tl_store_edit_catalog(s, 0x1234000000000001ULL, edit_refused, NULL, &err), TL_EUSAGE);
+    CHECK_EQ_I(tl_store_edit_catalog(s, 0x77, edit_refused, NULL, &err), TL_ENOTFOUND);
+    tl_reader *r;
+    CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
+    const char *json;
+    CHECK_EQ_I(tl_reader_catalog(r, 0x1234000000000001ULL, &json, &err), 0);
+    CHECK_EQ_S(json, want);
+    tl_colview v;
+    CHECK_EQ_I(tl_reader_column(r, 0x1234000000000001ULL, "events", "ts", &v, &err), 0);
+    CHECK_EQ_I(v.n, 10);
+    tl_reader_close(r);
+    CHECK_EQ_I(tl_store_check(s, 0, NULL, NULL, &err), 0);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "/tmp/tl_test_store_%d", (int)getpid());
@@ -159,6 +194,7 @@ int main(void)
     CHECK_EQ_I(tl_store_open(dir, &s, &err), 0);
     write_trace(s, 0x1234567890abcdefULL, 300000); /* 5 chunks of ts, > map size */
     write_trace(s, 0x1234000000000001ULL, 10);
+    test_edit_catalog(s);
     test_append(s);
     test_for(s);
     /* same id again: refused, nothing written */

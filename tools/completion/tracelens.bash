@@ -1,5 +1,6 @@
 # bash completion for tracelens: commands, then each command's flags, both
-# read from the program's own --help (so they follow the installed version).
+# read from the program's own --help (so they follow the installed version),
+# and the values of --units.
 _tracelens()
 {
     local cur="${COMP_WORDS[COMP_CWORD]}" cmd="" i
@@ -14,6 +15,10 @@ _tracelens()
         local cmds
         cmds=$("${COMP_WORDS[0]}" --help 2>/dev/null | awk '/^Commands:/{on=1; next} on && /^  [a-z]/{print $1} on && /^$/{on=0}')
         COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+        return
+    fi
+    if [[ "${COMP_WORDS[COMP_CWORD-1]}" == --units ]]; then
+        COMPREPLY=($(compgen -W "ns us µs ms s" -- "$cur"))
         return
     fi
     if [[ "$cur" == -* ]]; then
