@@ -1,7 +1,7 @@
 /* xlsx_overview.c — the native charts of workbooks whose command draws
- * none of its own (rocprofv3, JAX, collective, corpus, compare): chosen by
- * sheet name and column names, so any report with such a sheet gets them.
- * Each chart sits beside the table it plots. */
+ * none of its own (rocprofv3 and its Perfetto form, JAX, collective,
+ * corpus, compare): chosen by sheet name and column names, so any report
+ * with such a sheet gets them. Each chart sits beside the table it plots. */
 #include "report/report.h"
 
 #include <string.h>
@@ -26,6 +26,14 @@ static const bar_rule BARS[] = {
     {"straggler_summary", "rank", "total_wait_time_us", "Collective wait per rank (µs)", "µs", TL_CHART_COLUMN, 256},
     {"nccl_summary_implicit_sync", "Collective name", "comm_latency_mean", "Mean latency per collective (µs)", "µs",
      TL_CHART_BAR, 30},
+    /* the rocprofv3 Perfetto (pftrace) reports */
+    {"category_summary", "Category", "Total runtime (ms)", "GPU time by kernel category (ms)", "ms", TL_CHART_BAR,
+     30},
+    {"kernel_summary", "Name", "Time %", "Top kernels: share of GPU kernel time (%)", "%", TL_CHART_BAR, 20},
+    {"hip_summary", "Name", "Time %", "Top HIP API calls: share of API time (%)", "%", TL_CHART_BAR, 20},
+    {"api_kernel_summary", "API Name", "Count", "Kernel launches per HIP API call site", "calls", TL_CHART_BAR, 20},
+    {"memory_copy_by_copy_bytes", "copy_bytes", "count", "Memory copies by size (bytes)", "copies", TL_CHART_BAR,
+     30},
 };
 #define NBARS (sizeof BARS / sizeof *BARS)
 

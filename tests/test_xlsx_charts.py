@@ -2,8 +2,9 @@
 """test_xlsx_charts.py — every workbook kind carries native charts: the
 rocprofv3 report (the in-repo MI300 slice), the multi-rank collective
 report (a generated 4-rank corpus), the compare workbook (two in-repo
-reference folders, one series per report) and, with ../shared/data, the
-JAX report. Per workbook: it opens with openpyxl; it has chart parts; every
+reference folders, one series per report), the three rocprofv3 Perfetto
+reports (the reference's test inputs) and, with ../shared/data, the JAX
+report. Per workbook: it opens with openpyxl; it has chart parts; every
 series range names a sheet of the workbook and rows inside it; every
 series and pie slice has its own colour (LibreOffice draws none without).
 
@@ -81,6 +82,21 @@ def main():
         with zipfile.ZipFile(out) as z:
             side = [z.read(n).decode() for n in z.namelist() if n.startswith("xl/charts/chart")]
         check(any(c.count("<c:ser>") == 2 and "<c:legend>" in c for c in side), "compare: two series with a legend")
+
+        # the rocprofv3 Perfetto reports, on the reference's own test inputs
+        pf = os.path.join(HERE, "golden", "pftrace", "inputs")
+        for cmd, trace, titles in [
+                ("hip_activity", "fixture_rich.json", ["GPU time by kernel category (ms)",
+                                                       "Top kernels: share of GPU kernel time (%)",
+                                                       "Top HIP API calls: share of API time (%)"]),
+                ("hip_api", "hip_api_minimal.json", ["Kernel launches per HIP API call site"]),
+                ("memory_copy", "memory_copy_events.json", ["Memory copies by size (bytes)"])]:
+            out = os.path.join(tmp, f"pftrace_{cmd}.xlsx")
+            r = subprocess.run([os.path.join(build, "TraceLens_generate_perf_report_pftrace_" + cmd), "--trace_path",
+                                os.path.join(pf, trace), "--output_xlsx_path", out], capture_output=True, text=True,
+                               env=env)
+            check(r.returncode == 0, f"pftrace {cmd}: {r.stderr[-300:]}")
+            check_workbook(out, f"pftrace {cmd}", titles)
 
         data = os.environ.get("TL_SHARED_DATA") or os.path.join(HERE, "..", "..", "shared", "data")
         jax = sorted(os.path.join(d, f) for d, _, fs in os.walk(os.path.join(data, "jax")) for f in fs
