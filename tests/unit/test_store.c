@@ -1,7 +1,8 @@
 /* test_store.c — the store on its own: chunk encodings round-trip (raw,
  * LZ4, narrowed int64), blobs,
  * catalog, its in-place edit, id prefixes, delete, map growth from a tiny map, appending one
- * writer's chunks to another's, and the schema version check. */
+ * writer's chunks to another's, a trace large enough to be spilled and
+ * written in several transactions, and the schema version check. */
 #include "tests/unit/tl_test.h"
 #include "store/store.h"
 
@@ -33,6 +34,48 @@ static void write_trace(tl_store *s, uint64_t id, uint64_t n)
     tl_wtrace_free(w);
     free(ts);
     free(k);
+}
+
+static uint64_t noise(uint64_t i) { return tl_mix64(i * 0x9e3779b97f4a7c15ULL + 1); }
+
+/* A trace of ~52 MB of incompressible chunks: values past 32 MiB go to the
+ * spill file (in the second writer, read back by append, and in the
+ * first), the write takes two transactions with the catalog record in the
+ * last, and the store reads back every value and checks clean. */
+static void test_spill(tl_store *s)
+{
+    const uint64_t id = 0x7777000000000009ULL;
+    const uint64_t na = 2000000, nb = 4500000; /* int64 rows: 16 and 36 MB */
+    tl_wtrace *a = tl_wtrace_new(0), *b = tl_wtrace_new(0);
+    tl_wtrace_start_worker(a);
+    tl_wtrace_start_worker(b);
+    int64_t *v = malloc((na + nb) * sizeof *v);
+    for (uint64_t i = 0; i < na + nb; i++) v[i] = (int64_t)noise(i);
+    tl_wtrace_put_column(a, "events", "ts", TL_CT_I64, v, na);
+    tl_wtrace_put_column(b, "events", "ts", TL_CT_I64, v + na, nb);
+    tl_wtrace_append(a, b);
+    tl_wtrace_free(b);
+    tl_wtrace_set_catalog(a, "{\"format\":\"test\"}");
+    tl_wtrace_set_id(a, id);
+    free(v);
+    CHECK(tl_wtrace_bytes(a) > (48u << 20));
+    tl_err err = {0};
+    int rc = tl_store_write(s, a, &err);
+    if (rc) fprintf(stderr, "write: %s\n", err.msg);
+    CHECK_EQ_I(rc, 0);
+    CHECK_EQ_I(tl_store_write(s, a, &err), TL_EEXIST);
+    tl_wtrace_free(a);
+    tl_reader *r;
+    CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
+    tl_colview c;
+    CHECK_EQ_I(tl_reader_column(r, id, "events", "ts", &c, &err), 0);
+    CHECK_EQ_I(c.n, na + nb);
+    int ok = c.n == na + nb;
+    for (uint64_t i = 0; ok && i < c.n; i++) ok = ((const int64_t *)c.data)[i] == (int64_t)noise(i);
+    CHECK(ok);
+    tl_reader_close(r);
+    CHECK_EQ_I(tl_store_check(s, 0, NULL, NULL, &err), 0);
+    CHECK_EQ_I(tl_store_delete(s, id, &err), 0);
 }
 
 /* tl_wtrace_append: a second writer's chunks follow the first's, per
@@ -196,6 +239,7 @@ int main(void)
     write_trace(s, 0x1234000000000001ULL, 10);
     test_edit_catalog(s);
     test_append(s);
+    test_spill(s);
     test_for(s);
     /* same id again: refused, nothing written */
     tl_wtrace *w = tl_wtrace_new(0x1234567890abcdefULL);
