@@ -2,9 +2,11 @@
  * LZ4, narrowed int64), blobs,
  * catalog, its in-place edit, id prefixes, delete, map growth from a tiny map, appending one
  * writer's chunks to another's, a trace large enough to be spilled and
- * written in several transactions, and the schema version check. */
+ * written in several transactions (and rewritten over chunks an
+ * interrupted write left), and the schema version check. */
 #include "tests/unit/tl_test.h"
 #include "store/store.h"
+#include "store/store_internal.h" /* to delete a catalog record alone */
 
 #include <stdlib.h>
 #include <string.h>
@@ -38,14 +40,11 @@ static void write_trace(tl_store *s, uint64_t id, uint64_t n)
 
 static uint64_t noise(uint64_t i) { return tl_mix64(i * 0x9e3779b97f4a7c15ULL + 1); }
 
-/* A trace of ~52 MB of incompressible chunks: values past 32 MiB go to the
- * spill file (in the second writer, read back by append, and in the
- * first), the write takes two transactions with the catalog record in the
- * last, and the store reads back every value and checks clean. */
-static void test_spill(tl_store *s)
+/* A writer of ~52 MB of incompressible chunks: values past 32 MiB go to
+ * the spill file, in the second writer (read back by append) and in the
+ * first. */
+static tl_wtrace *big_trace(uint64_t id, uint64_t na, uint64_t nb)
 {
-    const uint64_t id = 0x7777000000000009ULL;
-    const uint64_t na = 2000000, nb = 4500000; /* int64 rows: 16 and 36 MB */
     tl_wtrace *a = tl_wtrace_new(0), *b = tl_wtrace_new(0);
     tl_wtrace_start_worker(a);
     tl_wtrace_start_worker(b);
@@ -58,6 +57,31 @@ static void test_spill(tl_store *s)
     tl_wtrace_set_catalog(a, "{\"format\":\"test\"}");
     tl_wtrace_set_id(a, id);
     free(v);
+    return a;
+}
+
+static int drop_record(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    (void)err;
+    unsigned char k[8];
+    uint64_t id = *(const uint64_t *)ctx;
+    for (int i = 0; i < 8; i++) k[i] = (unsigned char)(id >> (56 - 8 * i));
+    MDB_val key = {8, k};
+    return mdb_del(txn, s->catalog, &key, NULL);
+}
+
+static void count_findings(void *ctx, const tl_check_finding *f) { *(int *)ctx += !f->ok; }
+
+/* The big trace is written in two transactions with the catalog record
+ * in the last, reads back every value and checks clean; a second write
+ * is TL_EEXIST. Chunks left without their record (an ingest killed
+ * between the transactions) are reported by check, and the next write
+ * of the same trace replaces them. */
+static void test_spill(tl_store *s)
+{
+    uint64_t id = 0x7777000000000009ULL;
+    const uint64_t na = 2000000, nb = 4500000; /* int64 rows: 16 and 36 MB */
+    tl_wtrace *a = big_trace(id, na, nb);
     CHECK(tl_wtrace_bytes(a) > (48u << 20));
     tl_err err = {0};
     int rc = tl_store_write(s, a, &err);
@@ -74,7 +98,19 @@ static void test_spill(tl_store *s)
     for (uint64_t i = 0; ok && i < c.n; i++) ok = ((const int64_t *)c.data)[i] == (int64_t)noise(i);
     CHECK(ok);
     tl_reader_close(r);
-    CHECK_EQ_I(tl_store_check(s, 0, NULL, NULL, &err), 0);
+    int bad = 0;
+    CHECK_EQ_I(tl_store_check(s, 0, count_findings, &bad, &err), 0);
+    CHECK_EQ_I(bad, 0);
+
+    CHECK_EQ_I(tl_store_with_write_txn(s, drop_record, &id, &err), 0);
+    CHECK(tl_store_check(s, 0, count_findings, &bad, &err) != 0);
+    CHECK_EQ_I(bad, 1);
+    a = big_trace(id, na, nb);
+    CHECK_EQ_I(tl_store_write(s, a, &err), 0);
+    tl_wtrace_free(a);
+    bad = 0;
+    CHECK_EQ_I(tl_store_check(s, 0, count_findings, &bad, &err), 0);
+    CHECK_EQ_I(bad, 0);
     CHECK_EQ_I(tl_store_delete(s, id, &err), 0);
 }
 
