@@ -68,6 +68,8 @@ struct tl_build {
     tl_imap long_dur;
     tl_imap thread_ids;       /* thread_key -> thread index */
     size_t nthreads;
+    uint64_t last_thread_key; /* the thread tl_build_thread returned last */
+    uint32_t last_thread;
     TL_VEC(uint8_t) name_cls; /* per name id: 0 not classified yet, else CLS_KNOWN | CLS_* */
     TL_VEC(uint8_t) cat_ac2g; /* per flow category id: 0 not tested, 1 no, 2 "ac2g" */
     /* the rows with a link value (§3.3): correlation, External id, or

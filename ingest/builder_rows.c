@@ -99,10 +99,14 @@ static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
 
 uint32_t tl_build_thread(tl_build *b, int64_t pid, int64_t tid, uint8_t idflags)
 {
+    uint64_t key = thread_key(pid, tid, idflags);
+    if (b->nthreads && key == b->last_thread_key) return b->last_thread; /* runs of one thread are common */
     int isnew;
-    size_t *slot = tl_imap_put(&b->thread_ids, thread_key(pid, tid, idflags), &isnew);
+    size_t *slot = tl_imap_put(&b->thread_ids, key, &isnew);
     if (isnew) *slot = b->nthreads++;
-    return (uint32_t)*slot;
+    b->last_thread_key = key;
+    b->last_thread = (uint32_t)*slot;
+    return b->last_thread;
 }
 
 static int has_launch(const char *s, size_t n)
