@@ -57,7 +57,7 @@ struct tl_build {
     /* The main builder's stored event and flow columns, a chunk of
      * TL_CHUNK_ROWS rows at a time (builder_rows.c), and what the tree
      * build needs of each row, in compact form: */
-    cold_col hot[HOT_N], fhot[FHOT_N];
+    cold_col hot[HOT_N], fhot[FHOT_N]; /* hot[0].n, fhot[0].n: rows in the chunk */
     TL_VEC(uint8_t) cls;      /* kind | CLS_* flags of the name */
     TL_VEC(uint32_t) thr;     /* thread index of (pid, tid, idflags) */
     /* ts and dur, which the host nesting reads (tl_build_tree frees them):

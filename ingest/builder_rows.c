@@ -67,21 +67,16 @@ void tl_build_times_free(tl_build *b)
     memset(&b->long_dur, 0, sizeof b->long_dur);
 }
 
-/* Sets row `at` of a chunk buffer. */
-static inline void put_val(cold_col *c, const void *v)
-{
-    size_t es = tl_ctype_size(c->type);
-    memcpy(c->buf + (size_t)c->n * es, v, es);
-    c->n++;
-}
+/* Row r of a chunk buffer of type T. */
+#define AT(cols, i, T, r) (((T *)(cols)[i].buf)[r])
 
+/* Encodes a set of chunk buffers; cols[0].n counts the rows of all. */
 static void flush_set(tl_build *b, cold_col *cols, int n, const char *table)
 {
-    if (!cols[0].n) return;
-    for (int i = 0; i < n; i++) {
-        tl_wtrace_put_chunk(b->w, table, cols[i].name, cols[i].type, cols[i].buf, cols[i].n);
-        cols[i].n = 0;
-    }
+    uint32_t rows = cols[0].n;
+    if (!rows) return;
+    for (int i = 0; i < n; i++) tl_wtrace_put_chunk(b->w, table, cols[i].name, cols[i].type, cols[i].buf, rows);
+    cols[0].n = 0;
 }
 
 void tl_build_rows_seal(tl_build *b)
@@ -121,6 +116,7 @@ static int is_lit(const char *s, size_t n, const char *lit) { return n == strlen
 /* The CLS_* flags of name id `name`, classified once per id. */
 static uint8_t name_flags(tl_build *b, uint32_t name)
 {
+    if (name < b->name_cls.n && b->name_cls.v[name]) return (uint8_t)(b->name_cls.v[name] & ~CLS_KNOWN);
     while (b->name_cls.n <= name) tl_vec_push(&b->name_cls, 0);
     uint8_t f = b->name_cls.v[name];
     if (!f) {
@@ -183,11 +179,19 @@ void tl_build_add_row(tl_build *b, uint32_t uid, int64_t ts, int64_t dur, uint32
                       int64_t pid, int64_t tid, uint8_t idflags, int64_t corr, int64_t ext_id)
 {
     cold_col *h = b->hot;
-    put_val(&h[HOT_UID], &uid); put_val(&h[HOT_TS], &ts); put_val(&h[HOT_DUR], &dur);
-    put_val(&h[HOT_NAME], &name); put_val(&h[HOT_CAT], &cat); put_val(&h[HOT_KIND], &kind);
-    put_val(&h[HOT_PID], &pid); put_val(&h[HOT_TID], &tid); put_val(&h[HOT_IDFLAGS], &idflags);
-    put_val(&h[HOT_CORR], &corr); put_val(&h[HOT_EXTID], &ext_id);
-    if (h[0].n == TL_CHUNK_ROWS) flush_set(b, b->hot, HOT_N, TL_T_EVENTS);
+    uint32_t r = h[0].n;
+    AT(h, HOT_UID, uint32_t, r) = uid;
+    AT(h, HOT_TS, int64_t, r) = ts;
+    AT(h, HOT_DUR, int64_t, r) = dur;
+    AT(h, HOT_NAME, uint32_t, r) = name;
+    AT(h, HOT_CAT, uint32_t, r) = cat;
+    AT(h, HOT_KIND, uint8_t, r) = kind;
+    AT(h, HOT_PID, int64_t, r) = pid;
+    AT(h, HOT_TID, int64_t, r) = tid;
+    AT(h, HOT_IDFLAGS, uint8_t, r) = idflags;
+    AT(h, HOT_CORR, int64_t, r) = corr;
+    AT(h, HOT_EXTID, int64_t, r) = ext_id;
+    if (++h[0].n == TL_CHUNK_ROWS) flush_set(b, b->hot, HOT_N, TL_T_EVENTS);
 
     uint8_t cls = (uint8_t)((kind & CLS_KIND) | name_flags(b, name));
     tl_vec_push(&b->cls, cls);
@@ -221,10 +225,17 @@ void tl_build_add_flow(tl_build *b, uint32_t uid, uint8_t ph, uint32_t cat, uint
                        int64_t tid, uint8_t idflags, int64_t ts)
 {
     cold_col *f = b->fhot;
-    put_val(&f[FHOT_UID], &uid); put_val(&f[FHOT_PH], &ph); put_val(&f[FHOT_CAT], &cat);
-    put_val(&f[FHOT_NAME], &name); put_val(&f[FHOT_ID], &id); put_val(&f[FHOT_PID], &pid);
-    put_val(&f[FHOT_TID], &tid); put_val(&f[FHOT_IDFLAGS], &idflags); put_val(&f[FHOT_TS], &ts);
-    if (f[0].n == TL_CHUNK_ROWS) flush_set(b, b->fhot, FHOT_N, TL_T_FLOWS);
+    uint32_t r = f[0].n;
+    AT(f, FHOT_UID, uint32_t, r) = uid;
+    AT(f, FHOT_PH, uint8_t, r) = ph;
+    AT(f, FHOT_CAT, uint32_t, r) = cat;
+    AT(f, FHOT_NAME, uint32_t, r) = name;
+    AT(f, FHOT_ID, int64_t, r) = id;
+    AT(f, FHOT_PID, int64_t, r) = pid;
+    AT(f, FHOT_TID, int64_t, r) = tid;
+    AT(f, FHOT_IDFLAGS, uint8_t, r) = idflags;
+    AT(f, FHOT_TS, int64_t, r) = ts;
+    if (++f[0].n == TL_CHUNK_ROWS) flush_set(b, b->fhot, FHOT_N, TL_T_FLOWS);
     if ((ph == 's' || ph == 'f') && is_ac2g(b, cat)) {
         tl_vec_push(&b->a_id, id);
         tl_vec_push(&b->a_thr, tl_build_thread(b, pid, tid, idflags));

@@ -798,7 +798,10 @@ int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
         w->wpos = w->wnext;
         if (several) drop_map_pages(s);
     } while (w->wpos < w->chunks.n);
-    if (rc == TL_ESTORE && w->free_as_written)
+    if (rc == TL_ESTORE && w->wpos > 0)
+        tl_err_prefix(err, "the trace was not stored (the chunks written so far are listed nowhere: "
+                           "tracelens check --repair removes them, the next ingest of it replaces them)");
+    else if (rc == TL_ESTORE && w->free_as_written)
         tl_err_prefix(err, "nothing was written; run the ingest again");
     return rc;
 }
