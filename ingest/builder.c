@@ -39,6 +39,7 @@ tl_build *tl_build_new(void)
     tl_vec_push(&b->args.off, 0);
     tl_vec_push(&b->m_args.off, 0);
     tl_vec_push(&b->sel_args.off, 0);
+    tl_build_rows_init(b);
     b->w = tl_wtrace_new(0);
     tl_wtrace_start_worker(b->w);
     /* id 0: absent; id 1: "" */
@@ -61,34 +62,6 @@ void tl_build_free(tl_build *b)
 void tl_build_set_format(tl_build *b, const char *format)
 {
     snprintf(b->format, sizeof b->format, "%s", format);
-}
-
-uint32_t tl_build_str(tl_build *b, const char *s, size_t n)
-{
-    uint64_t h = tl_hash64(s, n, 0);
-    size_t i = tl_hidx_home(&b->hidx, h);
-    for (; b->hidx.ids[i]; i = tl_hidx_next(&b->hidx, i)) {
-        if (b->hidx.hashes[i] != h) continue;
-        uint32_t id = b->hidx.ids[i] - 1;
-        uint64_t off = b->soff.v[id];
-        uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
-        if (end - off - 1 == n && memcmp(b->sbytes.p + off, s, n) == 0) return id;
-    }
-    uint32_t id = (uint32_t)b->soff.n;
-    tl_vec_push(&b->soff, b->sbytes.n);
-    tl_buf_append(&b->sbytes, s, n);
-    tl_buf_putc(&b->sbytes, 0);
-    tl_hidx_set(&b->hidx, i, h, id);
-    return id;
-}
-
-const char *tl_build_strget(const tl_build *b, uint32_t id, size_t *len)
-{
-    if (id >= b->soff.n) { if (len) *len = 0; return ""; }
-    uint64_t off = b->soff.v[id];
-    uint64_t end = (size_t)id + 1 < b->soff.n ? b->soff.v[id + 1] : b->sbytes.n;
-    if (len) *len = (size_t)(end - off - 1);
-    return b->sbytes.p + off;
 }
 
 void tl_blob_add(blob_acc *a, const char *s, size_t n)
@@ -233,18 +206,24 @@ void tl_build_event(tl_build *b, const tl_ev_in *e)
         tl_vec_push(&b->sub_ts, e->ts_us != 0 ? e->ts_us : tl_ns_us(e->ts));
         tl_vec_push(&b->sub_dur, e->dur_us != 0 ? e->dur_us : tl_ns_us(e->dur));
     }
-    tl_vec_push(&b->uid, e->uid);
-    tl_vec_push(&b->ts, e->ts);
-    tl_vec_push(&b->dur, e->dur);
-    tl_vec_push(&b->name, e->name);
-    tl_vec_push(&b->cat, e->cat);
-    tl_vec_push(&b->kind, e->kind);
-    tl_vec_push(&b->pid, e->pid);
-    tl_vec_push(&b->tid, e->tid);
-    tl_vec_push(&b->idflags, (uint8_t)((e->pid_is_str ? 1 : 0) | (e->tid_is_str ? 2 : 0)));
-    tl_vec_push(&b->corr, e->corr);
-    tl_vec_push(&b->ext_id, e->ext_id);
-    b->n++;
+    uint8_t idflags = (uint8_t)((e->pid_is_str ? 1 : 0) | (e->tid_is_str ? 2 : 0));
+    if (b->shard) {
+        tl_vec_push(&b->uid, e->uid);
+        tl_vec_push(&b->ts, e->ts);
+        tl_vec_push(&b->dur, e->dur);
+        tl_vec_push(&b->name, e->name);
+        tl_vec_push(&b->cat, e->cat);
+        tl_vec_push(&b->kind, e->kind);
+        tl_vec_push(&b->pid, e->pid);
+        tl_vec_push(&b->tid, e->tid);
+        tl_vec_push(&b->idflags, idflags);
+        tl_vec_push(&b->corr, e->corr);
+        tl_vec_push(&b->ext_id, e->ext_id);
+        b->n++;
+    } else {
+        tl_build_add_row(b, e->uid, e->ts, e->dur, e->name, e->cat, e->kind, e->pid, e->tid, idflags, e->corr,
+                         e->ext_id);
+    }
 
     int64_t i64s[4] = {e->stream, e->device, e->seq, e->fwd_tid};
     uint32_t u32s[6] = {e->in_dims, e->in_type, e->in_strides, e->concrete, e->grid, e->block};
@@ -268,6 +247,11 @@ void tl_build_event(tl_build *b, const tl_ev_in *e)
 void tl_build_flow(tl_build *b, uint32_t uid, char ph, uint32_t cat, uint32_t name, int64_t id,
                    int64_t pid, int64_t tid, uint8_t pid_is_str, uint8_t tid_is_str, int64_t ts)
 {
+    if (!b->shard) {
+        tl_build_add_flow(b, uid, (uint8_t)ph, cat, name, id, pid, tid,
+                          (uint8_t)((pid_is_str ? 1 : 0) | (tid_is_str ? 2 : 0)), ts);
+        return;
+    }
     tl_vec_push(&b->f_uid, uid);
     tl_vec_push(&b->f_ph, (uint8_t)ph);
     tl_vec_push(&b->f_cat, cat);
@@ -334,6 +318,7 @@ static void drop_rows(tl_build *b)
     tl_vec_free(&b->uid); tl_vec_free(&b->ts); tl_vec_free(&b->dur); tl_vec_free(&b->name);
     tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
     tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);
+    tl_build_rows_free(b);
     for (int i = 0; i < COLD_N; i++) {
         free(b->cold[i].buf);
         b->cold[i].buf = NULL;
@@ -357,17 +342,13 @@ static void drop_rows(tl_build *b)
 
 int tl_build_check_times(const tl_build *b, const char *path, tl_err *err)
 {
-    int64_t first = INT64_MAX, last = INT64_MIN, end, span;
-    for (size_t i = 0; i < b->n; i++) {
-        if (tl_time_end(b->ts.v[i], b->dur.v[i], &end))
-            return tl_errf(err, TL_EFORMAT, "%s: event %zu: start %lld ns + duration %lld ns is out of range",
-                           path, i, (long long)b->ts.v[i], (long long)b->dur.v[i]);
-        if (b->ts.v[i] < first) first = b->ts.v[i];
-        if (end > last) last = end;
-    }
-    if (b->n && __builtin_sub_overflow(last, first, &span))
+    int64_t span;
+    if (b->bad_row != SIZE_MAX)
+        return tl_errf(err, TL_EFORMAT, "%s: event %zu: start %lld ns + duration %lld ns is out of range",
+                       path, b->bad_row, (long long)b->bad_ts, (long long)b->bad_dur);
+    if (b->n && __builtin_sub_overflow(b->ts_max, b->ts_min, &span))
         return tl_errf(err, TL_EFORMAT, "%s: the trace spans from %lld ns to %lld ns, out of the int64 ns range",
-                       path, (long long)first, (long long)last);
+                       path, (long long)b->ts_min, (long long)b->ts_max);
     return 0;
 }
 
@@ -380,42 +361,18 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
     flush_args(b);
     flush_sel(b);
     size_t n = b->n;
-    if (n) {
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_UID, TL_CT_U32, b->uid.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_TS, TL_CT_I64, b->ts.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_DUR, TL_CT_I64, b->dur.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_NAME, TL_CT_U32, b->name.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_CAT, TL_CT_U32, b->cat.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_KIND, TL_CT_U8, b->kind.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PID, TL_CT_I64, b->pid.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_TID, TL_CT_I64, b->tid.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_IDFLAGS, TL_CT_U8, b->idflags.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_CORR, TL_CT_I64, b->corr.v, n);
-        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_EXTID, TL_CT_I64, b->ext_id.v, n);
-        if (b->parent) {
-            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT, TL_CT_I32, b->parent, n);
-            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT_PY, TL_CT_I32, b->parent_py, n);
-            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LAUNCHER, TL_CT_I32, b->launcher, n);
-            tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LINKED, TL_CT_U8, b->linked, n);
-        }
+    tl_build_rows_seal(b);
+    if (n && b->parent) {
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT, TL_CT_I32, b->parent, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_PARENT_PY, TL_CT_I32, b->parent_py, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LAUNCHER, TL_CT_I32, b->launcher, n);
+        tl_wtrace_put_column(w, TL_T_EVENTS, TL_C_LINKED, TL_CT_U8, b->linked, n);
     }
     if (b->sub_row.n) {
         size_t m = b->sub_row.n;
         tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_ROW, TL_CT_U32, b->sub_row.v, m);
         tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_TS_US, TL_CT_F64, b->sub_ts.v, m);
         tl_wtrace_put_column(w, TL_T_SUB_NS, TL_C_DUR_US, TL_CT_F64, b->sub_dur.v, m);
-    }
-    if (b->nflows) {
-        size_t m = b->nflows;
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_UID, TL_CT_U32, b->f_uid.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_F_PH, TL_CT_U8, b->f_ph.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_CAT, TL_CT_U32, b->f_cat.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_NAME, TL_CT_U32, b->f_name.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_F_ID, TL_CT_I64, b->f_id.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_PID, TL_CT_I64, b->f_pid.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_TID, TL_CT_I64, b->f_tid.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_IDFLAGS, TL_CT_U8, b->f_idflags.v, m);
-        tl_wtrace_put_column(w, TL_T_FLOWS, TL_C_TS, TL_CT_I64, b->f_ts.v, m);
     }
     if (b->nmeta) {
         size_t m = b->nmeta;
@@ -445,21 +402,9 @@ void tl_build_seal(tl_build *b, const tl_build_info *info)
     }
 
     /* catalog record */
-    uint64_t kinds[TL_K_COUNT] = {0};
-    int64_t ts_min = INT64_MAX, ts_max = INT64_MIN, g_min = INT64_MAX, g_max = INT64_MIN;
-    uint64_t ngpu = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint8_t k = b->kind.v[i];
-        kinds[k < TL_K_COUNT ? k : 0]++;
-        int64_t t0 = b->ts.v[i], t1 = t0 + b->dur.v[i];
-        if (t0 < ts_min) ts_min = t0;
-        if (t1 > ts_max) ts_max = t1;
-        if (tl_kind_is_gpu(k)) {
-            ngpu++;
-            if (t0 < g_min) g_min = t0;
-            if (t1 > g_max) g_max = t1;
-        }
-    }
+    const uint64_t *kinds = b->kinds;
+    int64_t ts_min = b->ts_min, ts_max = b->ts_max, g_min = b->g_min, g_max = b->g_max;
+    uint64_t ngpu = b->ngpu;
     char hex[17];
     tl_id_format(info->id, hex);
     tl_buf c = {0};

@@ -5,12 +5,14 @@
  * name, pid/tid, the raw args JSON text, and a few promoted args as typed
  * columns; plus flows (ph s/f), metadata events (ph M) and the top-level
  * metadata keys. The tree/link builder (tree.c) then fills the edge columns,
- * and tl_build_commit() writes everything to the store in one transaction.
+ * and tl_build_commit() writes everything to the store (store.h: one
+ * transaction, or several with the catalog record last for a large trace).
  *
- * Columns that the tree builder needs (ts, dur, name, kind, pid/tid, corr)
- * stay as plain arrays; all others are sealed into LZ4 chunks every
- * TL_CHUNK_ROWS rows while parsing, which keeps peak memory well below the
- * size of the JSON. */
+ * Every stored column is encoded into LZ4 chunks of TL_CHUNK_ROWS rows as
+ * rows arrive, and encoded chunks past 32 MiB wait in a spill file, so no
+ * column is held whole; the tree build keeps what it needs of each event
+ * in compact arrays (builder_rows.c, ~30 bytes an event), which bounds the
+ * ingest's memory well below the size of the JSON (docs/MEMORY.md). */
 #ifndef TL_BUILDER_H
 #define TL_BUILDER_H
 
@@ -107,11 +109,6 @@ int tl_build_check_times(const tl_build *b, const char *path, tl_err *err);
  * spec/pytorch-report.md §3-§4 (Kineto), or by correlation id alone for
  * formats without flows. Fills the edge columns. */
 int tl_build_tree(tl_build *b, tl_err *err);
-/* Threads the tree build may use: 0 (the default) two for large traces,
- * 1 only the calling one (corpus ingest, whose files already use the
- * cores: a second thread would only add the memory of both halves). */
-void tl_build_set_threads(tl_build *b, int n);
-
 /* Catalog fields a reader or the CLI knows. */
 typedef struct tl_build_info {
     uint64_t id;           /* content hash */

@@ -40,28 +40,16 @@ void tl_build_append(tl_build *b, tl_build *s, uint32_t uid_base)
     tl_build_flush_chunks(b);
     uint32_t row_base = (uint32_t)b->n;
 
-    /* Hot event columns, one at a time, each freed in the shard once
-     * copied: the two copies of a column coexist, not of all of them. */
-#define APPEND_COL(col, expr)                                      \
-    do {                                                           \
-        tl_vec_reserve(&b->col, s->n);                             \
-        for (size_t i = 0; i < s->n; i++) b->col.v[b->n + i] = (expr); \
-        b->col.n += s->n;                                          \
-        tl_vec_free(&s->col);                                      \
-    } while (0)
-    APPEND_COL(uid, s->uid.v[i] + uid_base);
-    APPEND_COL(ts, s->ts.v[i]);
-    APPEND_COL(dur, s->dur.v[i]);
-    APPEND_COL(name, map[s->name.v[i]]);
-    APPEND_COL(cat, map[s->cat.v[i]]);
-    APPEND_COL(kind, s->kind.v[i]);
-    APPEND_COL(pid, map_id(s->pid.v[i], s->idflags.v[i] & 1, map));
-    APPEND_COL(tid, map_id(s->tid.v[i], s->idflags.v[i] & 2, map));
-    APPEND_COL(idflags, s->idflags.v[i]);
-    APPEND_COL(corr, s->corr.v[i]);
-    APPEND_COL(ext_id, s->ext_id.v[i]);
-#undef APPEND_COL
-    b->n += s->n;
+    /* event rows, mapped, each column freed in the shard once added */
+    for (size_t i = 0; i < s->n; i++) {
+        uint8_t fl = s->idflags.v[i];
+        tl_build_add_row(b, s->uid.v[i] + uid_base, s->ts.v[i], s->dur.v[i], map[s->name.v[i]], map[s->cat.v[i]],
+                         s->kind.v[i], map_id(s->pid.v[i], fl & 1, map), map_id(s->tid.v[i], fl & 2, map), fl,
+                         s->corr.v[i], s->ext_id.v[i]);
+    }
+    tl_vec_free(&s->uid); tl_vec_free(&s->ts); tl_vec_free(&s->dur); tl_vec_free(&s->name); tl_vec_free(&s->cat);
+    tl_vec_free(&s->kind); tl_vec_free(&s->pid); tl_vec_free(&s->tid); tl_vec_free(&s->idflags);
+    tl_vec_free(&s->corr); tl_vec_free(&s->ext_id);
 
     /* the string-id cold columns, mapped, chunked into b's write (the
      * shard's other cold columns are in its own write, moved below) */

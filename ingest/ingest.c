@@ -105,7 +105,6 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
         return sniff_err.code;
     }
     tl_build *b = tl_build_new();
-    if (o) tl_build_set_threads(b, o->parse_threads);
     switch (f) {
     case TL_FMT_KINETO: rc = tl_read_kineto(src, path, b, err); break;
     case TL_FMT_ROCPROF: rc = tl_read_rocprof(src, path, b, err); break;

@@ -25,6 +25,10 @@
  * of parsing); TRACELENS_SPLIT_MIN overrides it (tests split small files). */
 #define MIN_PART_BYTES (32u << 20)
 #define MAX_SPLIT 16
+/* A part's rows are held whole until the main parser joins it, so a
+ * document larger than this is parsed on one thread: its memory then
+ * stays bounded (docs/MEMORY.md) at the cost of the parallel parse. */
+#define MAX_SPLIT_DOC ((size_t)2 << 30)
 
 typedef struct part {
     int src_part;        /* its tl_source_part_open number */
@@ -50,7 +54,7 @@ static int parts_for(kreader *k)
 {
     tl_json *j = k->j;
     /* the whole document must be in one window that never moves */
-    if (!k->src || !j->eof || j->base != 0) return 1;
+    if (!k->src || !j->eof || j->base != 0 || j->len > MAX_SPLIT_DOC) return 1;
     int n = tl_source_parts_allowed(k->src);
     if (n > MAX_SPLIT) n = MAX_SPLIT;
     size_t by_size = (j->len - j->pos) / min_part_bytes(k->src);

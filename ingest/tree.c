@@ -14,17 +14,8 @@
  * computed once (§3.2, §5.4). */
 #include "ingest/builder_internal.h"
 
-#include <ctype.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A (pid, tid) as one hashable value (string ids kept apart by flags). */
-static uint64_t thread_key(int64_t pid, int64_t tid, uint8_t flags)
-{
-    uint64_t h = tl_mix64((uint64_t)pid ^ 0x9e3779b97f4a7c15ULL);
-    return tl_mix64(h ^ (uint64_t)tid ^ ((uint64_t)(flags & 3) << 62));
-}
 
 /* Index of row e in the sub_ns rows (ascending), -1 when not there. */
 static ptrdiff_t sub_ns_index(const tl_build *b, uint32_t e)
@@ -46,34 +37,106 @@ static void times_us(const tl_build *b, uint32_t e, double *ts, double *dur)
         *ts = b->sub_ts.v[k];
         *dur = b->sub_dur.v[k];
     } else {
-        *ts = tl_ns_us(b->ts.v[e]);
-        *dur = tl_ns_us(b->dur.v[e]);
+        *ts = tl_ns_us(b->n_ts.v[e]);
+        *dur = tl_ns_us(tl_build_dur(b, e));
     }
 }
 
-/* Stable sort of rows by ts as the reference's µs doubles (times a few
- * ns apart tie at epoch scale and keep UID order). Without sub_ns rows,
- * rows in ns order are in that order too and are left as they are, and
- * below 2^43 µs, where distinct ns stay distinct doubles, the ns are the
- * key. */
+/* The sort key of a row's ts without sub_ns rows: below 2^43 µs (small),
+ * where distinct ns stay distinct doubles, the ns themselves, else the
+ * reference's µs double; both mapped to an order-preserving u64. */
+static inline uint64_t ts_key(const int64_t *ts, uint32_t row, int small)
+{
+    if (small) return (uint64_t)ts[row] ^ 0x8000000000000000ULL;
+    double d = tl_ns_us(ts[row]) + 0.0; /* -0.0 as 0.0 */
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | 0x8000000000000000ULL;
+}
+
+static int cmp_row(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* In-place MSD radix sort of rows by (ts_key - base), byte `shift` down,
+ * then rows of equal keys in row order: the order a stable sort of rows
+ * given in row order gives, without the copies of keys and rows an LSD
+ * radix sort takes (they would add 20 bytes per row of the largest
+ * thread to the ingest's peak). */
+static void msd_sort(const int64_t *ts, int small, uint64_t base, uint32_t *rows, size_t n, int shift)
+{
+#define DIGIT(r) ((size_t)(((ts_key(ts, (r), small) - base) >> shift) & 255))
+    if (n <= 32) { /* insertion sort by (key, row) */
+        for (size_t i = 1; i < n; i++) {
+            uint32_t r = rows[i];
+            uint64_t k = ts_key(ts, r, small);
+            size_t j = i;
+            for (; j > 0; j--) {
+                uint64_t kj = ts_key(ts, rows[j - 1], small);
+                if (kj < k || (kj == k && rows[j - 1] < r)) break;
+                rows[j] = rows[j - 1];
+            }
+            rows[j] = r;
+        }
+        return;
+    }
+    size_t count[256] = {0}, next[256], end[256];
+    for (size_t i = 0; i < n; i++) count[DIGIT(rows[i])]++;
+    size_t at = 0;
+    for (int d = 0; d < 256; d++) next[d] = at, at += count[d], end[d] = at;
+    for (int d = 0; d < 256; d++) {
+        while (next[d] < end[d]) { /* cycle the row at next[d] to its bucket */
+            uint32_t r = rows[next[d]];
+            size_t dd;
+            while ((dd = DIGIT(r)) != (size_t)d) {
+                uint32_t t = rows[next[dd]];
+                rows[next[dd]++] = r;
+                r = t;
+            }
+            rows[next[d]++] = r;
+        }
+    }
+#undef DIGIT
+    at = 0;
+    for (int d = 0; d < 256; at += count[d], d++) {
+        if (count[d] < 2) continue;
+        if (shift) msd_sort(ts, small, base, rows + at, count[d], shift - 8);
+        else qsort(rows + at, count[d], sizeof *rows, cmp_row); /* equal keys: row order */
+    }
+}
+
+/* Stable sort of rows (given in row order) by ts as the reference's µs
+ * doubles (times a few ns apart tie at epoch scale and keep UID order).
+ * Without sub_ns rows, rows in ns order are in that order too and are
+ * left as they are, and below 2^43 µs, where distinct ns stay distinct
+ * doubles, the ns are the key. */
 static void sort_by_ts(const tl_build *b, uint32_t *rows, size_t n)
 {
-    const int64_t *ts = b->ts.v;
+    const int64_t *ts = b->n_ts.v;
     const uint64_t lim = (uint64_t)1000 << 43; /* ns */
     int sorted = !b->sub_row.n, small = !b->sub_row.n;
     for (size_t i = 1; i < n && sorted; i++)
         if (ts[rows[i]] < ts[rows[i - 1]]) sorted = 0;
     if (sorted) return;
     for (size_t i = 0; i < n && small; i++) small = (uint64_t)ts[rows[i]] + lim < 2 * lim;
+    if (!b->sub_row.n) {
+        uint64_t mn = UINT64_MAX, mx = 0;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t k = ts_key(ts, rows[i], small);
+            if (k < mn) mn = k;
+            if (k > mx) mx = k;
+        }
+        if (mx == mn) return; /* all keys equal: stable order is the order */
+        int bits = 64 - __builtin_clzll(mx - mn);
+        msd_sort(ts, small, mn, rows, n, (bits - 1) / 8 * 8);
+        return;
+    }
     uint64_t *k = tl_xmalloc(n * sizeof *k);
     for (size_t i = 0; i < n; i++) {
-        if (small) {
-            k[i] = (uint64_t)ts[rows[i]] ^ 0x8000000000000000ULL; /* order-preserving */
-            continue;
-        }
         double d, dur;
-        if (b->sub_row.n) times_us(b, rows[i], &d, &dur);
-        else d = tl_ns_us(ts[rows[i]]);
+        times_us(b, rows[i], &d, &dur);
         d += 0.0; /* -0.0 as 0.0 */
         uint64_t u;
         memcpy(&u, &d, sizeof u);
@@ -81,22 +144,6 @@ static void sort_by_ts(const tl_build *b, uint32_t *rows, size_t n)
     }
     tl_radix_sort_rows(rows, k, n);
     free(k);
-}
-
-static int name_is(const tl_build *b, uint32_t id, const char *lit)
-{
-    size_t n;
-    const char *s = tl_build_strget(b, id, &n);
-    return n == strlen(lit) && memcmp(s, lit, n) == 0;
-}
-
-static int name_has_launch(const tl_build *b, uint32_t id)
-{
-    size_t n;
-    const char *s = tl_build_strget(b, id, &n);
-    for (size_t i = 0; i + 6 <= n; i++)
-        if (tolower((unsigned char)s[i]) == 'l' && strncasecmp(s + i, "launch", 6) == 0) return 1;
-    return 0;
 }
 
 /* One (pid, tid) stack of open events for the §4.2 nesting, each with
@@ -138,47 +185,26 @@ static void nest_one(nest_stack *S, uint32_t e, double ts, double te, int32_t *p
  * serves both trees. */
 static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
 {
-    size_t n = b->n;
-    uint32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
-    uint32_t *thr = tl_xmalloc((n ? n : 1) * sizeof *thr); /* thread index of rows[i] */
-    TL_VEC(size_t) count = {0};
-    tl_imap threads; /* thread_key -> thread index */
-    tl_imap_init(&threads, 64);
-    uint64_t last_key = 0;
-    int32_t last_t = -1;
-    size_t m = 0;
+    size_t n = b->n, nt = b->nthreads;
+    size_t *start = tl_xcalloc(nt + 1, sizeof *start);
     for (size_t i = 0; i < n; i++) {
-        uint8_t k = b->kind.v[i];
-        if (k != TL_K_CPU_OP && !tl_kind_is_runtime(k) && k != TL_K_PYTHON) continue;
-        uint64_t key = thread_key(b->pid.v[i], b->tid.v[i], b->idflags.v[i]);
-        if (last_t < 0 || key != last_key) { /* runs of one thread are common */
-            int isnew;
-            size_t *slot = tl_imap_put(&threads, key, &isnew);
-            if (isnew) {
-                *slot = count.n;
-                tl_vec_push(&count, (size_t)0);
-            }
-            last_t = (int32_t)*slot;
-            last_key = key;
-        }
-        count.v[last_t]++;
-        rows[m] = (uint32_t)i;
-        thr[m++] = (uint32_t)last_t;
+        uint8_t k = b->cls.v[i] & CLS_KIND;
+        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || k == TL_K_PYTHON) start[b->thr.v[i] + 1]++;
     }
-    tl_imap_free(&threads);
-
     /* stable bucketing by thread: start[t] .. start[t + 1] */
-    size_t *start = tl_xmalloc((count.n + 1) * sizeof *start);
-    start[0] = 0;
-    for (size_t t = 0; t < count.n; t++) start[t + 1] = start[t] + count.v[t];
+    for (size_t t = 0; t < nt; t++) start[t + 1] += start[t];
+    size_t m = start[nt];
     uint32_t *by_thread = tl_xmalloc((m ? m : 1) * sizeof *by_thread);
-    for (size_t t = 0; t < count.n; t++) count.v[t] = start[t];
-    for (size_t r = 0; r < m; r++) by_thread[count.v[thr[r]]++] = rows[r];
-    free(thr);
-    free(rows);
+    size_t *fill = tl_xmalloc((nt ? nt : 1) * sizeof *fill);
+    memcpy(fill, start, nt * sizeof *fill);
+    for (size_t i = 0; i < n; i++) {
+        uint8_t k = b->cls.v[i] & CLS_KIND;
+        if (k == TL_K_CPU_OP || tl_kind_is_runtime(k) || k == TL_K_PYTHON) by_thread[fill[b->thr.v[i]]++] = (uint32_t)i;
+    }
+    free(fill);
 
     nest_stack plain = {0}, py = {0};
-    for (size_t t = 0; t < count.n; t++) {
+    for (size_t t = 0; t < nt; t++) {
         uint32_t *tr = by_thread + start[t];
         size_t tn = start[t + 1] - start[t];
         sort_by_ts(b, tr, tn);
@@ -188,76 +214,34 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
             /* t_end = ts + dur in µs doubles, computed once (§3.2) */
             double ts, dur;
             if (b->sub_row.n) times_us(b, e, &ts, &dur);
-            else ts = tl_ns_us(b->ts.v[e]), dur = tl_ns_us(b->dur.v[e]);
+            else ts = tl_ns_us(b->n_ts.v[e]), dur = tl_ns_us(tl_build_dur(b, e));
             double te = ts + dur;
             nest_one(&py, e, ts, te, parent_py);
-            if (b->kind.v[e] != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);
+            if ((b->cls.v[e] & CLS_KIND) != TL_K_PYTHON) nest_one(&plain, e, ts, te, parent);
         }
     }
     tl_vec_free(&plain.st);
     tl_vec_free(&py.st);
-    tl_vec_free(&count);
     free(start);
     free(by_thread);
 }
 
-void tl_build_set_threads(tl_build *b, int n) { b->threads = n; }
+static void link_gpu(tl_build *b);
 
-static void *nest_thread(void *arg)
+/* §4.4 launcher attribution (default tree: python functions excluded).
+ * §5.1: communication kernels never get a launcher. */
+static void attribute_launchers(tl_build *b)
 {
-    tl_build *b = arg;
-    nest(b, b->parent, b->parent_py);
-    return NULL;
-}
-
-static void link_gpu(tl_build *b, uint32_t ac2g);
-
-int tl_build_tree(tl_build *b, tl_err *err)
-{
-    (void)err;
-    size_t n = b->n;
-    b->parent = tl_xmalloc((n ? n : 1) * sizeof *b->parent);
-    b->parent_py = tl_xmalloc((n ? n : 1) * sizeof *b->parent_py);
-    b->launcher = tl_xmalloc((n ? n : 1) * sizeof *b->launcher);
-    b->linked = tl_xcalloc(n ? n : 1, 1);
-    for (size_t i = 0; i < n; i++) b->parent[i] = b->parent_py[i] = b->launcher[i] = -1;
-    if (!n) return TL_OK;
-
-    /* The host nesting (§4.2) and the GPU linking (§4.3) write different
-     * rows of parent/parent_py (host events; GPU events) and otherwise only
-     * read the columns, so they run side by side; the names they intern
-     * are interned first (the dictionary is not shared safely). */
-    uint32_t ac2g = tl_build_str(b, "ac2g", 4);
-    uint32_t exec_id = tl_build_str(b, "execute", 7);
-    pthread_t th;
-    int threaded = 0;
-    if (strcmp(b->format, "kineto") == 0) {
-        threaded = n >= 16384 && b->threads != 1 && pthread_create(&th, NULL, nest_thread, b) == 0;
-        if (!threaded) nest(b, b->parent, b->parent_py);
-    }
-    link_gpu(b, ac2g);
-    if (threaded) pthread_join(th, NULL);
-
-    /* §4.4 launcher attribution (default tree: python functions excluded) */
-    /* §5.1: communication kernels never get a launcher; each distinct name
-     * is classified once (0 unknown, 1 no, 2 yes) */
-    uint8_t *comm = tl_xcalloc(b->soff.n + 1, 1);
-    for (size_t k = 0; k < n; k++) {
-        if (!tl_kind_is_gpu(b->kind.v[k]) || !b->linked[k]) continue;
-        uint32_t nm_id = b->name.v[k];
-        if (!comm[nm_id]) {
-            size_t nl;
-            const char *nm = tl_build_strget(b, nm_id, &nl);
-            comm[nm_id] = tl_is_comm_kernel_name(nm, nl) ? 2 : 1;
-        }
-        if (comm[nm_id] == 2) continue;
+    for (size_t k = 0; k < b->n; k++) {
+        uint8_t c = b->cls.v[k];
+        if (!tl_kind_is_gpu(c & CLS_KIND) || !b->linked[k] || (c & CLS_COMM)) continue;
         int32_t r = b->parent[k];
         if (r < 0) continue;
         int32_t l = r;
         for (int32_t a = b->parent[r]; a >= 0; a = b->parent[a]) {
-            uint8_t ak = b->kind.v[a];
+            uint8_t ac = b->cls.v[a], ak = ac & CLS_KIND;
             if (ak == TL_K_CPU_OP) {
-                if (b->name.v[a] == exec_id) continue;
+                if (ac & CLS_EXEC) continue;
                 l = a;
                 break;
             }
@@ -266,7 +250,36 @@ int tl_build_tree(tl_build *b, tl_err *err)
         }
         b->launcher[k] = l;
     }
-    free(comm);
+}
+
+/* The GPU linking (§4.3), then, with its indexes freed, the host nesting
+ * (§4.2), then the launchers: one after the other, so that their working
+ * sets do not add up. The linking writes GPU rows of parent, the nesting
+ * host rows of parent and parent_py. */
+int tl_build_tree(tl_build *b, tl_err *err)
+{
+    (void)err;
+    size_t n = b->n;
+    b->parent = tl_xmalloc((n ? n : 1) * sizeof *b->parent);
+    b->linked = tl_xcalloc(n ? n : 1, 1);
+    for (size_t i = 0; i < n; i++) b->parent[i] = -1;
+    if (n) {
+        /* interned as the stored dictionary has always had them */
+        (void)tl_build_str(b, "ac2g", 4);
+        (void)tl_build_str(b, "execute", 7);
+        link_gpu(b);
+    }
+    /* GPU rows have the same parent in both trees; the nesting sets the
+     * host rows of each */
+    b->parent_py = tl_xmalloc((n ? n : 1) * sizeof *b->parent_py);
+    if (n) memcpy(b->parent_py, b->parent, n * sizeof *b->parent_py);
+    if (n && strcmp(b->format, "kineto") == 0) nest(b, b->parent, b->parent_py);
+    tl_build_times_free(b);
+    b->launcher = tl_xmalloc((n ? n : 1) * sizeof *b->launcher);
+    for (size_t i = 0; i < n; i++) b->launcher[i] = -1;
+    if (n) attribute_launchers(b);
+    tl_vec_free(&b->cls);
+    tl_vec_free(&b->thr);
     return TL_OK;
 }
 
@@ -332,98 +345,90 @@ static void keyidx_free(keyidx *x)
     else tl_imap_free(&x->sparse);
 }
 
-/* §3.3-§4.3: GPU events linked to their runtime calls (parent, parent_py
- * and linked of GPU rows only). */
-static void link_gpu(tl_build *b, uint32_t ac2g)
+/* §3.3-§4.3: GPU events linked to their runtime calls (parent and linked
+ * of GPU rows only), through the rows with a link value
+ * (b->kc_* or b->ke_*, in row order). */
+static void link_gpu(tl_build *b)
 {
-    size_t n = b->n;
     /* §3.3 linking key */
-    int use_ext = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (tl_kind_is_runtime(b->kind.v[i]) && name_has_launch(b, b->name.v[i])) {
-            use_ext = b->corr.v[i] == TL_NONE;
-            break;
-        }
-    }
-    const int64_t *key = use_ext ? b->ext_id.v : b->corr.v;
+    int use_ext = b->key_mode == 2;
+    size_t nk = use_ext ? b->ke_row.n : b->kc_row.n;
+    const uint32_t *krow = use_ext ? b->ke_row.v : b->kc_row.v;
+    const int64_t *kval = use_ext ? b->ke_val.v : b->kc_val.v;
+    const uint8_t *cls = b->cls.v;
 
     /* §3.4 indexes, each sized by the values it will hold: the last ac2g
      * start and end flow per id, and every keyed event in a chain per
-     * link value (UID order: first row + next). */
-    size_t nflow_s = 0, nflow_f = 0, nkeyed = 0;
+     * link value (row order: first record + next). */
+    size_t nflow_s = 0, nflow_f = 0, na = b->a_id.n;
     int64_t flo = INT64_MAX, fhi = INT64_MIN, klo = INT64_MAX, khi = INT64_MIN;
-    for (size_t f = 0; f < b->nflows; f++) {
-        if (b->f_cat.v[f] != ac2g || (b->f_ph.v[f] != 's' && b->f_ph.v[f] != 'f')) continue;
-        nflow_s += b->f_ph.v[f] == 's';
-        nflow_f += b->f_ph.v[f] == 'f';
-        int64_t v = b->f_id.v[f];
+    for (size_t f = 0; f < na; f++) {
+        nflow_s += b->a_ph.v[f] == 's';
+        nflow_f += b->a_ph.v[f] == 'f';
+        int64_t v = b->a_id.v[f];
         if (v < flo) flo = v;
         if (v > fhi) fhi = v;
     }
-    for (size_t i = 0; i < n; i++) {
-        int64_t v = key[i];
-        if (v == TL_NONE) continue;
-        nkeyed++;
-        if (v < klo) klo = v;
-        if (v > khi) khi = v;
+    for (size_t j = 0; j < nk; j++) {
+        if (kval[j] < klo) klo = kval[j];
+        if (kval[j] > khi) khi = kval[j];
     }
     keyidx fstart, fend, first;
     keyidx_init(&fstart, flo, fhi, nflow_s);
     keyidx_init(&fend, flo, fhi, nflow_f);
-    keyidx_init(&first, klo, khi, nkeyed);
-    for (size_t f = 0; f < b->nflows; f++) {
-        if (b->f_cat.v[f] != ac2g) continue;
-        if (b->f_ph.v[f] == 's') keyidx_set(&fstart, b->f_id.v[f], (int32_t)f, 0);
-        else if (b->f_ph.v[f] == 'f') keyidx_set(&fend, b->f_id.v[f], (int32_t)f, 0);
+    keyidx_init(&first, klo, khi, nk);
+    for (size_t f = 0; f < na; f++) {
+        if (b->a_ph.v[f] == 's') keyidx_set(&fstart, b->a_id.v[f], (int32_t)f, 0);
+        else keyidx_set(&fend, b->a_id.v[f], (int32_t)f, 0);
     }
-    int32_t *next = tl_xmalloc((n ? n : 1) * sizeof *next);
-    int32_t *last = tl_xmalloc((n ? n : 1) * sizeof *last); /* of a chain, at its first row */
-    for (size_t i = 0; i < n; i++) {
-        next[i] = -1;
-        if (key[i] == TL_NONE) continue;
-        int32_t head = keyidx_set(&first, key[i], (int32_t)i, 1);
-        if (head < 0) head = (int32_t)i;
-        else next[last[head]] = (int32_t)i;
-        last[head] = (int32_t)i;
+    int32_t *next = tl_xmalloc((nk ? nk : 1) * sizeof *next);
+    int32_t *last = tl_xmalloc((nk ? nk : 1) * sizeof *last); /* of a chain, at its first record */
+    for (size_t j = 0; j < nk; j++) {
+        next[j] = -1;
+        int32_t head = keyidx_set(&first, kval[j], (int32_t)j, 1);
+        if (head < 0) head = (int32_t)j;
+        else next[last[head]] = (int32_t)j;
+        last[head] = (int32_t)j;
     }
     /* Without any ac2g start flow, link by correlation alone (beyond the
      * reference, which then finds no GPU events). */
     int by_corr = nflow_s == 0;
 
     /* §4.3 runtime -> GPU */
-    for (size_t r = 0; r < n; r++) {
-        if (!tl_kind_is_runtime(b->kind.v[r]) || key[r] == TL_NONE) continue;
-        int graph = name_is(b, b->name.v[r], "cudaGraphLaunch") || name_is(b, b->name.v[r], "hipGraphLaunch");
-        int32_t g0 = keyidx_get(&first, key[r]); /* >= 0: r is in its own chain */
+    for (size_t j = 0; j < nk; j++) {
+        int32_t r = (int32_t)krow[j];
+        if (!tl_kind_is_runtime(cls[r] & CLS_KIND)) continue;
+        int graph = (cls[r] & CLS_GRAPH) != 0;
+        int32_t g0 = keyidx_get(&first, kval[j]); /* r's record is in this chain */
         if (graph || by_corr) {
             for (int32_t g = g0; g >= 0; g = next[g]) {
-                if (!tl_kind_is_gpu(b->kind.v[g])) continue;
-                if (by_corr && !graph && b->linked[g]) continue;
-                b->parent[g] = b->parent_py[g] = (int32_t)r;
-                b->linked[g] = 1;
+                uint32_t e = krow[g];
+                if (!tl_kind_is_gpu(cls[e] & CLS_KIND)) continue;
+                if (by_corr && !graph && b->linked[e]) continue;
+                b->parent[e] = r;
+                b->linked[e] = 1;
             }
             continue;
         }
-        if (keyidx_get(&fstart, key[r]) < 0) continue;
-        int32_t fe = keyidx_get(&fend, key[r]);
+        if (keyidx_get(&fstart, kval[j]) < 0) continue;
+        int32_t fe = keyidx_get(&fend, kval[j]);
         if (fe < 0) continue;
         /* The reference's (pid, tid, link) dict holds the last event in
-         * UID order with the flow end's pid and tid; only a GPU event
+         * row order with the flow end's pid and tid; only a GPU event
          * there is linked. That depends on the link value alone, so it is
          * looked up once per chain and kept in last[] of the chain's
-         * first row as -2 - hit (rows there, >= 0, mean not yet): runtime
-         * calls sharing a value cost one walk. */
+         * first record as -2 - row (records there, >= 0, mean not yet):
+         * runtime calls sharing a value cost one walk. */
         if (last[g0] >= 0) {
-            int64_t pid = b->f_pid.v[fe], tid = b->f_tid.v[fe];
-            uint8_t fl = b->f_idflags.v[fe] & 3;
+            uint32_t t = b->a_thr.v[fe];
             int32_t hit = -1;
-            for (int32_t e = g0; e >= 0; e = next[e])
-                if (b->pid.v[e] == pid && b->tid.v[e] == tid && (b->idflags.v[e] & 3) == fl) hit = e;
+            for (int32_t g = g0; g >= 0; g = next[g])
+                if (b->thr.v[krow[g]] == t) hit = (int32_t)krow[g];
             last[g0] = -2 - hit;
         }
         int32_t hit = -2 - last[g0];
-        if (hit < 0 || !tl_kind_is_gpu(b->kind.v[hit])) continue;
-        b->parent[hit] = b->parent_py[hit] = (int32_t)r;
+        if (hit < 0 || !tl_kind_is_gpu(cls[hit] & CLS_KIND)) continue;
+        b->parent[hit] = r;
         b->linked[hit] = 1;
     }
 
@@ -432,4 +437,6 @@ static void link_gpu(tl_build *b, uint32_t ac2g)
     keyidx_free(&fstart);
     keyidx_free(&fend);
     keyidx_free(&first);
+    tl_vec_free(&b->kc_row); tl_vec_free(&b->kc_val); tl_vec_free(&b->ke_row); tl_vec_free(&b->ke_val);
+    tl_vec_free(&b->a_id); tl_vec_free(&b->a_thr); tl_vec_free(&b->a_ph);
 }

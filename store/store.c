@@ -36,6 +36,15 @@
 #endif
 enum { ENC_RAW = 0, ENC_LZ4 = 1, ENC_FOR = 2 };
 #define FOR_HDR 16
+/* A trace's encoded values beyond SPILL_AT bytes go to a spill file, and
+ * tl_store_write commits them in transactions of about WRITE_BATCH bytes
+ * (LMDB holds a transaction's dirty pages in memory). */
+#ifndef SPILL_AT
+#define SPILL_AT (32u << 20)
+#endif
+#ifndef WRITE_BATCH
+#define WRITE_BATCH (32u << 20)
+#endif
 
 size_t tl_ctype_size(tl_ctype t)
 {
@@ -106,11 +115,15 @@ static size_t col_key(unsigned char *k, size_t cap, uint64_t id, const char *tab
 }
 
 /* ---- writer ------------------------------------------------------------ */
+/* A chunk's value is in memory (val) or, once the trace's values pass
+ * SPILL_AT, in the writer's spill file at off (val NULL, spilled set). */
 typedef struct wchunk {
     unsigned char *key;
     size_t klen;
     unsigned char *val;
     size_t vlen;
+    uint64_t off;
+    int spilled;
 } wchunk;
 
 typedef struct wcolseq {
@@ -161,12 +174,21 @@ struct tl_wtrace {
     int free_as_written; /* write_fn found room: chunks are freed as written */
     pool_buf pool[POOL_MAX]; /* under mu while the worker runs */
     int npool;
+    /* spill file (unlinked; -1 none yet, -2 none to be had): values past
+     * SPILL_AT bytes go there, so that a large trace's encoded form is not
+     * held in memory */
+    int spill_fd;
+    uint64_t spill_end;
+    size_t mem_bytes;  /* values held in memory */
+    int spill_err;      /* an errno from reading the spill file back (tl_wtrace_append) */
+    size_t wpos, wnext; /* tl_store_write: chunks committed; the batch in flight ends at wnext */
 };
 
 tl_wtrace *tl_wtrace_new(uint64_t id)
 {
     tl_wtrace *w = tl_xcalloc(1, sizeof *w);
     w->id = id;
+    w->spill_fd = -1;
     return w;
 }
 
@@ -244,6 +266,7 @@ void tl_wtrace_free(tl_wtrace *w)
         free(w->chunks.v[i].val);
     }
     tl_vec_free(&w->chunks);
+    if (w->spill_fd >= 0) close(w->spill_fd);
     for (size_t i = 0; i < w->seqs.n; i++) {
         free(w->seqs.v[i].table);
         free(w->seqs.v[i].col);
@@ -358,7 +381,7 @@ static size_t reserve_chunk(tl_wtrace *w, const char *table, const char *col)
     unsigned char kb[600];
     uint32_t no = next_chunk_no(w, table, col);
     size_t kl = col_key(kb, sizeof kb, w->id, table, col, no, 1);
-    wchunk c = {tl_xmalloc(kl ? kl : 1), kl, NULL, 0};
+    wchunk c = {tl_xmalloc(kl ? kl : 1), kl, NULL, 0, 0, 0};
     memcpy(c.key, kb, kl);
     if (w->worker) pthread_mutex_lock(&w->mu);
     tl_vec_push(&w->chunks, c);
@@ -367,12 +390,68 @@ static size_t reserve_chunk(tl_wtrace *w, const char *table, const char *col)
     return slot;
 }
 
+/* An unlinked file in $TMPDIR (or /tmp) for spilled values; -2 when none
+ * can be made (the values then stay in memory). */
+static int spill_open(void)
+{
+    const char *dir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tracelens-spill.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) return -2;
+    unlink(path);
+    return fd;
+}
+
+/* Writes all of p at off; 0, or -1 (a full disk: the caller keeps p). */
+static int spill_write(int fd, const unsigned char *p, size_t n, uint64_t off)
+{
+    while (n) {
+        ssize_t k = pwrite(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return -1;
+        p += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Reads n bytes at off into p; 0, or an errno. */
+static int spill_read(int fd, unsigned char *p, size_t n, uint64_t off)
+{
+    while (n) {
+        ssize_t k = pread(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return 0;
+}
+
+/* Stores chunk slot's value (val is taken over): in memory while the
+ * trace's values stay under SPILL_AT bytes, else in the spill file. The
+ * caller holds mu when the worker runs. */
+static void hold_value(tl_wtrace *w, size_t slot, unsigned char *val, size_t vlen)
+{
+    wchunk *c = &w->chunks.v[slot];
+    c->vlen = vlen;
+    w->bytes += vlen;
+    if (w->mem_bytes + vlen > SPILL_AT && w->spill_fd == -1) w->spill_fd = spill_open();
+    if (w->mem_bytes + vlen > SPILL_AT && w->spill_fd >= 0 &&
+        spill_write(w->spill_fd, val, vlen, w->spill_end) == 0) {
+        c->off = w->spill_end;
+        c->spilled = 1;
+        w->spill_end += vlen;
+        free(val);
+        return;
+    }
+    c->val = val;
+    w->mem_bytes += vlen;
+}
+
 static void fill_chunk(tl_wtrace *w, size_t slot, unsigned char *val, size_t vlen)
 {
     if (w->worker) pthread_mutex_lock(&w->mu);
-    w->chunks.v[slot].val = val;
-    w->chunks.v[slot].vlen = vlen;
-    w->bytes += vlen;
+    hold_value(w, slot, val, vlen);
     if (w->worker) pthread_mutex_unlock(&w->mu);
 }
 
@@ -390,9 +469,7 @@ static void *encode_worker(void *arg)
         size_t vlen;
         unsigned char *v = encode_chunk(j->type, j->nrows, j->payload, j->n, &vlen);
         pthread_mutex_lock(&w->mu);
-        w->chunks.v[j->slot].val = v;
-        w->chunks.v[j->slot].vlen = vlen;
-        w->bytes += vlen;
+        hold_value(w, j->slot, v, vlen);
         w->queued_bytes -= j->n;
         pthread_cond_broadcast(&w->cv);
         if (j->owned) payload_put(w, j->payload, j->cap);
@@ -485,13 +562,20 @@ void tl_wtrace_append(tl_wtrace *w, tl_wtrace *src)
          * each takes the next number of that sequence in w */
         put_be32(ch.key + ch.klen - 4, next_chunk_no(w, table, col));
         put_be64(ch.key, w->id);
+        unsigned char *val = ch.val;
+        if (ch.spilled) { /* read back from src's file, to be held by w */
+            val = tl_xmalloc(ch.vlen ? ch.vlen : 1);
+            if (spill_read(src->spill_fd, val, ch.vlen, ch.off)) w->spill_err = errno ? errno : EIO;
+        }
+        ch.val = NULL;
+        ch.spilled = 0;
         if (w->worker) pthread_mutex_lock(&w->mu);
         tl_vec_push(&w->chunks, ch);
-        w->bytes += ch.vlen;
+        hold_value(w, w->chunks.n - 1, val, ch.vlen);
         if (w->worker) pthread_mutex_unlock(&w->mu);
     }
     src->chunks.n = 0;
-    src->bytes = 0;
+    src->bytes = src->mem_bytes = 0;
 }
 
 void tl_wtrace_set_id(tl_wtrace *w, uint64_t id)
@@ -548,13 +632,13 @@ int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *
     return tl_errf(err, TL_ESTORE, "store %s: could not grow the map enough", s->dir);
 }
 
-/* Pages the chunks and the catalog record will take (values + headers,
- * overflow pages), with a margin for B-tree and freelist pages: an upper
- * bound (LMDB also reuses freed pages). */
-static size_t pages_needed(const tl_wtrace *w, size_t psize)
+/* Pages the chunks from chunk `from` on and the catalog record will take
+ * (values + headers, overflow pages), with a margin for B-tree and
+ * freelist pages: an upper bound (LMDB also reuses freed pages). */
+static size_t pages_needed(const tl_wtrace *w, size_t from, size_t psize)
 {
     size_t pages = 16;
-    for (size_t i = 0; i < w->chunks.n; i++) {
+    for (size_t i = from; i < w->chunks.n; i++) {
         size_t v = w->chunks.v[i].vlen + 64;
         pages += v > psize / 2 ? (v + psize - 1) / psize : 1;
     }
@@ -562,7 +646,8 @@ static size_t pages_needed(const tl_wtrace *w, size_t psize)
     return pages + pages / 8;
 }
 
-/* Bytes of map the write needs: the pages in use plus pages_needed. */
+/* Bytes of map the rest of the write needs: the pages in use plus
+ * pages_needed. */
 static size_t map_needed(tl_store *s, const tl_wtrace *w, size_t *cur)
 {
     MDB_envinfo info;
@@ -570,7 +655,7 @@ static size_t map_needed(tl_store *s, const tl_wtrace *w, size_t *cur)
     mdb_env_info(s->env, &info);
     mdb_env_stat(s->env, &st);
     *cur = info.me_mapsize > s->mapsize ? info.me_mapsize : s->mapsize;
-    return ((size_t)info.me_last_pgno + 1 + pages_needed(w, st.ms_psize)) * st.ms_psize;
+    return ((size_t)info.me_last_pgno + 1 + pages_needed(w, w->wpos, st.ms_psize)) * st.ms_psize;
 }
 
 /* Grows the map before the write, with a margin, so that the write does
@@ -587,6 +672,30 @@ static int pregrow(tl_store *s, const tl_wtrace *w, tl_err *err)
     return TL_OK;
 }
 
+/* The number of chunk keys stored under id. */
+static int count_chunks(tl_store *s, MDB_txn *txn, const unsigned char idk[8], size_t *n)
+{
+    MDB_cursor *c;
+    int rc = mdb_cursor_open(txn, s->columns, &c);
+    if (rc) return rc;
+    MDB_val ck = {8, (void *)idk}, cv;
+    *n = 0;
+    for (rc = mdb_cursor_get(c, &ck, &cv, MDB_SET_RANGE); rc == 0 && ck.mv_size >= 8 && !memcmp(ck.mv_data, idk, 8);
+         rc = mdb_cursor_get(c, &ck, &cv, MDB_NEXT))
+        (*n)++;
+    mdb_cursor_close(c);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : rc;
+}
+
+/* One write transaction of tl_store_write: the chunks from w->wpos on, up
+ * to WRITE_BATCH bytes of them (w->wnext: where it stops), and, in the
+ * transaction that writes the last chunk, the catalog record. A trace
+ * that fits one batch is written in one transaction. A larger one is
+ * written in several, the catalog record last: readers look a trace up
+ * there first, so until then its chunks are invisible, and an ingest
+ * killed between them leaves chunks under an id the catalog does not list,
+ * which `tracelens check --repair` removes and the next ingest of the same
+ * file replaces (its first transaction deletes them). */
 static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
 {
     tl_wtrace *w = ctx;
@@ -598,25 +707,44 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     if (rc != MDB_NOTFOUND) return rc;
     /* With the writer lock held nobody else can use up the map: when the
      * pages in use plus an upper bound of ours fit, MDB_MAP_FULL cannot
-     * happen, and every chunk is freed as soon as LMDB has its copy (the
-     * dirty pages), so the encoded trace is not held twice at the commit.
-     * When they do not fit (another process wrote since pregrow), the map
-     * is grown and the write redone before anything was freed. */
+     * happen, and every in-memory chunk is freed as soon as LMDB has its
+     * copy (the dirty pages), so the encoded trace is not held twice at
+     * the commit. When they do not fit (another process wrote since
+     * pregrow), the map is grown and the write redone before anything was
+     * freed. */
     size_t cur, need = map_needed(s, w, &cur);
     if (need > cur) return MDB_MAP_FULL;
     if ((rc = tl_store_reserve(s, need, err))) return rc;
+    size_t end = w->wpos, batch = 0;
+    while (end < w->chunks.n && (batch < WRITE_BATCH || end == w->wpos)) batch += w->chunks.v[end++].vlen;
+    if (w->wpos == 0 && end < w->chunks.n && (rc = tl_store_txn_delete_trace(s, txn, w->id))) return rc;
     w->free_as_written = 1;
-    for (size_t i = 0; i < w->chunks.n; i++) {
-        if (!w->chunks.v[i].val)  /* freed by an attempt that hit MAP_FULL */
+    for (size_t i = w->wpos; i < end; i++) {
+        wchunk *c = &w->chunks.v[i];
+        if (!c->val && !c->spilled)  /* freed by an attempt that hit MAP_FULL */
             return tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
-        MDB_val ck = {w->chunks.v[i].klen, w->chunks.v[i].key};
-        MDB_val cv = {w->chunks.v[i].vlen, NULL};
-        /* MDB_RESERVE + memcpy writes the value straight into its page. */
+        MDB_val ck = {c->klen, c->key};
+        MDB_val cv = {c->vlen, NULL};
+        /* MDB_RESERVE + copy writes the value straight into its page. */
         rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE);
         if (rc) return rc;
-        memcpy(cv.mv_data, w->chunks.v[i].val, w->chunks.v[i].vlen);
-        free(w->chunks.v[i].val);
-        w->chunks.v[i].val = NULL;
+        if (c->spilled) {
+            if ((rc = spill_read(w->spill_fd, cv.mv_data, c->vlen, c->off)))
+                return tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
+            continue;
+        }
+        memcpy(cv.mv_data, c->val, c->vlen);
+        free(c->val);
+        c->val = NULL;
+    }
+    w->wnext = end;
+    if (end < w->chunks.n) return 0;
+    if (w->wpos > 0) { /* several transactions: all of them must be there */
+        size_t have;
+        if ((rc = count_chunks(s, txn, idk, &have))) return rc;
+        if (have != w->chunks.n)
+            return tl_errf(err, TL_ESTORE, "store %s: another ingest of the same trace ran at the same time; "
+                           "run this one again", s->dir);
     }
     /* the record: text, NUL, and the checksum of both */
     const char *cat = w->catalog ? w->catalog : "{}";
@@ -629,15 +757,51 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     return 0;
 }
 
+/* Drops the store's map pages from this process's resident set (the page
+ * cache keeps them): LMDB maps data.mdb read-only and does not expose the
+ * address, so the mapping is looked up in /proc/self/maps. Between the
+ * transactions of a large write, where LMDB's B-tree walks fault the pages
+ * around them in, which would otherwise stay counted. */
+static void drop_map_pages(const tl_store *s)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return;
+    char line[4352], want[4200];
+    snprintf(want, sizeof want, "%s/data.mdb", s->dir);
+    size_t wl = strlen(want);
+    while (fgets(line, sizeof line, f)) {
+        size_t n = strlen(line);
+        while (n && (line[n - 1] == '\n' || line[n - 1] == ' ')) line[--n] = 0;
+        unsigned long lo, hi;
+        if (n < wl || strcmp(line + n - wl, want) || sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+        if (strstr(line, " r--s ")) madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
+    fclose(f);
+}
+
 int tl_store_write(tl_store *s, tl_wtrace *w, tl_err *err)
 {
     if (s->nshards) return tl_store_refuse_list(s, "ingest", err);
     wtrace_drain(w);
+    if (w->spill_err)
+        return tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir,
+                       strerror(w->spill_err));
     w->free_as_written = 0;
+    w->wpos = 0;
     tl_err perr = {0};
     (void)pregrow(s, w, &perr); /* on failure write_fn finds the map too small and grows it */
-    int rc = tl_store_with_write_txn(s, write_fn, w, err);
-    if (rc == TL_ESTORE && w->free_as_written)
+    int rc, several = 0;
+    do {
+        rc = tl_store_with_write_txn(s, write_fn, w, err);
+        if (rc) break;
+        several |= w->wnext < w->chunks.n;
+        w->wpos = w->wnext;
+        if (several) drop_map_pages(s);
+    } while (w->wpos < w->chunks.n);
+    if (rc == TL_ESTORE && w->wpos > 0)
+        tl_err_prefix(err, "the trace was not stored (the chunks written so far are listed nowhere: "
+                           "tracelens check --repair removes them, the next ingest of it replaces them)");
+    else if (rc == TL_ESTORE && w->free_as_written)
         tl_err_prefix(err, "nothing was written; run the ingest again");
     return rc;
 }

@@ -66,9 +66,11 @@ void tl_store_close(tl_store *s);
 const char *tl_store_dir(const tl_store *s);
 
 /* ---- writing one trace ------------------------------------------------
- * A writer collects encoded chunks in memory (already LZ4'd where that
- * pays), then tl_store_write() puts them all plus the catalog record in one
- * transaction, retrying with a larger map on MDB_MAP_FULL. */
+ * A writer collects encoded chunks (already LZ4'd where that pays) in
+ * memory, past 32 MiB in an unlinked spill file in $TMPDIR; then
+ * tl_store_write() puts them and the catalog record in one transaction,
+ * or, past 32 MiB, in transactions of ~32 MiB with the catalog record in
+ * the last (see write_fn), retrying with a larger map on MDB_MAP_FULL. */
 typedef struct tl_wtrace tl_wtrace;
 tl_wtrace *tl_wtrace_new(uint64_t id);
 void tl_wtrace_free(tl_wtrace *w);

@@ -1,9 +1,12 @@
 /* test_store.c — the store on its own: chunk encodings round-trip (raw,
  * LZ4, narrowed int64), blobs,
  * catalog, its in-place edit, id prefixes, delete, map growth from a tiny map, appending one
- * writer's chunks to another's, and the schema version check. */
+ * writer's chunks to another's, a trace large enough to be spilled and
+ * written in several transactions (and rewritten over chunks an
+ * interrupted write left), and the schema version check. */
 #include "tests/unit/tl_test.h"
 #include "store/store.h"
+#include "store/store_internal.h" /* to delete a catalog record alone */
 
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +36,82 @@ static void write_trace(tl_store *s, uint64_t id, uint64_t n)
     tl_wtrace_free(w);
     free(ts);
     free(k);
+}
+
+static uint64_t noise(uint64_t i) { return tl_mix64(i * 0x9e3779b97f4a7c15ULL + 1); }
+
+/* A writer of ~52 MB of incompressible chunks: values past 32 MiB go to
+ * the spill file, in the second writer (read back by append) and in the
+ * first. */
+static tl_wtrace *big_trace(uint64_t id, uint64_t na, uint64_t nb)
+{
+    tl_wtrace *a = tl_wtrace_new(0), *b = tl_wtrace_new(0);
+    tl_wtrace_start_worker(a);
+    tl_wtrace_start_worker(b);
+    int64_t *v = malloc((na + nb) * sizeof *v);
+    for (uint64_t i = 0; i < na + nb; i++) v[i] = (int64_t)noise(i);
+    tl_wtrace_put_column(a, "events", "ts", TL_CT_I64, v, na);
+    tl_wtrace_put_column(b, "events", "ts", TL_CT_I64, v + na, nb);
+    tl_wtrace_append(a, b);
+    tl_wtrace_free(b);
+    tl_wtrace_set_catalog(a, "{\"format\":\"test\"}");
+    tl_wtrace_set_id(a, id);
+    free(v);
+    return a;
+}
+
+static int drop_record(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
+{
+    (void)err;
+    unsigned char k[8];
+    uint64_t id = *(const uint64_t *)ctx;
+    for (int i = 0; i < 8; i++) k[i] = (unsigned char)(id >> (56 - 8 * i));
+    MDB_val key = {8, k};
+    return mdb_del(txn, s->catalog, &key, NULL);
+}
+
+static void count_findings(void *ctx, const tl_check_finding *f) { *(int *)ctx += !f->ok; }
+
+/* The big trace is written in two transactions with the catalog record
+ * in the last, reads back every value and checks clean; a second write
+ * is TL_EEXIST. Chunks left without their record (an ingest killed
+ * between the transactions) are reported by check, and the next write
+ * of the same trace replaces them. */
+static void test_spill(tl_store *s)
+{
+    uint64_t id = 0x7777000000000009ULL;
+    const uint64_t na = 2000000, nb = 4500000; /* int64 rows: 16 and 36 MB */
+    tl_wtrace *a = big_trace(id, na, nb);
+    CHECK(tl_wtrace_bytes(a) > (48u << 20));
+    tl_err err = {0};
+    int rc = tl_store_write(s, a, &err);
+    if (rc) fprintf(stderr, "write: %s\n", err.msg);
+    CHECK_EQ_I(rc, 0);
+    CHECK_EQ_I(tl_store_write(s, a, &err), TL_EEXIST);
+    tl_wtrace_free(a);
+    tl_reader *r;
+    CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
+    tl_colview c;
+    CHECK_EQ_I(tl_reader_column(r, id, "events", "ts", &c, &err), 0);
+    CHECK_EQ_I(c.n, na + nb);
+    int ok = c.n == na + nb;
+    for (uint64_t i = 0; ok && i < c.n; i++) ok = ((const int64_t *)c.data)[i] == (int64_t)noise(i);
+    CHECK(ok);
+    tl_reader_close(r);
+    int bad = 0;
+    CHECK_EQ_I(tl_store_check(s, 0, count_findings, &bad, &err), 0);
+    CHECK_EQ_I(bad, 0);
+
+    CHECK_EQ_I(tl_store_with_write_txn(s, drop_record, &id, &err), 0);
+    CHECK(tl_store_check(s, 0, count_findings, &bad, &err) != 0);
+    CHECK_EQ_I(bad, 1);
+    a = big_trace(id, na, nb);
+    CHECK_EQ_I(tl_store_write(s, a, &err), 0);
+    tl_wtrace_free(a);
+    bad = 0;
+    CHECK_EQ_I(tl_store_check(s, 0, count_findings, &bad, &err), 0);
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_I(tl_store_delete(s, id, &err), 0);
 }
 
 /* tl_wtrace_append: a second writer's chunks follow the first's, per
@@ -196,6 +275,7 @@ int main(void)
     write_trace(s, 0x1234000000000001ULL, 10);
     test_edit_catalog(s);
     test_append(s);
+    test_spill(s);
     test_for(s);
     /* same id again: refused, nothing written */
     tl_wtrace *w = tl_wtrace_new(0x1234567890abcdefULL);

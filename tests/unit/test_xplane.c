@@ -41,10 +41,13 @@ static const char *args_of(tl_build *b, size_t row)
     return buf;
 }
 
+/* Row i of an event column in the builder's current (first) chunk. */
+#define ROW(b, T, col, i) (((const T *)(b)->hot[col].buf)[i])
+
 static long find_row(tl_build *b, const char *name)
 {
     for (size_t i = 0; i < b->n; i++)
-        if (!strcmp(tl_build_strget(b, b->name.v[i], NULL), name)) return (long)i;
+        if (!strcmp(tl_build_strget(b, ROW(b, uint32_t, HOT_NAME, i), NULL), name)) return (long)i;
     return -1;
 }
 
@@ -119,27 +122,27 @@ static void test_synthetic(void)
     CHECK_EQ_I(tl_xplane_parse(buf, n, "/x/myhost.xplane.pb", b, &err), 0);
     CHECK_EQ_I(b->n, 3); /* 2 kernels + 1 launch; MemoryAllocation dropped */
     /* pid order: GPU (1 + 2 = 3) before host (701). */
-    CHECK_EQ_I(b->pid.v[0], 3);
-    CHECK_EQ_I(b->tid.v[0], 3);
-    CHECK_EQ_I(b->ts.v[0], 1001);      /* 1000 ns * 1000 + 1000 ps = 1001 ns */
-    CHECK_EQ_I(b->dur.v[0], 0);
-    CHECK_EQ_I(b->ts.v[1], 6000);      /* 1000000 ps + 5000000 ps */
-    CHECK_EQ_I(b->dur.v[1], 2500);
-    CHECK_EQ_S(tl_build_strget(b, b->name.v[1], NULL), "my_kernel");
-    CHECK_EQ_S(tl_build_strget(b, b->cat.v[1], NULL), "kernel");
-    CHECK_EQ_I(b->kind.v[1], TL_K_KERNEL);
-    CHECK_EQ_I(b->corr.v[1], 42);
-    CHECK_EQ_I(b->uid.v[0], 0);
-    CHECK_EQ_I(b->uid.v[2], 2);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_PID, 0), 3);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_TID, 0), 3);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_TS, 0), 1001);      /* 1000 ns * 1000 + 1000 ps = 1001 ns */
+    CHECK_EQ_I(ROW(b, int64_t, HOT_DUR, 0), 0);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_TS, 1), 6000);      /* 1000000 ps + 5000000 ps */
+    CHECK_EQ_I(ROW(b, int64_t, HOT_DUR, 1), 2500);
+    CHECK_EQ_S(tl_build_strget(b, ROW(b, uint32_t, HOT_NAME, 1), NULL), "my_kernel");
+    CHECK_EQ_S(tl_build_strget(b, ROW(b, uint32_t, HOT_CAT, 1), NULL), "kernel");
+    CHECK_EQ_I(ROW(b, uint8_t, HOT_KIND, 1), TL_K_KERNEL);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_CORR, 1), 42);
+    CHECK_EQ_I(ROW(b, uint32_t, HOT_UID, 0), 0);
+    CHECK_EQ_I(ROW(b, uint32_t, HOT_UID, 2), 2);
     const char *a = args_of(b, 1);
     CHECK(strstr(a, "\"long_name\":\"my_kernel_long_name\"") != NULL);
     CHECK(strstr(a, "\"hlo_op\":\"fusion.1\"") != NULL);
     CHECK(strstr(a, "kernel_details") == NULL); /* internal stat */
-    CHECK_EQ_I(b->pid.v[2], 701);
-    CHECK_EQ_I(b->tid.v[2], (uint32_t)-5);
-    CHECK_EQ_S(tl_build_strget(b, b->cat.v[2], NULL), "Unknown");
-    CHECK_EQ_I(b->kind.v[2], TL_K_RUNTIME);
-    CHECK_EQ_I(b->corr.v[2], 42);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_PID, 2), 701);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_TID, 2), (uint32_t)-5);
+    CHECK_EQ_S(tl_build_strget(b, ROW(b, uint32_t, HOT_CAT, 2), NULL), "Unknown");
+    CHECK_EQ_I(ROW(b, uint8_t, HOT_KIND, 2), TL_K_RUNTIME);
+    CHECK_EQ_I(ROW(b, int64_t, HOT_CORR, 2), 42);
     /* metadata: process_name, process_sort_index, thread_name, thread_sort_index per pid */
     CHECK_EQ_I(b->nmeta, 8);
     CHECK_EQ_I(b->m_uid.v[0], 3);
@@ -223,25 +226,25 @@ static void test_samples(const char *legacy, const char *v08, const char *te)
     CHECK_EQ_I(b->n, 5564);
     size_t kernels = 0, memcpys = 0;
     for (size_t i = 0; i < b->n; i++) {
-        kernels += b->kind.v[i] == TL_K_KERNEL;
-        memcpys += b->kind.v[i] == TL_K_MEMCPY;
+        kernels += ROW(b, uint8_t, HOT_KIND, i) == TL_K_KERNEL;
+        memcpys += ROW(b, uint8_t, HOT_KIND, i) == TL_K_MEMCPY;
     }
     CHECK_EQ_I(kernels, 25);
     CHECK_EQ_I(memcpys, 53);
     long r = find_row(b, "loop_transpose_fusion");
     CHECK(r == 53);
     if (r >= 0) {
-        CHECK_EQ_I(b->uid.v[r], 53);
-        CHECK_EQ_I(b->pid.v[r], 8);
-        CHECK_EQ_I(b->tid.v[r], 1);
-        CHECK_EQ_I(b->ts.v[r], 1635859993);
-        CHECK_EQ_I(b->dur.v[r], 6890);
-        CHECK_EQ_I(b->corr.v[r], 171);
+        CHECK_EQ_I(ROW(b, uint32_t, HOT_UID, r), 53);
+        CHECK_EQ_I(ROW(b, int64_t, HOT_PID, r), 8);
+        CHECK_EQ_I(ROW(b, int64_t, HOT_TID, r), 1);
+        CHECK_EQ_I(ROW(b, int64_t, HOT_TS, r), 1635859993);
+        CHECK_EQ_I(ROW(b, int64_t, HOT_DUR, r), 6890);
+        CHECK_EQ_I(ROW(b, int64_t, HOT_CORR, r), 171);
         CHECK(strstr(args_of(b, (size_t)r), "\"hlo_module\":\"jit_forward_3d_conv\"") != NULL);
     }
     /* first runtime parent with correlation 171 is 20.942 µs earlier */
     for (size_t i = 0; i < b->n; i++)
-        if (b->pid.v[i] == 701 && b->corr.v[i] == 171) CHECK_EQ_I(b->ts.v[i], 1635859993 - 20942);
+        if (ROW(b, int64_t, HOT_PID, i) == 701 && ROW(b, int64_t, HOT_CORR, i) == 171) CHECK_EQ_I(ROW(b, int64_t, HOT_TS, i), 1635859993 - 20942);
     tl_build_free(b);
 
     tl_buf hb = {0};
@@ -291,7 +294,7 @@ static void test_samples(const char *legacy, const char *v08, const char *te)
         b = tl_build_new();
         CHECK_EQ_I(tl_xplane_parse(buf, n, others[f], b, &err), 0);
         size_t k = 0;
-        for (size_t i = 0; i < b->n; i++) k += b->kind.v[i] == TL_K_KERNEL;
+        for (size_t i = 0; i < b->n; i++) k += ROW(b, uint8_t, HOT_KIND, i) == TL_K_KERNEL;
         CHECK(k > 0);
         tl_build_free(b);
         free(buf);
