@@ -202,8 +202,10 @@ int tl_pseudo_ops_build(const tl_trace *t, tl_derived *out, tl_err *err);
  * sequence is matched against the capture windows (StreamBeginCapture ..
  * StreamEndCapture) by kernel names, and a merged trace is built: the replay
  * unchanged except that every matched kernel is re-linked to a copy of its
- * capturing launch call, nested in copies of the capturing CPU ops (on a
- * synthetic thread per graph launch, times shifted to the launch). GPU events
+ * capturing launch call, which hangs with copies of the capturing CPU ops
+ * under the graph launch as the reference's merge hangs them (a CaptureRoot,
+ * the launch's ts and dur on every copy, the reference's UIDs, the tree
+ * pinned; one synthetic thread per graph launch). GPU events
  * and their times are untouched, so every GPU total is unchanged; the report
  * then runs on the merged trace as on any trace. */
 
