@@ -302,8 +302,10 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
 /* ---- a stored trace written out as PyTorch Kineto JSON (traceEvents in
  * uid order: complete, flow and metadata events; the catalog's top-level
  * metadata as top-level keys; each args object verbatim except its
- * "correlation", set to the stored one). A piece with fresh uids reads back
- * with the same uids. path names the file in errors. */
+ * "correlation", set to the stored one; a graph-merged trace's copies with
+ * nested slices of their launch's span, so that nesting by time rebuilds the
+ * tree). A piece with fresh uids reads back with the same uids. path names
+ * the file in errors. */
 int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err);
 
 /* ---- selected rows of a stored trace written as Kineto JSON, in the

@@ -22,6 +22,14 @@ void inf_pin_source_tree(const tl_trace *t, tl_build *b);
  * its times give. Other traces are left to the tree builder. */
 void inf_pin_kept_tree(const tl_trace *t, tl_build *b, const uint8_t *keep);
 
+/* The times (ns: ts, dur per row, interleaved) a Kineto export writes so
+ * that a reader nesting by time rebuilds t's tree: a merged trace's copies
+ * (the subtrees of its CaptureRoot events) all share the graph launch's
+ * span, so each is given a nested slice of it in depth-first order, one
+ * counter step of at least 1 ns each; every other row keeps its own. NULL
+ * when t has no CaptureRoot. */
+int64_t *inf_export_times(const tl_trace *t);
+
 /* The reference's UID of an event appended to t (its len(tree.events)):
  * the "uid_end" label of a merged or derived trace, else every
  * traceEvents element the catalog counts; at least one past every

@@ -60,3 +60,76 @@ uint32_t inf_uid_end(const tl_trace *t)
         if (t->uid[i] >= end) end = t->uid[i] + 1;
     return end;
 }
+
+/* DFS enter/exit counters of the subtree under root (children in row
+ * order), iteratively: enter[r], leave[r] for every row below root. */
+static void dfs_number(const size_t *off, const int32_t *kid, int32_t root, int64_t *enter, int64_t *leave)
+{
+    TL_VEC(int32_t) st = {0};
+    TL_VEC(size_t) pos = {0};
+    int64_t c = 0;
+    enter[root] = c++;
+    tl_vec_push(&st, root);
+    tl_vec_push(&pos, off[root]);
+    while (st.n) {
+        int32_t r = st.v[st.n - 1];
+        size_t p = pos.v[pos.n - 1];
+        if (p == off[r + 1]) {
+            leave[r] = c++;
+            st.n--;
+            pos.n--;
+            continue;
+        }
+        pos.v[pos.n - 1]++;
+        int32_t k = kid[p];
+        enter[k] = c++;
+        tl_vec_push(&st, k);
+        tl_vec_push(&pos, off[k]);
+    }
+    tl_vec_free(&st);
+    tl_vec_free(&pos);
+}
+
+int64_t *inf_export_times(const tl_trace *t)
+{
+    if (!t->parent_py) return NULL;
+    size_t nroot = 0;
+    for (size_t i = 0; i < t->n; i++)
+        nroot += tl_kind_is_runtime(t->kind[i]) && !strcmp(tl_trace_str(t, t->name[i]), "CaptureRoot");
+    if (!nroot) return NULL;
+    /* host children per row (tree with python functions), rows ascending */
+    size_t *off = tl_xcalloc(t->n + 1, sizeof *off);
+    int32_t *kid = tl_xmalloc((t->n + 1) * sizeof *kid);
+    for (size_t i = 0; i < t->n; i++)
+        if (!tl_kind_is_gpu(t->kind[i]) && t->parent_py[i] >= 0) off[t->parent_py[i] + 1]++;
+    for (size_t i = 0; i < t->n; i++) off[i + 1] += off[i];
+    size_t *fill = tl_xmalloc((t->n + 1) * sizeof *fill);
+    memcpy(fill, off, (t->n + 1) * sizeof *fill);
+    for (size_t i = 0; i < t->n; i++)
+        if (!tl_kind_is_gpu(t->kind[i]) && t->parent_py[i] >= 0) kid[fill[t->parent_py[i]]++] = (int32_t)i;
+    free(fill);
+    int64_t *tm = tl_xmalloc((2 * t->n + 1) * sizeof *tm);
+    for (size_t i = 0; i < t->n; i++) tm[2 * i] = t->ts[i], tm[2 * i + 1] = t->dur[i];
+    int64_t *enter = tl_xmalloc((t->n + 1) * sizeof *enter), *leave = tl_xmalloc((t->n + 1) * sizeof *leave);
+    for (size_t i = 0; i < t->n; i++) {
+        if (!tl_kind_is_runtime(t->kind[i]) || strcmp(tl_trace_str(t, t->name[i]), "CaptureRoot")) continue;
+        dfs_number(off, kid, (int32_t)i, enter, leave);
+        /* one step of at least 1 ns per counter, within the root's span
+         * when it is long enough */
+        int64_t steps = leave[i] + 1, q = t->dur[i] / steps > 0 ? t->dur[i] / steps : 1;
+        TL_VEC(int32_t) st = {0};
+        tl_vec_push(&st, (int32_t)i);
+        while (st.n) {
+            int32_t r = st.v[--st.n];
+            tm[2 * r] = t->ts[i] + enter[r] * q;
+            tm[2 * r + 1] = (leave[r] - enter[r]) * q;
+            for (size_t p = off[r]; p < off[r + 1]; p++) tl_vec_push(&st, kid[p]);
+        }
+        tl_vec_free(&st);
+    }
+    free(enter);
+    free(leave);
+    free(off);
+    free(kid);
+    return tm;
+}
