@@ -159,9 +159,17 @@ static void window_subtree(const tl_trace *t, const kids *k, cwin *w, uint8_t *i
         if (inwin[i] && (t->kind[i] == TL_K_CPU_OP || t->kind[i] == TL_K_PYTHON) && t->parent_py[i] >= 0 &&
             !inwin[t->parent_py[i]])
             bfs[nb++] = (int32_t)i;
+    /* breadth first, each row once (inwin now marks the rows taken: a
+     * root can also lie below one whose end bleeds out of the window) */
+    memset(inwin, 0, t->n);
+    for (size_t q = 0; q < nb; q++) inwin[bfs[q]] = 1;
     for (size_t q = 0; q < nb; q++) {
         int32_t r = bfs[q];
-        for (size_t c = k->off[r]; c < k->off[r + 1]; c++) bfs[nb++] = k->v[c];
+        for (size_t c = k->off[r]; c < k->off[r + 1]; c++)
+            if (!inwin[k->v[c]]) {
+                inwin[k->v[c]] = 1;
+                bfs[nb++] = k->v[c];
+            }
     }
     memset(inwin, 0, t->n);
     int32_t *ord = tl_xmalloc((nb + 1) * sizeof *ord);
