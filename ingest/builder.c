@@ -319,6 +319,7 @@ static void drop_rows(tl_build *b)
     tl_vec_free(&b->cat); tl_vec_free(&b->kind); tl_vec_free(&b->pid); tl_vec_free(&b->tid);
     tl_vec_free(&b->idflags); tl_vec_free(&b->corr); tl_vec_free(&b->ext_id);
     tl_build_rows_free(b);
+    tl_vec_free(&b->pin_row); tl_vec_free(&b->pin_parent); tl_vec_free(&b->pin_parent_py);
     for (int i = 0; i < COLD_N; i++) {
         free(b->cold[i].buf);
         b->cold[i].buf = NULL;

@@ -109,6 +109,12 @@ int tl_build_check_times(const tl_build *b, const char *path, tl_err *err);
  * spec/pytorch-report.md §3-§4 (Kineto), or by correlation id alone for
  * formats without flows. Fills the edge columns. */
 int tl_build_tree(tl_build *b, tl_err *err);
+/* Gives host event `row` the tree parents `parent` (python functions
+ * excluded) and `parent_py` (rows, or -1) in place of the ones its times
+ * give; tl_build_tree applies them after the nesting. A derived trace
+ * says its source's tree this way, and the graph-capture merge the tree
+ * of copied events that all share one time span. */
+void tl_build_pin_parent(tl_build *b, uint32_t row, int32_t parent, int32_t parent_py);
 /* Catalog fields a reader or the CLI knows. */
 typedef struct tl_build_info {
     uint64_t id;           /* content hash */

@@ -109,6 +109,7 @@ struct tl_build {
 
     /* edges (tree.c) */
     int32_t *parent, *parent_py, *launcher;
+    TL_VEC(int32_t) pin_row, pin_parent, pin_parent_py; /* tl_build_pin_parent */
     uint8_t *linked;
 
     /* flows (a shard's, whole; the main builder's go to fhot) */

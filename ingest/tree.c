@@ -228,6 +228,22 @@ static void nest(tl_build *b, int32_t *parent, int32_t *parent_py)
 
 static void link_gpu(tl_build *b);
 
+void tl_build_pin_parent(tl_build *b, uint32_t row, int32_t parent, int32_t parent_py)
+{
+    tl_vec_push(&b->pin_row, (int32_t)row);
+    tl_vec_push(&b->pin_parent, parent);
+    tl_vec_push(&b->pin_parent_py, parent_py);
+}
+
+/* The pinned parents (tl_build_pin_parent) over the nesting's. */
+static void apply_pins(tl_build *b)
+{
+    for (size_t i = 0; i < b->pin_row.n; i++) {
+        b->parent[b->pin_row.v[i]] = b->pin_parent.v[i];
+        b->parent_py[b->pin_row.v[i]] = b->pin_parent_py.v[i];
+    }
+}
+
 /* §4.4 launcher attribution (default tree: python functions excluded).
  * §5.1: communication kernels never get a launcher. */
 static void attribute_launchers(tl_build *b)
@@ -253,7 +269,7 @@ static void attribute_launchers(tl_build *b)
 }
 
 /* The GPU linking (§4.3), then, with its indexes freed, the host nesting
- * (§4.2), then the launchers: one after the other, so that their working
+ * (§4.2) and the pinned parents over it, then the launchers: one after the other, so that their working
  * sets do not add up. The linking writes GPU rows of parent, the nesting
  * host rows of parent and parent_py. */
 int tl_build_tree(tl_build *b, tl_err *err)
@@ -274,6 +290,7 @@ int tl_build_tree(tl_build *b, tl_err *err)
     b->parent_py = tl_xmalloc((n ? n : 1) * sizeof *b->parent_py);
     if (n) memcpy(b->parent_py, b->parent, n * sizeof *b->parent_py);
     if (n && strcmp(b->format, "kineto") == 0) nest(b, b->parent, b->parent_py);
+    apply_pins(b);
     tl_build_times_free(b);
     b->launcher = tl_xmalloc((n ? n : 1) * sizeof *b->launcher);
     for (size_t i = 0; i < n; i++) b->launcher[i] = -1;

@@ -32,16 +32,7 @@ INFERENCE_FLAGS = ["--enable_pseudo_ops", "--group_by_parent_module", "--group_b
 INFERENCE_COMMAND = "TraceLens_generate_perf_report_pytorch_inference"
 
 # (case/reference folder) -> reason; docs/CONFORMANCE.md states each.
-KNOWN_DIFFERENCES = {
-    "xdit_flux_aiter_sage/reference_csvs_inference":
-        "the graph-capture merge's layout (docs/CONFORMANCE.md, Inference report)",
-    "inference/sglang_decode/perf_csvs":
-        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
-    "inference/vllm_decode_full/perf_csvs":
-        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
-    "inference/vllm_prefilldecode_piecewise/perf_csvs":
-        "inference report: InferenceAttention rows, graph-capture merge layout (docs/CONFORMANCE.md)",
-}
+KNOWN_DIFFERENCES = {}
 
 # Extra flags per case: HTA's old trace has only async_cpu_to_gpu flows,
 # which the reference ignores; --reference_linking links as it does.

@@ -38,6 +38,7 @@ tl_script_test(inference ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference.py
 tl_script_test(inference.report ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_inference_report.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.split_pieces ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_pieces.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.split_compat ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_split_inference.py ${CMAKE_BINARY_DIR})
+tl_script_test(inference.merge_export ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_merge_export.py ${CMAKE_BINARY_DIR})
 tl_script_test(inference.pseudo_ops ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_pseudo_ops.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof.py ${CMAKE_BINARY_DIR})
 tl_script_test(golden.rocprof_exact ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_rocprof_exact.py ${CMAKE_BINARY_DIR})

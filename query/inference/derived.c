@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-int inf_derived_finish(const tl_trace *t, tl_build *b, uint64_t id, const char *suffix, const char *labels_open,
-                       tl_derived *out, tl_err *err)
+int inf_derived_finish(const tl_trace *t, tl_build *b, uint32_t uid_end, uint64_t id, const char *suffix,
+                       const char *labels_open, tl_derived *out, tl_err *err)
 {
     for (size_t f = 0; f < t->nflows; f++) {
         uint8_t ps = t->f_idflags[f] & 1, ts = (t->f_idflags[f] >> 1) & 1;
@@ -37,7 +37,8 @@ int inf_derived_finish(const tl_trace *t, tl_build *b, uint64_t id, const char *
         return rc;
     }
     out->build = b;
-    snprintf(out->labels, sizeof out->labels, "%s,\"parent\":\"%016llx\"}", labels_open, (unsigned long long)t->id);
+    snprintf(out->labels, sizeof out->labels, "%s,\"uid_end\":\"%u\",\"parent\":\"%016llx\"}", labels_open, uid_end,
+             (unsigned long long)t->id);
     const char *pp = t->catalog ? strstr(t->catalog, "\"path\":\"") : NULL;
     size_t k = 0;
     if (pp)

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* qsort_r */
 #endif
 #include "query/inference/inference.h"
+#include "query/inference/inference_internal.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -68,17 +69,22 @@ void tl_gr_classify(const tl_trace *cap, int64_t *bs, int *full)
 
 /* ---- capture windows ----------------------------------------------------- */
 
+/* One capture window as the reference's merge reads it: the CPU subtree
+ * below a CaptureRoot (every cpu op or python function in the window
+ * whose tree parent lies outside it, with all their descendants), in the
+ * order it numbers the copies: by capture ts, ties in breadth-first
+ * order. */
 typedef struct cwin {
     size_t src;
-    int64_t pid, tid;
+    int64_t pid, tid;         /* the StreamBeginCapture's thread */
     uint8_t idf;
-    int64_t lo, hi;           /* ns */
+    int64_t lo, hi;           /* ns: end of the begin call, start of the end call */
     int32_t *launch;          /* launch-call rows, ts order */
     const char **tok;         /* their match tokens */
     size_t nl;
-    int32_t *rows;            /* host rows copied with the window */
+    int32_t *rows;            /* the subtree's rows in copy order */
+    int32_t *par;             /* per rows[q]: its parent's index in rows, -1 the CaptureRoot */
     size_t nrows;
-    uint32_t maxuid;
 } cwin;
 
 static const char TOK_MEMCPY[] = "\x01memcpy", TOK_MEMSET[] = "\x01memset";
@@ -101,65 +107,164 @@ static void sort_rows(const tl_trace *t, int32_t *rows, size_t n)
     qsort_r(rows, n, sizeof *rows, cmp_rows_ts_ctx, (void *)t);
 }
 
-static int same_thread(const tl_trace *t, size_t a, size_t b)
+static int is_host(int k) { return k == TL_K_CPU_OP || k == TL_K_PYTHON || tl_kind_is_runtime(k); }
+
+/* Host children of every row (the tree with python functions), each
+ * row's in (ts, UID) order as the reference's tree lists them. */
+typedef struct kids {
+    size_t *off; /* n + 1 */
+    int32_t *v;
+} kids;
+
+static void kids_build(const tl_trace *t, kids *k)
 {
-    return t->pid[a] == t->pid[b] && t->tid[a] == t->tid[b] && t->idflags[a] == t->idflags[b];
+    k->off = tl_xcalloc(t->n + 1, sizeof *k->off);
+    k->v = tl_xmalloc((t->n + 1) * sizeof *k->v);
+    for (size_t i = 0; i < t->n; i++)
+        if (is_host(t->kind[i]) && t->parent_py[i] >= 0) k->off[t->parent_py[i] + 1]++;
+    for (size_t i = 0; i < t->n; i++) k->off[i + 1] += k->off[i];
+    size_t *fill = tl_xmalloc((t->n + 1) * sizeof *fill);
+    memcpy(fill, k->off, (t->n + 1) * sizeof *fill);
+    for (size_t i = 0; i < t->n; i++)
+        if (is_host(t->kind[i]) && t->parent_py[i] >= 0) k->v[fill[t->parent_py[i]]++] = (int32_t)i;
+    free(fill);
+    for (size_t i = 0; i < t->n; i++)
+        if (k->off[i + 1] - k->off[i] > 1) sort_rows(t, k->v + k->off[i], k->off[i + 1] - k->off[i]);
 }
 
-/* Capture windows of one capture trace, appended to *v. Token strings are
- * copied into arena a (the capture trace outlives the merge anyway). */
+/* qsort_r context of the copy order: ts of the rows, by BFS index */
+typedef struct bfs_ord {
+    const tl_trace *t;
+    const int32_t *rows;
+} bfs_ord;
+
+static int cmp_bfs(const void *a, const void *b, void *ctx)
+{
+    const bfs_ord *o = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    int64_t tx = o->t->ts[o->rows[x]], ty = o->t->ts[o->rows[y]];
+    if (tx != ty) return tx < ty ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* The subtree of window w (lo, hi set): w->rows and w->par. inwin and
+ * pos are per-row scratch arrays of the capture trace, left cleared. */
+static void window_subtree(const tl_trace *t, const kids *k, cwin *w, uint8_t *inwin, int32_t *pos,
+                           tl_arena *a)
+{
+    for (size_t i = 0; i < t->n; i++) inwin[i] = t->ts[i] >= w->lo && t->ts[i] + t->dur[i] <= w->hi;
+    int32_t *bfs = tl_xmalloc((t->n + 1) * sizeof *bfs);
+    size_t nb = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (inwin[i] && (t->kind[i] == TL_K_CPU_OP || t->kind[i] == TL_K_PYTHON) && t->parent_py[i] >= 0 &&
+            !inwin[t->parent_py[i]])
+            bfs[nb++] = (int32_t)i;
+    /* breadth first, each row once (inwin now marks the rows taken: a
+     * root can also lie below one whose end bleeds out of the window) */
+    memset(inwin, 0, t->n);
+    for (size_t q = 0; q < nb; q++) inwin[bfs[q]] = 1;
+    for (size_t q = 0; q < nb; q++) {
+        int32_t r = bfs[q];
+        for (size_t c = k->off[r]; c < k->off[r + 1]; c++)
+            if (!inwin[k->v[c]]) {
+                inwin[k->v[c]] = 1;
+                bfs[nb++] = k->v[c];
+            }
+    }
+    memset(inwin, 0, t->n);
+    int32_t *ord = tl_xmalloc((nb + 1) * sizeof *ord);
+    for (size_t q = 0; q < nb; q++) ord[q] = (int32_t)q;
+    bfs_ord o = {t, bfs};
+    qsort_r(ord, nb, sizeof *ord, cmp_bfs, &o);
+    w->rows = tl_arena_alloc(a, (nb + 1) * sizeof *w->rows);
+    w->par = tl_arena_alloc(a, (nb + 1) * sizeof *w->par);
+    w->nrows = nb;
+    for (size_t q = 0; q < nb; q++) {
+        w->rows[q] = bfs[ord[q]];
+        pos[w->rows[q]] = (int32_t)q;
+        inwin[w->rows[q]] = 1;
+    }
+    for (size_t q = 0; q < nb; q++) {
+        int32_t p = t->parent_py[w->rows[q]];
+        w->par[q] = p >= 0 && inwin[p] ? pos[p] : -1;
+    }
+    for (size_t q = 0; q < nb; q++) inwin[w->rows[q]] = 0;
+    free(ord);
+    free(bfs);
+}
+
+/* The launch calls of window w and their match tokens: runtime calls of
+ * its subtree naming a launch, memcpy or memset, in ts order. */
+static void window_launches(const tl_trace *t, cwin *w, tl_arena *a)
+{
+    w->launch = tl_arena_alloc(a, (w->nrows + 1) * sizeof *w->launch);
+    for (size_t q = 0; q < w->nrows; q++) {
+        int32_t j = w->rows[q];
+        const char *n2 = nm(t, (size_t)j);
+        if (!tl_kind_is_runtime(t->kind[j]) || !n2 || strstr(n2, "GraphLaunch")) continue;
+        if (strcasestr(n2, "launch") || strcasestr(n2, "memcpy") || strcasestr(n2, "memset"))
+            w->launch[w->nl++] = j;
+    }
+    w->tok = tl_arena_alloc(a, (w->nl + 1) * sizeof *w->tok);
+    for (size_t k = 0; k < w->nl; k++) {
+        int32_t j = w->launch[k];
+        const char *n2 = nm(t, (size_t)j);
+        size_t al;
+        const char *args = tl_trace_args(t, (size_t)j, &al);
+        tl_buf b = {0};
+        if (args && al && tl_args_get_str(args, al, "kernel", &b) == 0 && b.n)
+            w->tok[k] = tl_arena_strndup(a, b.p, b.n);
+        else if (strstr(n2, "Memcpy"))
+            w->tok[k] = TOK_MEMCPY;
+        else if (strstr(n2, "Memset"))
+            w->tok[k] = TOK_MEMSET;
+        else
+            w->tok[k] = n2;
+        tl_buf_free(&b);
+    }
+}
+
+/* Rows of runtime calls (cuda_runtime) whose name contains what, in UID order. */
+static int32_t *runtime_named(const tl_trace *t, const char *what, size_t *n)
+{
+    int32_t *v = tl_xmalloc((t->n + 1) * sizeof *v);
+    *n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->kind[i] == TL_K_RUNTIME && nm(t, i) && strstr(nm(t, i), what)) v[(*n)++] = (int32_t)i;
+    return v;
+}
+
+/* Capture windows of one capture trace, appended to *v: the reference
+ * pairs the n-th StreamBeginCapture with the n-th StreamEndCapture. Token
+ * strings are copied into arena a. A trace stored without its python
+ * tree has no windows. */
 static void find_windows(const tl_trace *t, size_t src, cwin **v, size_t *n, size_t *cap, tl_arena *a)
 {
-    for (size_t i = 0; i < t->n; i++) {
-        if (!tl_kind_is_runtime(t->kind[i]) || !nm(t, i) || !strstr(nm(t, i), "StreamBeginCapture"))
-            continue;
-        size_t e = (size_t)-1;
-        for (size_t j = 0; j < t->n; j++)
-            if (tl_kind_is_runtime(t->kind[j]) && same_thread(t, i, j) && t->ts[j] > t->ts[i] &&
-                nm(t, j) && strstr(nm(t, j), "StreamEndCapture") &&
-                (e == (size_t)-1 || t->ts[j] < t->ts[e]))
-                e = j;
-        if (e == (size_t)-1) continue;
-        cwin w = {src, t->pid[i], t->tid[i], t->idflags[i], t->ts[i], t->ts[e] + t->dur[e], NULL, NULL, 0, NULL, 0, 0};
-        w.launch = tl_arena_alloc(a, (t->n + 1) * sizeof *w.launch);
-        w.rows = tl_arena_alloc(a, (t->n + 1) * sizeof *w.rows);
-        for (size_t j = 0; j < t->n; j++) {
-            if (!same_thread(t, i, j) || t->ts[j] < w.lo || t->ts[j] + t->dur[j] > w.hi) continue;
-            int k = t->kind[j];
-            if (k != TL_K_CPU_OP && k != TL_K_PYTHON && !tl_kind_is_runtime(k) && k != TL_K_USER_ANNOTATION)
-                continue;
-            w.rows[w.nrows++] = (int32_t)j;
-            if (t->uid[j] > w.maxuid) w.maxuid = t->uid[j];
-            const char *n2 = nm(t, j);
-            if (!tl_kind_is_runtime(k) || !n2 || j == i || j == e) continue;
-            if (strstr(n2, "GraphLaunch")) continue;
-            if (strstr(n2, "Launch") || ((strstr(n2, "Memcpy") || strstr(n2, "Memset")) && strstr(n2, "Async")))
-                w.launch[w.nl++] = (int32_t)j;
-        }
-        sort_rows(t, w.launch, w.nl);
-        w.tok = tl_arena_alloc(a, (w.nl + 1) * sizeof *w.tok);
-        for (size_t k = 0; k < w.nl; k++) {
-            int32_t j = w.launch[k];
-            const char *n2 = nm(t, (size_t)j);
-            if (strstr(n2, "Memcpy")) w.tok[k] = TOK_MEMCPY;
-            else if (strstr(n2, "Memset")) w.tok[k] = TOK_MEMSET;
-            else {
-                size_t al;
-                const char *args = tl_trace_args(t, (size_t)j, &al);
-                tl_buf b = {0};
-                if (args && al && tl_args_get_str(args, al, "kernel", &b) == 0 && b.n) {
-                    w.tok[k] = tl_arena_strndup(a, b.p, b.n);
-                } else
-                    w.tok[k] = n2;
-                tl_buf_free(&b);
-            }
-        }
+    if (!t->parent_py) return;
+    kids k;
+    kids_build(t, &k);
+    uint8_t *inwin = tl_xcalloc(t->n + 1, 1);
+    int32_t *pos = tl_xmalloc((t->n + 1) * sizeof *pos);
+    size_t nb, ne;
+    int32_t *begin = runtime_named(t, "StreamBeginCapture", &nb), *end = runtime_named(t, "StreamEndCapture", &ne);
+    for (size_t c = 0; c < nb && c < ne; c++) {
+        int32_t bi = begin[c], ei = end[c];
+        cwin w = {.src = src, .pid = t->pid[bi], .tid = t->tid[bi], .idf = t->idflags[bi],
+                  .lo = t->ts[bi] + t->dur[bi], .hi = t->ts[ei]};
+        window_subtree(t, &k, &w, inwin, pos, a);
+        window_launches(t, &w, a);
         if (*n == *cap) {
             *cap = *cap ? *cap * 2 : 8;
             *v = realloc(*v, *cap * sizeof **v);
         }
         (*v)[(*n)++] = w;
     }
+    free(begin);
+    free(end);
+    free(inwin);
+    free(pos);
+    free(k.off);
+    free(k.v);
 }
 
 /* ---- replay launches ----------------------------------------------------- */
@@ -314,7 +419,7 @@ uint64_t tl_gr_merged_id(const tl_trace *rp, const tl_gr_source *caps, size_t nc
 {
     /* the salt names the merge's layout: a store keeps merges of an older
      * layout under other ids instead of handing them back */
-    uint64_t h = tl_hash64("graphmerge-2", 12, 0);
+    uint64_t h = tl_hash64("graphmerge-3", 12, 0);
     h = tl_hash64(&rp->id, sizeof rp->id, h);
     for (size_t c = 0; c < ncap; c++) h = tl_hash64(&caps[c].t->id, sizeof caps[c].t->id, h);
     return h;
@@ -352,20 +457,6 @@ static void match_launches(const tl_trace *rp, glaunch *L, size_t nl, const cwin
     }
 }
 
-/* One past the largest event, flow and metadata position of the replay:
- * copied capture rows get positions above it. */
-static uint32_t replay_uid_end(const tl_trace *rp)
-{
-    uint32_t uid_base = 0;
-    for (size_t i = 0; i < rp->n; i++)
-        if (rp->uid[i] >= uid_base) uid_base = rp->uid[i] + 1;
-    for (size_t f = 0; f < rp->nflows; f++)
-        if (rp->f_uid[f] >= uid_base) uid_base = rp->f_uid[f] + 1;
-    for (size_t m = 0; m < rp->nmeta; m++)
-        if (rp->m_uid[m] >= uid_base) uid_base = rp->m_uid[m] + 1;
-    return uid_base;
-}
-
 /* The synthetic thread of graph launch j's copied window. */
 static int64_t window_tid(size_t j) { return 0x7ffe0000LL + (int64_t)j; }
 
@@ -398,28 +489,39 @@ static void name_thread(tl_build *b, const tl_trace *rp, const cwin *w, const tl
     }
 }
 
-/* Copies the capture rows of launch j's window onto a synthetic thread of
- * the replay, times shifted to the launch, and links each matched launch
- * call to its replay kernel with an ac2g flow pair. klink: per replay row
- * the link id of a matched kernel. */
-static void copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_t j, const cwin *w,
-                        const tl_trace *ct, const int64_t *klink, uint32_t uid_base, uint32_t fl_name)
+/* Copies launch j's window as the reference's merge hangs it under the
+ * graph launch: a CaptureRoot runtime event, then the window's subtree,
+ * numbered from uid_base in copy order, each with the launch's ts and
+ * dur and its tree parent pinned (the CaptureRoot under the launch, the
+ * subtree's roots under the CaptureRoot), on a synthetic thread of the
+ * launch's process. Each matched launch call is linked to its replay
+ * kernel with an ac2g flow pair. klink: per replay row the link id of a
+ * matched kernel. Returns the number of uids used. */
+static uint32_t copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_t j, const cwin *w,
+                            const tl_trace *ct, const int64_t *klink, uint32_t uid_base, uint32_t fl_name)
 {
-    int64_t shift = rp->ts[l->row] - w->lo;
     uint8_t pstr = rp->idflags[l->row] & 1;
     int64_t pid = pstr ? tl_restr(b, rp, (uint32_t)rp->pid[l->row]) : rp->pid[l->row];
     int64_t tid = window_tid(j); /* one synthetic thread per graph launch */
+    int64_t ts = rp->ts[l->row], dur = rp->dur[l->row];
     /* launch row of the window -> replay kernel */
-    int32_t *kof = malloc((ct->n ? ct->n : 1) * sizeof *kof);
+    int32_t *kof = tl_xmalloc((ct->n ? ct->n : 1) * sizeof *kof);
     for (size_t q = 0; q < w->nrows; q++) kof[w->rows[q]] = -1;
     for (size_t i = 0; i < l->nk; i++)
         if (l->match[i] >= 0) kof[w->launch[l->match[i]]] = l->k[i];
+    uint32_t root = (uint32_t)tl_build_nevents(b);
+    tl_ev_in e = {.uid = uid_base, .ts = ts, .dur = dur, .name = tl_build_str(b, "CaptureRoot", 11),
+                  .cat = tl_build_str(b, "cuda_runtime", 12), .kind = TL_K_RUNTIME, .pid = pid,
+                  .pid_is_str = pstr, .tid = tid, .corr = TL_NONE, .ext_id = TL_NONE, .stream = TL_NONE,
+                  .device = TL_NONE, .seq = TL_NONE, .fwd_tid = TL_NONE};
+    tl_build_event(b, &e);
+    tl_build_pin_parent(b, root, l->row, l->row);
     for (size_t q = 0; q < w->nrows; q++) {
         int32_t cr = w->rows[q];
-        tl_ev_in e;
         tl_event_in(b, ct, (size_t)cr, &e);
-        e.uid = uid_base + ct->uid[cr];
-        e.ts += shift;
+        e.uid = uid_base + 1 + (uint32_t)q;
+        e.ts = ts;
+        e.dur = dur;
         e.pid = pid;
         e.pid_is_str = pstr;
         e.tid = tid;
@@ -436,15 +538,22 @@ static void copy_window(tl_build *b, const tl_trace *rp, const glaunch *l, size_
                           kt ? tl_restr(b, rp, (uint32_t)rp->tid[k]) : rp->tid[k], kp, kt, rp->ts[k]);
         }
         tl_build_event(b, &e);
+        /* the tree without python functions: the nearest other ancestor */
+        int32_t p = w->par[q];
+        while (p >= 0 && ct->kind[w->rows[p]] == TL_K_PYTHON) p = w->par[p];
+        int32_t plain = ct->kind[cr] == TL_K_PYTHON ? -1 : p >= 0 ? (int32_t)(root + 1) + p : (int32_t)root;
+        tl_build_pin_parent(b, root + 1 + (uint32_t)q, plain,
+                            w->par[q] >= 0 ? (int32_t)(root + 1) + w->par[q] : (int32_t)root);
     }
     free(kof);
+    return 1 + (uint32_t)w->nrows;
 }
 
 /* The merged trace's rows: the replay with every matched kernel given a
  * fresh link id, then the copied capture windows, then the replay's steps
  * as the extra blob "inference_steps". */
 static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, const cwin *W,
-                              const tl_gr_source *caps)
+                              const tl_gr_source *caps, uint32_t *uid_end)
 {
     tl_build *b = tl_build_new();
     tl_build_set_format(b, "kineto");
@@ -456,16 +565,17 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
         for (size_t i = 0; i < L[j].nk; i++)
             if (L[j].win >= 0 && L[j].match[i] >= 0) klink[L[j].k[i]] = link++;
     tl_copy_rows(b, rp, NULL, klink, 0);
+    inf_pin_source_tree(rp, b);
 
-    uint32_t uid_base = replay_uid_end(rp);
+    uint32_t uid_base = inf_uid_end(rp);
     uint32_t fl_name = tl_build_str(b, "ac2g", 4);
     for (size_t j = 0; j < nl; j++) {
         const glaunch *l = &L[j];
         if (l->win < 0 || !l->nmatch) continue;
         const cwin *w = &W[l->win];
-        copy_window(b, rp, l, j, w, caps[w->src].t, klink, uid_base, fl_name);
-        uid_base += w->maxuid + 1;
+        uid_base += copy_window(b, rp, l, j, w, caps[w->src].t, klink, uid_base, fl_name);
     }
+    *uid_end = uid_base;
     /* the synthetic threads' names, after every copied row */
     for (size_t j = 0; j < nl; j++) {
         const glaunch *l = &L[j];
@@ -476,8 +586,7 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
     }
     free(klink);
 
-    /* the steps, as seen in the replay: host times of the copied ops no
-     * longer tell which step a kernel belongs to */
+    /* the steps, as seen in the replay, travel with the merged trace */
     tl_steps st;
     tl_steps_find(rp, &st);
     tl_buf sb = {0};
@@ -488,12 +597,14 @@ static tl_build *build_merged(const tl_trace *rp, const glaunch *L, size_t nl, c
     return b;
 }
 
-/* Labels (parent, capture count) and path "<replay path>#graph-merged". */
-static void merged_facts(const tl_trace *rp, const tl_gr_source *caps, size_t ncap, tl_derived *d)
+/* Labels (parent, capture count, uid_end: one past the last copy's uid,
+ * see inf_uid_end) and path "<replay path>#graph-merged". */
+static void merged_facts(const tl_trace *rp, const tl_gr_source *caps, size_t ncap, uint32_t uid_end,
+                         tl_derived *d)
 {
     snprintf(d->labels, sizeof d->labels,
-             "{\"graph_replay\":\"merged\",\"parent\":\"%016llx\",\"captures\":\"%zu\"}",
-             (unsigned long long)rp->id, ncap);
+             "{\"graph_replay\":\"merged\",\"parent\":\"%016llx\",\"captures\":\"%zu\",\"uid_end\":\"%u\"}",
+             (unsigned long long)rp->id, ncap, uid_end);
     const char *pp = rp->catalog ? strstr(rp->catalog, "\"path\":\"") : NULL;
     size_t k = 0;
     if (pp)
@@ -521,13 +632,14 @@ int tl_gr_merge(const tl_trace *rp, const tl_gr_source *caps, size_t ncap, tl_de
 
     int rc = 0;
     if (out) {
-        tl_build *b = build_merged(rp, L, nl, W, caps);
+        uint32_t uid_end;
+        tl_build *b = build_merged(rp, L, nl, W, caps, &uid_end);
         rc = tl_build_tree(b, err);
         if (rc) {
             tl_build_free(b);
         } else {
             out->build = b;
-            merged_facts(rp, caps, ncap, out);
+            merged_facts(rp, caps, ncap, uid_end, out);
         }
     }
     free_launches(L, nl);

@@ -202,8 +202,10 @@ int tl_pseudo_ops_build(const tl_trace *t, tl_derived *out, tl_err *err);
  * sequence is matched against the capture windows (StreamBeginCapture ..
  * StreamEndCapture) by kernel names, and a merged trace is built: the replay
  * unchanged except that every matched kernel is re-linked to a copy of its
- * capturing launch call, nested in copies of the capturing CPU ops (on a
- * synthetic thread per graph launch, times shifted to the launch). GPU events
+ * capturing launch call, which hangs with copies of the capturing CPU ops
+ * under the graph launch as the reference's merge hangs them (a CaptureRoot,
+ * the launch's ts and dur on every copy, the reference's UIDs, the tree
+ * pinned; one synthetic thread per graph launch). GPU events
  * and their times are untouched, so every GPU total is unchanged; the report
  * then runs on the merged trace as on any trace. */
 
@@ -300,8 +302,10 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
 /* ---- a stored trace written out as PyTorch Kineto JSON (traceEvents in
  * uid order: complete, flow and metadata events; the catalog's top-level
  * metadata as top-level keys; each args object verbatim except its
- * "correlation", set to the stored one). A piece with fresh uids reads back
- * with the same uids. path names the file in errors. */
+ * "correlation", set to the stored one; a graph-merged trace's copies with
+ * nested slices of their launch's span, so that nesting by time rebuilds the
+ * tree). A piece with fresh uids reads back with the same uids. path names
+ * the file in errors. */
 int tl_kineto_write(const tl_trace *t, FILE *f, const char *path, tl_err *err);
 
 /* ---- selected rows of a stored trace written as Kineto JSON, in the

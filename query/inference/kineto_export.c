@@ -4,8 +4,11 @@
  * order, so that each row's uid is its position in traceEvents again (the
  * reference's UID); the catalog's top-level metadata (schemaVersion,
  * deviceProperties, ...) becomes the top-level keys. Times are written in
- * µs with the stored nanoseconds exact. The reference splitter's pieces
- * are written the same way from a list of rows (tl_kineto_write_sel). */
+ * µs with the stored nanoseconds exact, except a graph-merged trace's
+ * copies, which get nested slices of their graph launch's span
+ * (inf_export_times) so that a reader nesting by time rebuilds the tree.
+ * The reference splitter's pieces are written the same way from a list of
+ * rows (tl_kineto_write_sel). */
 #include "query/inference/inference.h"
 #include "query/inference/inference_internal.h"
 
@@ -78,7 +81,7 @@ static void put_args(tl_buf *b, const char *a, size_t n, int64_t corr)
     tl_buf_append(b, a + e, n - e);
 }
 
-static void put_event(tl_buf *b, const tl_trace *t, size_t i)
+static void put_event(tl_buf *b, const tl_trace *t, size_t i, const int64_t *tm)
 {
     tl_buf_puts(b, "{\"ph\":\"X\",\"cat\":");
     put_str(b, t, t->cat[i]);
@@ -89,9 +92,9 @@ static void put_event(tl_buf *b, const tl_trace *t, size_t i)
     tl_buf_puts(b, ",\"tid\":");
     put_id(b, t, t->tid[i], (t->idflags[i] >> 1) & 1);
     tl_buf_puts(b, ",\"ts\":");
-    put_us(b, t->ts[i]);
+    put_us(b, tm ? tm[2 * i] : t->ts[i]);
     tl_buf_puts(b, ",\"dur\":");
-    put_us(b, t->dur[i]);
+    put_us(b, tm ? tm[2 * i + 1] : t->dur[i]);
     size_t al = 0;
     const char *a = tl_trace_args(t, i, &al);
     tl_buf_puts(b, ",\"args\":");
@@ -160,6 +163,7 @@ static void put_toplevel(tl_buf *b, const tl_trace *t)
 static int write_items(const tl_trace *t, const ex_item *it, size_t n, int (*out)(void *, const void *, size_t),
                        void *ctx, const char *path, tl_err *err)
 {
+    int64_t *tm = inf_export_times(t); /* a merged trace's copies: nested slices */
     tl_buf b = {0};
     tl_buf_putc(&b, '{');
     put_toplevel(&b, t);
@@ -167,7 +171,7 @@ static int write_items(const tl_trace *t, const ex_item *it, size_t n, int (*out
     int bad = 0;
     for (size_t i = 0; i < n && !bad; i++) {
         if (i) tl_buf_puts(&b, ",\n");
-        if (it[i].what == EX_EVENT) put_event(&b, t, it[i].row);
+        if (it[i].what == EX_EVENT) put_event(&b, t, it[i].row, tm);
         else if (it[i].what == EX_FLOW) put_flow(&b, t, it[i].row);
         else put_meta(&b, t, it[i].row);
         if (b.n > (1u << 20)) {
@@ -178,6 +182,7 @@ static int write_items(const tl_trace *t, const ex_item *it, size_t n, int (*out
     tl_buf_puts(&b, "]}\n");
     if (!bad) bad = out(ctx, b.p, b.n) != 0;
     tl_buf_free(&b);
+    free(tm);
     return bad ? tl_errf(err, TL_EIO, "%s: write failed", path) : 0;
 }
 

@@ -17,15 +17,17 @@
  * — a _swiglu or _glu kernel —, topk from the k of the first TopK op below
  * the moe_forward, 4 without one).
  *
- * The reference puts the pseudo op between the launch call and the launch
- * call's parent. Here it is a cpu op with the launch call's span, written
- * just before it on its thread, so the tree builder nests the launch call
- * in it the same way (the events after it get uids one higher). The
- * PyTorch report passes over ops named pseudo_op:: when it looks for a
- * kernel's launcher and gives them no duration, as the reference (which
- * does not re-parent the launch call, and whose pseudo op has no ts/dur)
- * does. The result is a derived trace (inference.h) stored beside the
- * source. */
+ * The reference appends the pseudo op to its tree's events (UID: their
+ * count) as the child of the launch call's parent with the launch call as
+ * its child, without re-parenting the launch call. Here it is a cpu op
+ * with the launch call's span, appended after the source's events with
+ * the reference's UID; the source's tree is pinned on the copied events
+ * (inf_pin_source_tree), the pseudo op under the launch call's parent and
+ * the launch call under the pseudo op, so that the launch call's kernels
+ * are the pseudo op's. The PyTorch report passes over ops named
+ * pseudo_op:: when it looks for a kernel's launcher and gives them no
+ * duration, as the reference (whose pseudo op has no ts/dur) does. The
+ * result is a derived trace (inference.h) stored beside the source. */
 #include "query/inference/inference.h"
 #include "query/inference/inference_internal.h"
 
@@ -205,14 +207,12 @@ size_t tl_pseudo_ops(const tl_trace *t)
 
 uint64_t tl_pseudo_ops_id(const tl_trace *t)
 {
-    return tl_hash64(&t->id, sizeof t->id, tl_hash64("pseudo-ops-1", 12, 0));
+    return tl_hash64(&t->id, sizeof t->id, tl_hash64("pseudo-ops-2", 12, 0));
 }
 
 static const char *raw(const tl_trace *t, uint32_t sid) { return sid ? tl_trace_str(t, sid) : "null"; }
 
-/* The pseudo op of p as an event with uid and the launch call's span: the
- * tree builder (a thread's rows by start time, stable) nests the launch
- * call, written next, in it. */
+/* The pseudo op of p as an event with uid and the launch call's span. */
 static void pseudo_event(tl_build *b, const tl_trace *t, const pseudo *p, uint32_t uid, tl_buf *args)
 {
     tl_ev_in e;
@@ -264,27 +264,25 @@ int tl_pseudo_ops_build(const tl_trace *t, tl_derived *out, tl_err *err)
     memset(out, 0, sizeof *out);
     size_t np;
     pseudo *ps = find_pseudo_ops(t, &np);
-    size_t nz = t->n ? t->n : 1;
-    int32_t *at = tl_xmalloc(nz * sizeof *at); /* launch row -> pseudo op, -1 */
-    for (size_t i = 0; i < t->n; i++) at[i] = -1;
-    for (size_t j = 0; j < np; j++) at[ps[j].launch] = (int32_t)j;
     tl_build *b = tl_build_new();
     tl_build_set_format(b, "kineto");
-    tl_buf args = {0};
-    /* events keep their order, each pseudo op just before its launch call;
-     * uids ascend with the rows, so the later events move up by one per
-     * pseudo op before them */
-    uint32_t shift = 0;
     for (size_t i = 0; i < t->n; i++) {
-        if (at[i] >= 0) pseudo_event(b, t, &ps[at[i]], t->uid[i] + shift++, &args);
         tl_ev_in e;
         tl_event_in(b, t, i, &e);
-        e.uid += shift;
         tl_build_event(b, &e);
     }
+    inf_pin_source_tree(t, b);
+    tl_buf args = {0};
+    uint32_t uid_end = inf_uid_end(t);
+    for (size_t j = 0; j < np; j++) {
+        int32_t l = ps[j].launch;
+        uint32_t row = (uint32_t)(t->n + j);
+        pseudo_event(b, t, &ps[j], uid_end + (uint32_t)j, &args);
+        tl_build_pin_parent(b, row, t->parent[l], t->parent_py[l]);
+        tl_build_pin_parent(b, (uint32_t)l, (int32_t)row, (int32_t)row);
+    }
     tl_buf_free(&args);
-    free(at);
     free(ps);
-    return inf_derived_finish(t, b, tl_pseudo_ops_id(t), "pseudo-ops", "{\"pseudo_ops\":\"moe_triton_unfused\"", out,
-                              err);
+    return inf_derived_finish(t, b, uid_end + (uint32_t)np, tl_pseudo_ops_id(t), "pseudo-ops",
+                              "{\"pseudo_ops\":\"moe_triton_unfused\"", out, err);
 }

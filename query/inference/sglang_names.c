@@ -52,6 +52,7 @@ int tl_sglang_names_build(const tl_trace *t, tl_derived *out, tl_err *err)
         if (k) e.name = tl_build_str(b, nm, k);
         tl_build_event(b, &e);
     }
-    return inf_derived_finish(t, b, tl_sglang_names_id(t), "sglang-names", "{\"sglang_names\":\"normalized\"", out,
+    inf_pin_source_tree(t, b);
+    return inf_derived_finish(t, b, inf_uid_end(t), tl_sglang_names_id(t), "sglang-names", "{\"sglang_names\":\"normalized\"", out,
                               err);
 }

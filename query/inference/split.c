@@ -254,10 +254,10 @@ static void split_facts(const tl_trace *t, const tl_window *w, int steady, tl_de
 
 /* Keeps the launch call of every kept GPU row (the host row with its
  * correlation id) and the CPU ops and Python frames around it, wherever they
- * lie in time. A graph-replay merge puts the capturing ops of replayed
- * kernels on a synthetic thread with the capture's durations, so they can
- * end after the step's host interval; without them the piece's kernels
- * would lose the ops that launched them. */
+ * lie in time. A graph-replay merge hangs the capturing ops of replayed
+ * kernels under the graph launch, whose ancestors can end after the step's
+ * host interval; without them the piece's kernels would lose the ops that
+ * launched them. */
 static void keep_launch_chains(const tl_trace *t, uint8_t *keep)
 {
     int64_t *kc = tl_xmalloc((t->n ? t->n : 1) * sizeof *kc);
@@ -289,6 +289,7 @@ int tl_split_build(const tl_trace *t, const tl_window *w, int steady, tl_derived
     tl_build *b = tl_build_new();
     tl_build_set_format(b, t->format ? t->format : "kineto");
     tl_copy_rows(b, t, keep, NULL, 1);
+    inf_pin_kept_tree(t, b, keep);
     free(keep);
     int rc = tl_build_tree(b, err);
     if (rc) {

@@ -156,6 +156,7 @@ int pm_extension(pm_in *in, pm_out *out)
         return store_cache(in, out);
     case PM_INF_ATTN:
     case PM_INF_ATTN_DV:
+    case PM_INF_ATTN_PAGED:
         return pm_inference_attention(in, out);
     case PM_CC_ALLREDUCE_RMSNORM:
     case PM_CC_ALLREDUCE_RMSNORM_:

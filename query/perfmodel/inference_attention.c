@@ -2,7 +2,8 @@
  * serving-engine attention calls (vllm::unified_attention_with_output,
  * aiter::mha_varlen_fwd, pseudo_mla_decode_fwd; with d_h_v read from the
  * v tensor: aiter::fmha_v3_varlen_fwd, aiter::mha_batch_prefill,
- * pseudo_mla_prefill_fwd). A call covers a whole batch of requests, so its
+ * pseudo_mla_prefill_fwd; paged, below: aiter_paged_attention_ragged of
+ * sglang_profiler::attention_paged_attention_ragged). A call covers a whole batch of requests, so its
  * cost comes from the step annotation around it (tl_pm_args.annotation),
  * which carries the batch's sums over context (prefill) and generation
  * (decode) requests: sq, sk, sq·sq and sq·sk. Three annotation forms carry
@@ -22,7 +23,13 @@
  * No annotation with sq/sk, or args that do not fit: the model fails (the
  * reference's returns None and its row keeps empty metrics); c_sq = g_sq =
  * 0: "not implemented" (the reference drops the row). Compute Spec
- * matrix_<precision of Q>. No backward formulas. */
+ * matrix_<precision of Q>. No backward formulas.
+ *
+ * The paged call (SGLang's aiter::paged_attention_ragged) reads q from
+ * Input Dims[2] (N_Q, H_Q, d_qk) and its type from Input type[2], the
+ * paged caches [pages, page_size, H_KV, d] from Input Dims[3] (H_KV) and
+ * [4] (d_v); N_KV = c_sk + g_sk, and the cached K/V are counted at Q's
+ * bytes per element (no dtype_KV parameter). */
 #include "query/perfmodel/pm_internal.h"
 
 #include <ctype.h>
@@ -194,11 +201,19 @@ int pm_inference_attention(pm_in *in, pm_out *out)
     if (in->mode == TL_PM_BWD) return PM_NOTIMPL;
     chunk_stats st;
     if (chunk_stats_of(in->args->annotation, &st) != 0) pm_raise(in, "no sq/sk step annotation");
-    const tl_pv *q = pm_dims(in, 0), *k = pm_dims(in, 1);
-    if (pm_len(in, q) != 3 || pm_len(in, k) < 3) pm_raise(in, "q is not (N_Q, H_Q, d) or k has fewer than 3 dims");
+    int paged = in->id == PM_INF_ATTN_PAGED;
+    const tl_pv *q = pm_dims(in, paged ? 2 : 0), *k = pm_dims(in, paged ? 3 : 1);
+    if (pm_len(in, q) != 3 || pm_len(in, k) < (paged ? 2 : 3))
+        pm_raise(in, "q is not (N_Q, H_Q, d) or k has too few dims");
     int64_t NQ = pm_dim(in, q, 0), HQ = pm_dim(in, q, 1), dqk = pm_dim(in, q, 2);
-    int64_t NKV = pm_dim(in, k, -3), HKV = pm_dim(in, k, -2), dv = pm_dim(in, k, -1);
-    const char *tq = pm_type(in, 0), *tkv = pm_ntypes(in) > 1 ? pm_type(in, 1) : tq;
+    int64_t NKV = paged ? st.c_sk + st.g_sk : pm_dim(in, k, -3), HKV = pm_dim(in, k, -2);
+    int64_t dv = paged ? 0 : pm_dim(in, k, -1);
+    const char *tq = pm_type(in, paged ? 2 : 0), *tkv = !paged && pm_ntypes(in) > 1 ? pm_type(in, 1) : tq;
+    if (paged) {
+        const tl_pv *v = pm_dims(in, 4);
+        if (pm_len(in, v) < 1) pm_raise(in, "v has no dims");
+        dv = pm_dim(in, v, -1);
+    }
     if (in->id == PM_INF_ATTN_DV && pm_ndims(in) > 2 && pm_len(in, pm_dims(in, 2)) >= 1)
         dv = pm_dim(in, pm_dims(in, 2), -1);
     const struct { const char *k; int64_t v; } p[] = {
@@ -215,7 +230,7 @@ int pm_inference_attention(pm_in *in, pm_out *out)
     };
     for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) pm_param(in, out, s[i].k, pm_v_int(in, s[i].v));
     pm_param(in, out, "dtype_Q", pm_v_str(in, tq));
-    pm_param(in, out, "dtype_KV", pm_v_str(in, tkv));
+    if (!paged) pm_param(in, out, "dtype_KV", pm_v_str(in, tkv));
     if (st.c_sq == 0 && st.g_sq == 0) return PM_NOTIMPL;
     pnum H = I(HQ), Dq = I(dqk), Dv = I(dv), Hk = I(HKV), two = I(2);
     pnum f = pn_add(mul3(H, pn_mul(two, I(st.c_sqsk)), Dq), mul3(H, pn_mul(two, I(st.c_sqsk)), Dv));

@@ -98,7 +98,7 @@ static const tl_pm_op ops[] = {
     {"aiter::mha_varlen_fwd", "InferenceAttention", "InferenceAttention", NULL, "mha_varlen_fwd", PM_INF_ATTN, 0},
     {"aiter::fmha_v3_varlen_fwd", "InferenceAttention", "InferenceAttention", NULL, "aiter_fmha_v3_varlen_fwd", PM_INF_ATTN_DV, 0},
     {"aiter::mha_batch_prefill", "InferenceAttention", "InferenceAttention", NULL, "aiter_mha_batch_prefill", PM_INF_ATTN_DV, 0},
-    {"sglang_profiler::attention_paged_attention_ragged", "InferenceAttention", "InferenceAttention", NULL, "aiter_paged_attention_ragged", -1, P},
+    {"sglang_profiler::attention_paged_attention_ragged", "InferenceAttention", "InferenceAttention", NULL, "aiter_paged_attention_ragged", PM_INF_ATTN_PAGED, 0},
     {"pseudo_mla_decode_fwd", "InferenceAttention", "InferenceAttention", NULL, "mla_decode_fwd", PM_INF_ATTN, 0},
     {"pseudo_mla_prefill_fwd", "InferenceAttention", "InferenceAttention", NULL, "pseudo_mla_prefill_fwd", PM_INF_ATTN_DV, 0},
     {"aiter::pa_decode_gluon", "InferenceAttention", "InferenceAttention", NULL, "pa_decode_gluon", -1, P},

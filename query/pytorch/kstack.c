@@ -46,19 +46,29 @@ typedef struct kchain {
     size_t n;
 } kchain;
 
-/* root .. kernel frames of GPU event g */
+/* root .. kernel frames of GPU event g. Below a pseudo op the reference's
+ * stack is the pseudo op's own (root .. pseudo op) followed by the
+ * kernel's whole chain without it, since it never re-parents the launch
+ * call. */
 static void chain_of(const pyt_ctx *c, int32_t g, tl_arena *a, kchain *ch)
 {
     size_t depth = 0;
     for (int32_t p = c->parent[g]; p >= 0; p = c->parent[p]) depth++;
-    ch->f = tl_arena_alloc(a, (depth + 1) * sizeof *ch->f);
-    size_t n = depth;
-    for (int32_t p = c->parent[g]; p >= 0; p = c->parent[p]) ch->f[--n] = worthy(c, p) ? strip_runs(a, pyt_name(c, p)) : NULL;
-    size_t k = 0;
+    int32_t *up = tl_xmalloc((depth + 1) * sizeof *up); /* root first */
+    size_t n = depth, pseudo = depth;
+    for (int32_t p = c->parent[g]; p >= 0; p = c->parent[p]) up[--n] = p;
     for (size_t i = 0; i < depth; i++)
-        if (ch->f[i]) ch->f[k++] = ch->f[i];
+        if (c->t->kind[up[i]] == TL_K_CPU_OP && pyt_is_pseudo_op(c, up[i])) pseudo = i;
+    ch->f = tl_arena_alloc(a, (2 * depth + 1) * sizeof *ch->f);
+    size_t k = 0;
+    if (pseudo < depth)
+        for (size_t i = 0; i <= pseudo; i++)
+            if (worthy(c, up[i])) ch->f[k++] = strip_runs(a, pyt_name(c, up[i]));
+    for (size_t i = 0; i < depth; i++)
+        if (i != pseudo && worthy(c, up[i])) ch->f[k++] = strip_runs(a, pyt_name(c, up[i]));
     ch->f[k++] = pyt_name(c, g);
     ch->n = k;
+    free(up);
 }
 
 static int chains_equal_from(const kchain *x, const kchain *y, size_t from)

@@ -854,16 +854,22 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
 static int64_t max_uid(const tl_trace *t)
 {
     /* UIDs count every traceEvents element: the catalog's counts say how
-     * many (flows included, which the report does not load) */
+     * many (flows included, which the report does not load); a trace the
+     * inference report derives (graph-capture merge, pseudo ops) states
+     * the reference's count as its "uid_end" label */
     int64_t tot = 0, v;
     size_t cl = strlen(t->catalog);
+    const char *ue = strstr(t->catalog, "\"uid_end\":\"");
     static const char *const keys[] = {"events", "flows", "meta_events", "instant_events", "other_events"};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
-        if (tl_args_get_i64(t->catalog, cl, keys[i], &v) == 0) tot += v;
+    if (ue)
+        tot = strtoll(ue + 11, NULL, 10);
+    else
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (tl_args_get_i64(t->catalog, cl, keys[i], &v) == 0) tot += v;
     int64_t mx = -1;
     for (size_t i = 0; i < t->n; i++) if (t->uid[i] > mx) mx = t->uid[i];
-    for (size_t i = 0; i < t->nflows; i++) if (t->f_uid[i] > mx) mx = t->f_uid[i];
-    for (size_t i = 0; i < t->nmeta; i++) if (t->m_uid[i] > mx) mx = t->m_uid[i];
+    for (size_t i = 0; i < t->nflows && !ue; i++) if (t->f_uid[i] > mx) mx = t->f_uid[i];
+    for (size_t i = 0; i < t->nmeta && !ue; i++) if (t->m_uid[i] > mx) mx = t->m_uid[i];
     return tot - 1 > mx ? tot - 1 : mx;
 }
 

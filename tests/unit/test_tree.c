@@ -5,13 +5,16 @@
  * correlation alone when a trace has no ac2g flow. Each trace is ingested
  * twice, once with small consecutive correlation ids and once with ids
  * spread over 2^60, so that both forms of the link-value index (an array;
- * a hash map) are checked against the same expected edges. */
+ * a hash map) are checked against the same expected edges. Pinned parents
+ * (tl_build_pin_parent) replace the nesting's for events of equal span. */
 #include "tests/unit/tl_test.h"
 #include "query/core/trace.h"
 #include "ingest/ingest.h"
+#include "ingest/builder.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 static char tmpdir[256];
@@ -103,6 +106,48 @@ static void test_no_flows(void)
     check_edges("corr_sparse", -((int64_t)1 << 60), 5, (int64_t)1 << 59, 0, parent, launcher);
 }
 
+/* Four host events of one span on one thread (0 cpu op, 1 python
+ * function, 2 cpu op, 3 runtime): by time they chain 0 > 1 > 2 > 3 (2
+ * under 0 without python functions); pinned, 1 and 2 hang under 0, 3
+ * under 1 (its plain parent 0), and the pins survive the store. */
+static void test_pins(void)
+{
+    tl_build *b = tl_build_new();
+    tl_build_set_format(b, "kineto");
+    static const uint8_t kinds[4] = {TL_K_CPU_OP, TL_K_PYTHON, TL_K_CPU_OP, TL_K_RUNTIME};
+    static const char *const cats[4] = {"cpu_op", "python_function", "cpu_op", "cuda_runtime"};
+    for (uint32_t i = 0; i < 4; i++) {
+        tl_ev_in e = {.uid = i, .ts = 1000, .dur = 500, .name = tl_build_str(b, cats[i], strlen(cats[i])),
+                      .cat = tl_build_str(b, cats[i], strlen(cats[i])), .kind = kinds[i], .pid = 1, .tid = 1,
+                      .corr = TL_NONE, .ext_id = TL_NONE, .stream = TL_NONE, .device = TL_NONE, .seq = TL_NONE,
+                      .fwd_tid = TL_NONE};
+        tl_build_event(b, &e);
+    }
+    tl_build_pin_parent(b, 1, -1, 0);
+    tl_build_pin_parent(b, 2, 0, 0);
+    tl_build_pin_parent(b, 3, 0, 1);
+    tl_err err = {0};
+    tl_build_info info = {.id = 0x70696e73ULL, .path = "pins", .format = "kineto", .rank = -1};
+    tl_reader *r = NULL;
+    tl_trace *t = NULL;
+    int rc = tl_build_tree(b, &err);
+    if (!rc) rc = tl_build_commit(b, store, &info, &err);
+    tl_build_free(b);
+    if (!rc) rc = tl_reader_open(store, &r, &err);
+    if (!rc) rc = tl_trace_load(r, info.id, &t, &err);
+    if (rc) fprintf(stderr, "pins: %s\n", err.msg);
+    CHECK(rc == 0 && t && t->n == 4);
+    if (!rc && t && t->n == 4) {
+        static const int32_t parent[4] = {-1, -1, 0, 0}, parent_py[4] = {-1, 0, 0, 1};
+        for (int i = 0; i < 4; i++) {
+            CHECK_EQ_I(t->parent[i], parent[i]);
+            CHECK_EQ_I(t->parent_py[i], parent_py[i]);
+        }
+    }
+    tl_trace_free(t);
+    tl_reader_close(r);
+}
+
 int main(void)
 {
     snprintf(tmpdir, sizeof tmpdir, "/tmp/tl_test_tree_XXXXXX");
@@ -116,6 +161,7 @@ int main(void)
     }
     test_flows();
     test_no_flows();
+    test_pins();
     tl_store_close(store);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
