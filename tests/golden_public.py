@@ -10,7 +10,9 @@ reference's rules (pandas NA cells skipped, floats abs 1e-6, rows by
 position). For every <case>/reference_csvs_inference, and every
 ../shared/data/inference/<case>/perf_csvs (the reference's own inference test
 cases): the inference command with the flags of the reference's tests (see
-the data README), with --capture_folder where the case has capture traces.
+the data README), with --capture_folder where the case has capture traces;
+and those cases once more without it (nocapture/<case>), against the
+reference's CSVs in tests/golden/inference_nocapture.
 
 A case listed in KNOWN_DIFFERENCES prints its mismatch count with the
 reason and does not fail the run; every other case must match exactly. A
@@ -21,6 +23,7 @@ Exit 0 when nothing unexpected failed, 77 (skipped) when the data is absent.
 """
 import os
 import sys
+import tarfile
 import tempfile
 
 import golden_pytorch
@@ -40,6 +43,10 @@ CASE_FLAGS = {
     "hta_tracediff_test/reference_csvs": ["--reference_linking"],
 }
 INFERENCE = os.path.join(golden_pytorch.DATA, "inference")
+# the reference's inference CSVs of the traces with a capture folder, made
+# without it (tests/golden/inference_nocapture/make.py)
+NOCAPTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "inference_nocapture",
+                         "reference_csvs.tar.xz")
 
 
 def cases():
@@ -64,13 +71,35 @@ def cases():
     return out
 
 
-def run_inference(build, case, ref_dir, trace, tmp):
+def nocapture_cases(tmp):
+    """The inference traces that come with a capture folder, reported
+    without it: (case, ref, trace) with the reference's CSVs unpacked from
+    tests/golden/inference_nocapture into tmp."""
+    if not os.path.exists(NOCAPTURE):
+        return []
+    dest = os.path.join(tmp, "nocapture_reference")
+    with tarfile.open(NOCAPTURE) as t:
+        t.extractall(dest)
+    out = []
+    for case in sorted(os.listdir(dest)):
+        trace = os.path.join(PUBLIC, case, case + ".json.gz")
+        if not os.path.isfile(trace):
+            d = os.path.join(INFERENCE, case)
+            found = sorted(f for f in os.listdir(d) if f.endswith(".json.gz")) if os.path.isdir(d) else []
+            if not found:
+                continue
+            trace = os.path.join(d, found[0])
+        out.append(("nocapture/" + case, os.path.join(dest, case), trace))
+    return out
+
+
+def run_inference(build, case, ref_dir, trace, tmp, capture=True):
     exe = os.path.join(build, INFERENCE_COMMAND)
     if not os.path.exists(exe):
         return None
     flags = list(INFERENCE_FLAGS)
-    capture = os.path.join(os.path.dirname(trace), "capture_traces")
-    if os.path.isdir(capture):
+    capture = capture and os.path.join(os.path.dirname(trace), "capture_traces")
+    if capture and os.path.isdir(capture):
         flags += ["--capture_folder", capture]
     return golden_pytorch.run_folder(build, ref_dir, trace, flags, tmp, False, command=INFERENCE_COMMAND)
 
@@ -87,19 +116,21 @@ def main():
     passed = failed = known = total_cells = 0
     with tempfile.TemporaryDirectory(prefix="tl_public_") as tmp:
         os.environ["TRACELENS_DB"] = os.path.join(tmp, "db")
-        for case, ref, trace in todo:
-            key = f"{case}/{ref}"
+        for case, ref, trace in todo + nocapture_cases(tmp):
+            nocap = case.startswith("nocapture/")
+            key = case if nocap else f"{case}/{ref}"
             if filt and filt not in key:
                 continue
-            ref_dir = os.path.join(os.path.dirname(os.path.dirname(trace)) if case.startswith("inference/")
-                                   else PUBLIC, os.path.basename(case), ref)
+            ref_dir = ref if nocap else os.path.join(os.path.dirname(os.path.dirname(trace))
+                                                     if case.startswith("inference/") else PUBLIC,
+                                                     os.path.basename(case), ref)
             out_tmp = os.path.join(tmp, case.replace("/", "_"))
             os.makedirs(out_tmp, exist_ok=True)
             if ref == "reference_csvs":
                 flags = PYTORCH_FLAGS + CASE_FLAGS.get(key, [])
                 res = golden_pytorch.run_folder(build, ref_dir, trace, flags, out_tmp, verbose)
             else:
-                res = run_inference(build, case, ref_dir, trace, out_tmp)
+                res = run_inference(build, case, ref_dir, trace, out_tmp, capture=not nocap)
                 if res is None:
                     print(f"pending {key}: no {INFERENCE_COMMAND} in this build")
                     continue
