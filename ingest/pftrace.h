@@ -1,9 +1,9 @@
 /* pftrace.h — the Perfetto trace reader (rocprofv3 --output-format pftrace):
- * a protobuf Trace read one TracePacket at a time (protobuf-c, our own
- * schema ingest/proto/pftrace.proto) and turned into the events that
- * Perfetto's `traceconv json` conversion of the same trace holds, so that a
- * .pftrace and its traceEvents JSON (read by the Kineto reader) give the
- * same stored trace.
+ * a protobuf Trace read one TracePacket at a time (decoded in place by
+ * our own wire reader, for the fields ingest/proto/pftrace.proto lists)
+ * and turned into the events that Perfetto's `traceconv json` conversion
+ * of the same trace holds, so that a .pftrace and its traceEvents JSON
+ * (read by the Kineto reader) give the same stored trace.
  *
  * What lands in the store (format "pftrace"):
  *   a slice (TrackEvent SLICE_BEGIN ... SLICE_END on one track) is one

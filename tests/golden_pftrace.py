@@ -20,6 +20,7 @@ Python 3 standard library only."""
 import csv
 import json
 import math
+import re
 import os
 import shutil
 import subprocess
@@ -146,22 +147,71 @@ def report_dispatch(build, tmp, db, pftraces, results):
     results.append(("report_dispatch", ok, [p.stderr[-300:], q.stderr[-300:]] if not ok else []))
 
 
+PROTO_PREFIXES = {"TracePacket": "TP", "TrackDescriptor": "TD", "ProcessDescriptor": "PD",
+                  "ThreadDescriptor": "THD", "TrackEvent": "TE", "DebugAnnotation": "DA", "InternedData": "ID"}
+
+
+def proto_fields(results):
+    """ingest/proto/pftrace.proto documents the fields ingest/pftrace.c
+    reads: each message's field numbers there must be the numbers of the
+    reader's enum entries for it (TP_* for TracePacket, ...)."""
+    root = os.path.join(HERE, "..", "ingest")
+    with open(os.path.join(root, "proto", "pftrace.proto"), encoding="utf-8") as f:
+        proto = f.read()
+    with open(os.path.join(root, "pftrace.c"), encoding="utf-8") as f:
+        code = f.read()
+    notes = []
+    for msg, prefix in PROTO_PREFIXES.items():
+        body = re.search(r"message %s \{(.*?)\n\}" % msg, proto, re.S).group(1)
+        body = re.sub(r"enum \w+ \{.*?\}", "", body, flags=re.S)
+        want = sorted(int(n) for n in re.findall(r"= (\d+);", body))
+        got = sorted(int(n) for n in re.findall(r"\b%s_\w+ = (\d+)" % prefix, code))
+        if want != got:
+            notes.append(f"{msg}: .proto {want}, pftrace.c {got}")
+    results.append(("proto_fields", not notes, notes))
+
+
+def deep_annotation_packet(levels):
+    """A packet whose slice has one annotation nested `levels` dicts deep."""
+    enc = pftrace_encode
+    a = enc._f_bytes(10, "k") + enc._f_varint(3, 1)
+    for _ in range(levels):
+        a = enc._f_bytes(10, "k") + enc._f_bytes(11, a)
+    te = enc._f_varint(9, 1) + enc._f_varint(11, 1) + enc._f_bytes(4, a)
+    return enc._f_bytes(1, enc._f_varint(8, 5) + enc._f_bytes(11, te))
+
+
 def bad_inputs(build, tmp, db, results):
-    """Damaged .pftrace files: exit 1, the message names file and offset."""
+    """Damaged .pftrace files: exit 1, the message names the file, the
+    byte offset (where it is known here) and what was wrong."""
     with open(os.path.join(GOLD, "inputs", "hip_api_minimal.json"), encoding="utf-8") as f:
         good = pftrace_encode.encode(json.load(f))
-    cases = {
-        "truncated": good[:-3],
-        "bad_packet_tag": good + b"\x10\x01",
-        "undecodable_packet": good + b"\x0a\x03\xff\xff\xff",
+    at = len(good) + 2  # the first field of a packet appended to good
+    cases = {  # name: (bytes, offset or None, words of the message)
+        "truncated": (good[:-3], None, "truncated TracePacket"),
+        "bad_packet_tag": (good + b"\x10\x01", len(good), "expected a TracePacket"),
+        "truncated_varint": (good + b"\x0a\x03\xff\xff\xff", at, "truncated varint"),
+        "truncated_value_varint": (good + b"\x0a\x02\x40\xff", at, "truncated varint"),
+        "long_varint": (good + b"\x0a\x0b\x40" + b"\xff" * 10, at, "more than 10 bytes"),
+        "length_past_end": (good + b"\x0a\x03\x5a\x05\x00", at, "runs past the end of its message"),
+        "nested_length_past_end": (good + b"\x0a\x04\x5a\x02\x22\x09", at + 2, "runs past the end"),
+        "wrong_wire_type": (good + b"\x0a\x03\x42\x01\x00", at, "expected wire type varint"),
+        "group": (good + b"\x0a\x01\x43", at, "unsupported wire type"),
+        "nested_too_deep": (good + deep_annotation_packet(65), None, "nested more than 64 levels deep"),
     }
-    for name, data in cases.items():
+    for name, (data, offset, words) in cases.items():
         path = os.path.join(tmp, name + ".pftrace")
         with open(path, "wb") as f:
             f.write(data)
         p = run([os.path.join(build, "tracelens"), "--db", db, "ingest", path])
-        ok = p.returncode == 1 and path in p.stderr and "byte " in p.stderr
+        where = f"byte {offset}:" if offset is not None else "byte "
+        ok = p.returncode == 1 and path in p.stderr and where in p.stderr and words in p.stderr
         results.append((f"bad_input.{name}", ok, p.stderr.strip().splitlines()[-1:] if not ok else []))
+    path = os.path.join(tmp, "nested_64.pftrace")  # the deepest accepted: 64 levels below the top
+    with open(path, "wb") as f:
+        f.write(good + deep_annotation_packet(64))
+    p = run([os.path.join(build, "tracelens"), "--db", db, "ingest", path])
+    results.append(("bad_input.nested_64_accepted", p.returncode == 0, p.stderr.strip().splitlines()[-1:]))
 
 
 def main():
@@ -226,6 +276,7 @@ def main():
             results.append((name, not bad and not missing and same, notes))
         report_dispatch(build, tmp, db, pftraces, results)
         bad_inputs(build, tmp, db, results)
+        proto_fields(results)
     failed = 0
     for name, ok, notes in results:
         failed += not ok

@@ -55,6 +55,10 @@ if(TARGET tracegen AND NOT TL_SANITIZE)
   # peak RSS against the budget of docs/MEMORY.md (not under the sanitizers)
   tl_script_test(memory.bar ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_memory_bar.py ${CMAKE_BINARY_DIR})
 endif()
+if(NOT TL_SANITIZE)
+  # .pftrace ingest: peak RSS bar, and the same events and reports as its JSON
+  tl_script_test(pftrace.bench ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_pftrace_bench.py ${CMAKE_BINARY_DIR})
+endif()
 tl_script_test(cli.input ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_input_cli.py ${CMAKE_BINARY_DIR})
 
 # The layout's rules (docs/ARCHITECTURE.md): includes point down the layers,

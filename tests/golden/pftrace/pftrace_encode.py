@@ -113,27 +113,44 @@ def _packet(ts, event, interner, first):
     return _f_bytes(1, body)
 
 
-def encode(doc):
-    """bytes of the .pftrace holding the events of doc["traceEvents"]."""
-    interner = _Interner()
-    tracks = {}
-    out = bytearray()
-    first = True
-    for ev in doc["traceEvents"]:
-        ph = ev.get("ph")
+class Encoder:
+    """The streaming form of encode(): event() gives the bytes of one event
+    (its thread track's descriptor first when the track is new), so that a
+    large trace can be written one event at a time."""
+
+    def __init__(self):
+        self.interner = _Interner()
+        self.tracks = {}
+        self.first = True
+
+    def _track(self, ev):
         key = (ev.get("pid", 0), ev.get("tid", 0))
-        if key not in tracks:
-            tracks[key] = len(tracks) + 1
-            thread = _f_varint(1, key[0]) + _f_varint(2, key[1])
-            desc = _f_varint(1, tracks[key]) + _f_bytes(4, thread)
-            out += _f_bytes(1, _f_bytes(60, desc))
-        uuid = tracks[key]
-        if ph != "X":
-            typ = 4 if ph == "C" else 3
+        if key in self.tracks:
+            return self.tracks[key], b""
+        self.tracks[key] = len(self.tracks) + 1
+        thread = _f_varint(1, key[0]) + _f_varint(2, key[1])
+        desc = _f_varint(1, self.tracks[key]) + _f_bytes(4, thread)
+        return self.tracks[key], _f_bytes(1, _f_bytes(60, desc))
+
+    def event(self, ev):
+        """bytes of the packets of one traceEvents element."""
+        uuid, out = self._track(ev)
+        interner, first = self.interner, self.first
+        self.first = False
+        if ev.get("ph") != "X":
+            typ = 4 if ev.get("ph") == "C" else 3
             te = _f_varint(9, typ) + _f_varint(11, uuid)
-            out += _packet(_us_to_ns(ev.get("ts", 0)), te, interner, first)
-            first = False
-            continue
+            return out + _packet(_us_to_ns(ev.get("ts", 0)), te, interner, first)
+        return out + self._slice(ev, uuid, _us_to_ns(ev["ts"]), _us_to_ns(ev["dur"]), first)
+
+    def event_ns(self, ev, ts, dur):
+        """bytes of a complete event (ph X) whose times are given in ns."""
+        uuid, out = self._track(ev)
+        first, self.first = self.first, False
+        return out + self._slice(ev, uuid, ts, dur, first)
+
+    def _slice(self, ev, uuid, ts, dur, first):
+        interner = self.interner
         te = _f_varint(9, 1) + _f_varint(11, uuid)
         if "name" in ev:
             te += _f_varint(10, interner.iid(2, ev["name"]))
@@ -142,9 +159,11 @@ def encode(doc):
         for k, v in (ev.get("args") or {}).items():
             name = _f_varint(1, interner.iid(3, k))
             te += _f_bytes(4, _annotation(name, v, interner))
-        ts = _us_to_ns(ev["ts"])
-        out += _packet(ts, te, interner, first)
-        first = False
+        out = _packet(ts, te, interner, first)
         end = _f_varint(9, 2) + _f_varint(11, uuid)
-        out += _packet(ts + _us_to_ns(ev["dur"]), end, interner, False)
-    return bytes(out)
+        return out + _packet(ts + dur, end, interner, False)
+
+def encode(doc):
+    """bytes of the .pftrace holding the events of doc["traceEvents"]."""
+    enc = Encoder()
+    return b"".join(enc.event(ev) for ev in doc["traceEvents"])
