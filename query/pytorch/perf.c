@@ -41,7 +41,7 @@ static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8
     int32_t *tmp = NULL;
     size_t tn = 0, tcap = 0;
     for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
-        int32_t b = c->bwd_of[c->order[q]];
+        int32_t b = pyt_bwd_of(c, c->order[q]);
         if (b < 0) continue;
         pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
         for (size_t i = 0; i < tn; i++) {
@@ -155,7 +155,7 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     size_t n = 0, cap = 0;
     pyt_subtree_gpu(c, row, &rows, &n, &cap);
     fill_kset(c, rows, n, a, &in->fwd);
-    in->has_bwd_events = c->bwd_of[row] >= 0;
+    in->has_bwd_events = pyt_bwd_of(c, row) >= 0;
     if (in->has_bwd_events) {
         n = bwd_gpu(c, row, &rows, &cap, mark);
         fill_kset(c, rows, n, a, &in->bwd);

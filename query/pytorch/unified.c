@@ -250,9 +250,9 @@ static int sole_bwd(uctx *u, int32_t e)
     pyt_ctx *c = u->c;
     int32_t w = -1, a = c->parent[e];
     for (int i = 0; i < 5 && a >= 0; i++, a = c->parent[a])
-        if (c->fwd_of[a] >= 0) { w = a; break; }
+        if (pyt_fwd_of(c, a) >= 0) { w = a; break; }
     if (w < 0) return 0;
-    int32_t f = c->fwd_of[w];
+    int32_t f = pyt_fwd_of(c, w);
     const tl_pm_op *op = pyt_pm_op(c, f);
     if (!op || !op->bwd_category) return 0;
     const char *wn = pyt_name(c, w), *sep = strstr(wn, ": ");
@@ -304,13 +304,13 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
         size_t n = 0, cap = 0;
         pyt_subtree_gpu(c, row, &rows, &n, &cap);
         int32_t best = -1;
-        if (!(op->flags & TL_PM_SINGLE) && c->bwd_of[row] >= 0) {
+        if (!(op->flags & TL_PM_SINGLE) && pyt_bwd_of(c, row) >= 0) {
             /* backward set: subtrees of the backward events below row */
             n = 0;
             int32_t *tmp = NULL;
             size_t tn = 0, tcap = 0;
             for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
-                int32_t b = c->bwd_of[c->order[q]];
+                int32_t b = pyt_bwd_of(c, c->order[q]);
                 if (b < 0) continue;
                 pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
                 for (size_t i = 0; i < tn; i++)
