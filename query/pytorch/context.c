@@ -419,6 +419,12 @@ static size_t gpu_at_or_after(const pyt_ctx *c, uint32_t q)
     return lo;
 }
 
+int pyt_subtree_has_gpu(const pyt_ctx *c, int32_t row)
+{
+    size_t a = gpu_at_or_after(c, c->pos[row] + 1);
+    return a < c->ngpu && c->pos[c->gpu_by_pos[a]] < c->end[row];
+}
+
 void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap)
 {
     *n = 0;
@@ -467,6 +473,8 @@ static int cmp_link(const void *a, const void *b)
     int32_t x = ((const int32_t *)a)[0], y = ((const int32_t *)b)[0];
     return (x > y) - (x < y);
 }
+
+void pyt_link_sort(int32_t (*v)[2], size_t n) { qsort(v, n, sizeof *v, cmp_link); }
 
 static void link_fwd_bwd(pyt_ctx *c)
 {
@@ -555,8 +563,8 @@ static void link_fwd_bwd(pyt_ctx *c)
         c->bwd_link[i][0] = c->fwd_link[i][1];
         c->bwd_link[i][1] = c->fwd_link[i][0];
     }
-    qsort(c->fwd_link, c->nlink, sizeof *c->fwd_link, cmp_link);
-    qsort(c->bwd_link, c->nlink, sizeof *c->bwd_link, cmp_link);
+    pyt_link_sort(c->fwd_link, c->nlink);
+    pyt_link_sort(c->bwd_link, c->nlink);
 }
 
 /* Launchers (§4.4): in order of their first kernel, then stable by ts,
@@ -779,7 +787,7 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->end);
     free(c->order);
     free(c->gpu_by_pos);
-    free(c->pm_inst);
+    tl_imap_free(&c->pm_inst);
     for (size_t i = 0; i < c->pm_blocks.n; i++) free(c->pm_blocks.v[i]);
     tl_vec_free(&c->pm_blocks);
     pyt_overlap_free(c->overlap);

@@ -75,7 +75,7 @@ typedef struct pyt_ctx {
     int any_gpu;
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
-    struct tl_pm_instance **pm_inst; /* per event, lazily (perf.c) */
+    tl_imap pm_inst;                 /* row -> struct tl_pm_instance * (perf.c) */
     /* perf jobs' instance blocks that pm_inst points into: the context
      * owns them (perf.c builds an uncached row's instance in its job's
      * slot and caches a pointer to it, rather than a second copy) */
@@ -125,6 +125,13 @@ static inline int32_t pyt_link_find(const int32_t (*v)[2], size_t n, int32_t row
     }
     return lo < n && v[lo][0] == row ? v[lo][1] : -1;
 }
+/* sorts (row, value) pairs by row for pyt_link_find */
+void pyt_link_sort(int32_t (*v)[2], size_t n);
+/* (row, value) pairs sorted by row: a map over few of the events */
+typedef struct pyt_rowmap {
+    int32_t (*v)[2];
+    size_t n;
+} pyt_rowmap;
 /* the forward row of backward row `row` / the backward row of forward row `row` */
 static inline int32_t pyt_fwd_of(const pyt_ctx *c, int32_t row) { return pyt_link_find(c->fwd_link, c->nlink, row); }
 static inline int32_t pyt_bwd_of(const pyt_ctx *c, int32_t row) { return pyt_link_find(c->bwd_link, c->nlink, row); }
@@ -189,6 +196,8 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row);
 /* GPU events of the subtree of row (excluding row), appended to out in
  * pre-order; the caller sorts as needed. */
 void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
+/* whether a GPU event lies strictly below row */
+int pyt_subtree_has_gpu(const pyt_ctx *c, int32_t row);
 /* Same, ordered as the reference's gpu_events list (runtime UID, then GPU UID). */
 void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
 /* Process/thread names of an event (never NULL; "Unknown" when absent). */

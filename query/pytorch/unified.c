@@ -34,15 +34,14 @@ typedef struct urow {
 typedef struct uctx {
     pyt_ctx *c;
     tl_arena a;
-    uint8_t *visited, *desc_pm, *own_pm_cache, *sole_done;
-    int8_t *sole;           /* per event: 1 sole backward op, 0 not (valid if sole_done) */
-    int32_t *sole_fwd;      /* the forward op of a sole backward op */
-    uint32_t *gcount;       /* GPU events strictly below */
+    uint8_t *visited, *desc_pm, *own_pm_cache;
+    uint8_t *sole;          /* per event: 0 not decided, 1 not a sole backward op, 2 one */
+    tl_imap sole_fwd;       /* sole backward op -> its forward op */
     TL_VEC(int32_t) collected;
     uint8_t *mark;
     tl_pm_ctx *pm;
     /* cache of forward ops' backward metrics (sole backward ops) */
-    int32_t *bwd_cached;    /* per event: -1 not computed, 0 failed, else 1 + index */
+    tl_imap bwd_cached;     /* forward op -> 0 failed, else 1 + index (absent: not computed) */
     TL_VEC(tl_pm_metrics) bwd_m;
     TL_VEC(struct evalent *) bwd_ents;
     /* model evaluations by (op, mode, arg texts, kernel names): instances
@@ -206,9 +205,10 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
 static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalent **ent)
 {
     pyt_ctx *c = u->c;
-    if (u->bwd_cached[f] < 0) {
+    int isnew;
+    size_t *slot = tl_imap_put(&u->bwd_cached, (uint64_t)f, &isnew);
+    if (isnew) {
         const tl_pm_op *op = pyt_pm_op(c, f);
-        u->bwd_cached[f] = 0;
         if (op) {
             const tl_pm_instance *in = pyt_pm_instance(c, f);
             tl_pm_metrics m;
@@ -216,13 +216,13 @@ static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalen
             if (metrics_cached(u, op, in, TL_PM_BWD, &m, &e) == 0) {
                 tl_vec_push(&u->bwd_m, m);
                 tl_vec_push(&u->bwd_ents, e);
-                u->bwd_cached[f] = (int32_t)u->bwd_m.n;
+                *slot = u->bwd_m.n;
             }
         }
     }
-    if (u->bwd_cached[f] > 0) {
-        *out = &u->bwd_m.v[u->bwd_cached[f] - 1];
-        if (ent) *ent = u->bwd_ents.v[u->bwd_cached[f] - 1];
+    if (*slot > 0) {
+        *out = &u->bwd_m.v[*slot - 1];
+        if (ent) *ent = u->bwd_ents.v[*slot - 1];
         return 1;
     }
     return 0;
@@ -235,7 +235,7 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
     for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
         int32_t ch = c->ch[k];
         if (c->t->kind[ch] != TL_K_CPU_OP) continue;
-        if (u->gcount[ch] && (!main || !strcmp(pyt_name(c, ch), main))) n++;
+        if (pyt_subtree_has_gpu(c, ch) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
         n += count_main(u, ch, main);
     }
     return n;
@@ -244,9 +244,8 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
 /* §9.5.1 "sole backward op" */
 static int sole_bwd(uctx *u, int32_t e)
 {
-    if (u->sole_done[e]) return u->sole[e];
-    u->sole_done[e] = 1;
-    u->sole[e] = 0;
+    if (u->sole[e]) return u->sole[e] == 2;
+    u->sole[e] = 1;
     pyt_ctx *c = u->c;
     int32_t w = -1, a = c->parent[e];
     for (int i = 0; i < 5 && a >= 0; i++, a = c->parent[a])
@@ -260,8 +259,8 @@ static int sole_bwd(uctx *u, int32_t e)
     if (count_main(u, w, main) != 1) return 0;
     const tl_pm_metrics *m;
     if (!fwd_bwd_metrics(u, f, &m, NULL)) return 0;
-    u->sole[e] = 1;
-    u->sole_fwd[e] = f;
+    u->sole[e] = 2;
+    *tl_imap_put(&u->sole_fwd, (uint64_t)e, NULL) = (size_t)f;
     return 1;
 }
 
@@ -274,7 +273,7 @@ static void visit(uctx *u, int32_t e)
     u->visited[e] = 1;
     int kind = c->t->kind[e];
     if (!c->python && kind != TL_K_CPU_OP) return;
-    if (!u->gcount[e] || c->gclass[e]) return;
+    if (!pyt_subtree_has_gpu(c, e) || c->gclass[e]) return;
     if (own_pm(u, e)) { tl_vec_push(&u->collected, e); return; }
     if (sole_bwd(u, e)) {
         if (u->desc_pm[e]) goto children;
@@ -295,7 +294,7 @@ children:
 /* kernel_details[0] stored on an event by the earlier stages (§6 note):
  * perf-model ops carry their (last computed) perf-sheet kernel set,
  * launchers their direct kernels, others nothing. */
-static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
+static int32_t stored_first_kernel(uctx *u, int32_t row, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
     const tl_pm_op *op = pm_op(u, row);
@@ -328,7 +327,7 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
         free(rows);
         return best;
     }
-    int32_t j = lidx[row];
+    int32_t j = pyt_link_find(lidx->v, lidx->n, row);
     return j >= 0 ? c->l_first[j] : -1;
 }
 
@@ -366,7 +365,7 @@ static const char *params_text(tl_arena *a, evalent *e)
 }
 
 /* Returns 0 to keep the row, -1 to drop it ("not implemented"). */
-static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
+static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
     memset(r, 0, sizeof *r);
@@ -418,7 +417,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
         }
     } else if (sole_bwd(u, e)) {
         r->has_pm = 1;
-        int32_t f = u->sole_fwd[e];
+        int32_t f = (int32_t)*tl_imap_get(&u->sole_fwd, (uint64_t)e);
         const tl_pm_op *op = pyt_pm_op(c, f);
         if (op && op->bwd_category) r->cat = op->bwd_category;
         const tl_pm_metrics *m;
@@ -876,47 +875,49 @@ static int64_t max_uid(const tl_trace *t)
 /* Synthetic ops (§9.5.2) after rows[0..nr): the GPU events no collected
  * event covers, orphans per runtime parent first, then kernels with a
  * cpu_op ancestor, each in UID order. Returns the new row count. */
-static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *covered, const int32_t *lidx)
+static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *covered, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
-    size_t n = c->n, nz = n ? n : 1;
+    size_t n = c->n;
     int64_t next_uid = max_uid(c->t) + 1;
     TL_VEC(int32_t) orphan_parents = {0};
-    TL_VEC(int32_t) with_cpu = {0};
-    int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
-    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
-    uint8_t *op_seen = tl_xcalloc(nz, 1);
+    TL_VEC(int32_t) with_cpu = {0}; /* (kernel, its cpu_op ancestor) pairs */
+    TL_VEC(int32_t) orphans = {0};  /* kernels with a parent but no cpu_op ancestor */
+    tl_imap pidx;                   /* orphan parent -> index in orphan_parents */
+    tl_imap_init(&pidx, 64);
     for (size_t i = 0; i < n; i++) {
         if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
         int32_t a = c->parent[i], cpu = -1;
         for (int32_t x = a; x >= 0; x = c->parent[x])
             if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
-        cpu_of[i] = cpu;
-        if (cpu >= 0) tl_vec_push(&with_cpu, (int32_t)i);
-        else if (a >= 0 && !op_seen[a]) { op_seen[a] = 1; tl_vec_push(&orphan_parents, a); }
+        if (cpu >= 0) {
+            tl_vec_push(&with_cpu, (int32_t)i);
+            tl_vec_push(&with_cpu, cpu);
+        } else if (a >= 0) {
+            int isnew;
+            size_t *j = tl_imap_put(&pidx, (uint64_t)a, &isnew);
+            if (isnew) {
+                *j = orphan_parents.n;
+                tl_vec_push(&orphan_parents, a);
+            }
+            tl_vec_push(&orphans, (int32_t)i);
+        }
     }
     /* orphans grouped by runtime parent (first-seen order), stable */
-    size_t nop = orphan_parents.n;
-    int32_t *pidx = tl_xmalloc(nz * sizeof *pidx);
-    for (size_t j = 0; j < nop; j++) pidx[orphan_parents.v[j]] = (int32_t)j;
+    size_t nop = orphan_parents.n, norph = orphans.n;
     size_t *goff = tl_xcalloc(nop + 1, sizeof *goff);
-    size_t norph = 0;
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i)) {
-            goff[pidx[c->parent[i]] + 1]++;
-            norph++;
-        }
+    for (size_t k = 0; k < norph; k++) goff[*tl_imap_get(&pidx, (uint64_t)c->parent[orphans.v[k]]) + 1]++;
     for (size_t j = 0; j < nop; j++) goff[j + 1] += goff[j];
     int32_t *orph = tl_xmalloc((norph ? norph : 1) * sizeof *orph);
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i))
-            orph[goff[pidx[c->parent[i]]]++] = (int32_t)i;
+    for (size_t k = 0; k < norph; k++)
+        orph[goff[*tl_imap_get(&pidx, (uint64_t)c->parent[orphans.v[k]])]++] = orphans.v[k];
     free(goff);
-    free(pidx);
+    tl_imap_free(&pidx);
+    tl_vec_free(&orphans);
     tl_buf nb = {0};
-    for (size_t j = 0; j < norph + with_cpu.n; j++) {
-        int32_t gk = j < norph ? orph[j] : with_cpu.v[j - norph];
-        int32_t p = j < norph ? c->parent[gk] : cpu_of[gk];
+    for (size_t j = 0; j < norph + with_cpu.n / 2; j++) {
+        int32_t gk = j < norph ? orph[j] : with_cpu.v[2 * (j - norph)];
+        int32_t p = j < norph ? c->parent[gk] : with_cpu.v[2 * (j - norph) + 1];
         urow *r = &rows[nr++];
         memset(r, 0, sizeof *r);
         r->src = p;
@@ -943,8 +944,6 @@ static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *
     tl_buf_free(&nb);
     tl_vec_free(&orphan_parents);
     tl_vec_free(&with_cpu);
-    free(cpu_of);
-    free(op_seen);
     return nr;
 }
 
@@ -960,28 +959,16 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     u.visited = tl_xcalloc(nz, 1);
     u.desc_pm = tl_xcalloc(nz, 1);
     u.own_pm_cache = tl_xcalloc(nz, 1);
-    u.sole_done = tl_xcalloc(nz, 1);
     u.sole = tl_xcalloc(nz, 1);
-    u.sole_fwd = tl_xmalloc(nz * sizeof *u.sole_fwd);
-    u.gcount = tl_xmalloc(nz * sizeof *u.gcount);
     u.mark = tl_xcalloc(nz, 1);
-    u.bwd_cached = tl_xmalloc(nz * sizeof *u.bwd_cached);
     struct { uint64_t h; size_t n; } hk0;
     tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
-    for (size_t i = 0; i < n; i++) {
-        u.gcount[i] = 0;
-        u.bwd_cached[i] = -1;
-    }
-    for (size_t q = n; q-- > 0;) { /* children before parents */
-        int32_t x = c->order[q], p = c->parent[x];
-        if (p >= 0) u.gcount[p] += u.gcount[x] + (c->gclass[x] ? 1 : 0);
-    }
     /* desc_pm: some cpu_op strictly below has its own model and GPU work */
     for (size_t q = n; q-- > 0;) {
         int32_t x = c->order[q], p = c->parent[x];
         if (p < 0) continue;
-        if (u.desc_pm[x] || (c->t->kind[x] == TL_K_CPU_OP && u.gcount[x] && own_pm(&u, x))) u.desc_pm[p] = 1;
+        if (u.desc_pm[x] || (c->t->kind[x] == TL_K_CPU_OP && pyt_subtree_has_gpu(c, x) && own_pm(&u, x))) u.desc_pm[p] = 1;
     }
     /* start points: parentless python functions with GPU work (UID order),
      * then the cpu roots in processing (stable ts) order */
@@ -989,7 +976,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     size_t nroots = 0;
     if (c->python)
         for (size_t i = 0; i < n; i++)
-            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && u.gcount[i]) visit(&u, (int32_t)i);
+            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && pyt_subtree_has_gpu(c, (int32_t)i)) visit(&u, (int32_t)i);
     for (size_t i = 0; i < n; i++) {
         if (c->t->kind[i] != TL_K_CPU_OP) continue;
         int root = 1;
@@ -1002,9 +989,13 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     for (size_t i = 0; i < nroots; i++) visit(&u, roots[i]);
     free(roots);
 
-    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx);
-    for (size_t i = 0; i < n; i++) lidx[i] = -1;
-    for (size_t j = 0; j < c->nl; j++) lidx[c->l_row[j]] = (int32_t)j;
+    /* launcher row -> launcher index */
+    pyt_rowmap lidx = {tl_xmalloc((c->nl ? c->nl : 1) * sizeof *lidx.v), c->nl};
+    for (size_t j = 0; j < c->nl; j++) {
+        lidx.v[j][0] = c->l_row[j];
+        lidx.v[j][1] = (int32_t)j;
+    }
+    pyt_link_sort(lidx.v, lidx.n);
 
     /* rows of the collected events */
     urow *rows = tl_xmalloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
@@ -1018,15 +1009,15 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         pyt_subtree_gpu(c, e, &g, &ng, &cap);
         for (size_t k = 0; k < ng; k++) covered[g[k]] = 1;
         free(g);
-        if (build_row(&u, &rows[nr], e, lidx) == 0) nr++;
+        if (build_row(&u, &rows[nr], e, &lidx) == 0) nr++;
     }
-    nr = add_synthetic_rows(&u, rows, nr, covered, lidx);
+    nr = add_synthetic_rows(&u, rows, nr, covered, &lidx);
     free(covered);
     /* the per-event marks are done with: free them before the summaries
      * allocate theirs (the report's peak is here) */
-    free(lidx);
-    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
-    free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
+    free(lidx.v);
+    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole);
+    tl_imap_free(&u.sole_fwd); free(u.mark); tl_imap_free(&u.bwd_cached);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
