@@ -31,14 +31,20 @@ typedef struct urow {
     int rec;
 } urow;
 
+/* uctx.flag bits: visited by the collection; some cpu_op strictly below
+ * has its own model and GPU work; own model (2 bits: 0 not decided, 1 no,
+ * 2 yes); sole backward op (2 bits, likewise); covered by a collected
+ * event's subtree */
+enum {
+    UF_VISITED = 1, UF_DESC_PM = 2, UF_OWN_SHIFT = 2, UF_SOLE_SHIFT = 4, UF_COVERED = 64,
+};
+
 typedef struct uctx {
     pyt_ctx *c;
     tl_arena a;
-    uint8_t *visited, *desc_pm, *own_pm_cache;
-    uint8_t *sole;          /* per event: 0 not decided, 1 not a sole backward op, 2 one */
+    uint8_t *flag;          /* per event: the UF_* bits below */
     tl_imap sole_fwd;       /* sole backward op -> its forward op */
     TL_VEC(int32_t) collected;
-    uint8_t *mark;
     tl_pm_ctx *pm;
     /* cache of forward ops' backward metrics (sole backward ops) */
     tl_imap bwd_cached;     /* forward op -> 0 failed, else 1 + index (absent: not computed) */
@@ -85,14 +91,14 @@ static const tl_pm_op *model_op(uctx *u, int32_t row)
 /* Own perf model: model_op or a plugin model. */
 static int own_pm(uctx *u, int32_t row)
 {
-    uint8_t *v = &u->own_pm_cache[row];
-    if (!*v) {
+    uint8_t *f = &u->flag[row];
+    if (!((*f >> UF_OWN_SHIFT) & 3)) {
         const char *nm = pyt_name(u->c, row);
         int has = model_op(u, row) != NULL ||
                   (u->c->o->plugins && tl_plugin_perf_model_for(u->c->o->plugins, nm) != NULL);
-        *v = has ? 2 : 1;
+        *f |= (uint8_t)((has ? 2 : 1) << UF_OWN_SHIFT);
     }
-    return *v == 2;
+    return ((*f >> UF_OWN_SHIFT) & 3) == 2;
 }
 
 /* §9.5.1 step 6: a kernel/memcpy/memset reachable through cuda_runtime or
@@ -244,8 +250,9 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
 /* §9.5.1 "sole backward op" */
 static int sole_bwd(uctx *u, int32_t e)
 {
-    if (u->sole[e]) return u->sole[e] == 2;
-    u->sole[e] = 1;
+    int st = (u->flag[e] >> UF_SOLE_SHIFT) & 3;
+    if (st) return st == 2;
+    u->flag[e] |= 1 << UF_SOLE_SHIFT;
     pyt_ctx *c = u->c;
     int32_t w = -1, a = c->parent[e];
     for (int i = 0; i < 5 && a >= 0; i++, a = c->parent[a])
@@ -259,7 +266,7 @@ static int sole_bwd(uctx *u, int32_t e)
     if (count_main(u, w, main) != 1) return 0;
     const tl_pm_metrics *m;
     if (!fwd_bwd_metrics(u, f, &m, NULL)) return 0;
-    u->sole[e] = 2;
+    u->flag[e] ^= 3 << UF_SOLE_SHIFT; /* 1 -> 2 */
     *tl_imap_put(&u->sole_fwd, (uint64_t)e, NULL) = (size_t)f;
     return 1;
 }
@@ -269,18 +276,18 @@ static int sole_bwd(uctx *u, int32_t e)
 static void visit(uctx *u, int32_t e)
 {
     pyt_ctx *c = u->c;
-    if (u->visited[e]) return;
-    u->visited[e] = 1;
+    if (u->flag[e] & UF_VISITED) return;
+    u->flag[e] |= UF_VISITED;
     int kind = c->t->kind[e];
     if (!c->python && kind != TL_K_CPU_OP) return;
     if (!pyt_subtree_has_gpu(c, e) || c->gclass[e]) return;
     if (own_pm(u, e)) { tl_vec_push(&u->collected, e); return; }
     if (sole_bwd(u, e)) {
-        if (u->desc_pm[e]) goto children;
+        if (u->flag[e] & UF_DESC_PM) goto children;
         tl_vec_push(&u->collected, e);
         return;
     }
-    if (u->desc_pm[e]) goto children;
+    if (u->flag[e] & UF_DESC_PM) goto children;
     if (kind == TL_K_CPU_OP && leaf_reach(c, e, 1)) {
         if (!launches_comm(u, e)) tl_vec_push(&u->collected, e);
         return;
@@ -875,7 +882,7 @@ static int64_t max_uid(const tl_trace *t)
 /* Synthetic ops (§9.5.2) after rows[0..nr): the GPU events no collected
  * event covers, orphans per runtime parent first, then kernels with a
  * cpu_op ancestor, each in UID order. Returns the new row count. */
-static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *covered, const pyt_rowmap *lidx)
+static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
     size_t n = c->n;
@@ -886,7 +893,7 @@ static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *
     tl_imap pidx;                   /* orphan parent -> index in orphan_parents */
     tl_imap_init(&pidx, 64);
     for (size_t i = 0; i < n; i++) {
-        if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
+        if (!c->gclass[i] || (u->flag[i] & UF_COVERED) || pyt_row_is_comm(c, (int32_t)i)) continue;
         int32_t a = c->parent[i], cpu = -1;
         for (int32_t x = a; x >= 0; x = c->parent[x])
             if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
@@ -956,11 +963,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     memset(&u, 0, sizeof u);
     u.c = c;
     tl_arena_init(&u.a, 1 << 16);
-    u.visited = tl_xcalloc(nz, 1);
-    u.desc_pm = tl_xcalloc(nz, 1);
-    u.own_pm_cache = tl_xcalloc(nz, 1);
-    u.sole = tl_xcalloc(nz, 1);
-    u.mark = tl_xcalloc(nz, 1);
+    u.flag = tl_xcalloc(nz, 1);
     struct { uint64_t h; size_t n; } hk0;
     tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
@@ -968,7 +971,8 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     for (size_t q = n; q-- > 0;) {
         int32_t x = c->order[q], p = c->parent[x];
         if (p < 0) continue;
-        if (u.desc_pm[x] || (c->t->kind[x] == TL_K_CPU_OP && pyt_subtree_has_gpu(c, x) && own_pm(&u, x))) u.desc_pm[p] = 1;
+        if ((u.flag[x] & UF_DESC_PM) || (c->t->kind[x] == TL_K_CPU_OP && pyt_subtree_has_gpu(c, x) && own_pm(&u, x)))
+            u.flag[p] |= UF_DESC_PM;
     }
     /* start points: parentless python functions with GPU work (UID order),
      * then the cpu roots in processing (stable ts) order */
@@ -1000,24 +1004,23 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     /* rows of the collected events */
     urow *rows = tl_xmalloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
     size_t nr = 0;
-    uint8_t *covered = tl_xcalloc(nz, 1);
     for (size_t i = 0; i < u.collected.n; i++) {
         int32_t e = u.collected.v[i];
         /* coverage counts every collected event, even a dropped row */
         int32_t *g = NULL;
         size_t ng = 0, cap = 0;
         pyt_subtree_gpu(c, e, &g, &ng, &cap);
-        for (size_t k = 0; k < ng; k++) covered[g[k]] = 1;
+        for (size_t k = 0; k < ng; k++) u.flag[g[k]] |= UF_COVERED;
         free(g);
         if (build_row(&u, &rows[nr], e, &lidx) == 0) nr++;
     }
-    nr = add_synthetic_rows(&u, rows, nr, covered, &lidx);
-    free(covered);
+    nr = add_synthetic_rows(&u, rows, nr, &lidx);
     /* the per-event marks are done with: free them before the summaries
      * allocate theirs (the report's peak is here) */
     free(lidx.v);
-    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole);
-    tl_imap_free(&u.sole_fwd); free(u.mark); tl_imap_free(&u.bwd_cached);
+    free(u.flag);
+    tl_imap_free(&u.sole_fwd);
+    tl_imap_free(&u.bwd_cached);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
