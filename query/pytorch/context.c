@@ -474,7 +474,10 @@ static int cmp_link(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void pyt_link_sort(int32_t (*v)[2], size_t n) { qsort(v, n, sizeof *v, cmp_link); }
+void pyt_link_sort(int32_t (*v)[2], size_t n)
+{
+    if (n) qsort(v, n, sizeof *v, cmp_link);
+}
 
 static void link_fwd_bwd(pyt_ctx *c)
 {
