@@ -419,12 +419,6 @@ static size_t gpu_at_or_after(const pyt_ctx *c, uint32_t q)
     return lo;
 }
 
-int pyt_subtree_has_gpu(const pyt_ctx *c, int32_t row)
-{
-    size_t a = gpu_at_or_after(c, c->pos[row] + 1);
-    return a < c->ngpu && c->pos[c->gpu_by_pos[a]] < c->end[row];
-}
-
 void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap)
 {
     *n = 0;
@@ -568,6 +562,13 @@ static void link_fwd_bwd(pyt_ctx *c)
     }
     pyt_link_sort(c->fwd_link, c->nlink);
     pyt_link_sort(c->bwd_link, c->nlink);
+    c->has_fwd = tl_xcalloc(n / 8 + 1, 1);
+    c->has_bwd = tl_xcalloc(n / 8 + 1, 1);
+    for (size_t i = 0; i < c->nlink; i++) {
+        int32_t b = c->fwd_link[i][0], f = c->fwd_link[i][1];
+        c->has_fwd[b >> 3] |= (uint8_t)(1u << (b & 7));
+        c->has_bwd[f >> 3] |= (uint8_t)(1u << (f & 7));
+    }
 }
 
 /* Launchers (§4.4): in order of their first kernel, then stable by ts,
@@ -804,6 +805,8 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->recompute);
     free(c->fwd_link);
     free(c->bwd_link);
+    free(c->has_fwd);
+    free(c->has_bwd);
     free(c->l_row);
     free(c->l_koff);
     free(c->l_k);

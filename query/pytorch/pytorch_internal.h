@@ -59,6 +59,9 @@ typedef struct pyt_ctx {
      * looked up with pyt_fwd_of / pyt_bwd_of */
     int32_t (*fwd_link)[2], (*bwd_link)[2];
     size_t nlink;
+    /* one bit per event: is the bwd end (has_fwd) / the fwd end (has_bwd)
+     * of a link, so that most lookups skip the search */
+    uint8_t *has_fwd, *has_bwd;
     /* recompute marks (§4.7), NULL when --detect_recompute is off */
     uint8_t *recompute;
 
@@ -133,8 +136,14 @@ typedef struct pyt_rowmap {
     size_t n;
 } pyt_rowmap;
 /* the forward row of backward row `row` / the backward row of forward row `row` */
-static inline int32_t pyt_fwd_of(const pyt_ctx *c, int32_t row) { return pyt_link_find(c->fwd_link, c->nlink, row); }
-static inline int32_t pyt_bwd_of(const pyt_ctx *c, int32_t row) { return pyt_link_find(c->bwd_link, c->nlink, row); }
+static inline int32_t pyt_fwd_of(const pyt_ctx *c, int32_t row)
+{
+    return (c->has_fwd[row >> 3] >> (row & 7)) & 1 ? pyt_link_find(c->fwd_link, c->nlink, row) : -1;
+}
+static inline int32_t pyt_bwd_of(const pyt_ctx *c, int32_t row)
+{
+    return (c->has_bwd[row >> 3] >> (row & 7)) & 1 ? pyt_link_find(c->bwd_link, c->nlink, row) : -1;
+}
 
 
 /* An event's start in µs as the reference computes it (§3.2): ts/1000.0,
@@ -196,8 +205,6 @@ int pyt_row_is_comm(pyt_ctx *c, int32_t row);
 /* GPU events of the subtree of row (excluding row), appended to out in
  * pre-order; the caller sorts as needed. */
 void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
-/* whether a GPU event lies strictly below row */
-int pyt_subtree_has_gpu(const pyt_ctx *c, int32_t row);
 /* Same, ordered as the reference's gpu_events list (runtime UID, then GPU UID). */
 void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap);
 /* Process/thread names of an event (never NULL; "Unknown" when absent). */

@@ -34,9 +34,9 @@ typedef struct urow {
 /* uctx.flag bits: visited by the collection; some cpu_op strictly below
  * has its own model and GPU work; own model (2 bits: 0 not decided, 1 no,
  * 2 yes); sole backward op (2 bits, likewise); covered by a collected
- * event's subtree */
+ * event's subtree; a GPU event lies strictly below */
 enum {
-    UF_VISITED = 1, UF_DESC_PM = 2, UF_OWN_SHIFT = 2, UF_SOLE_SHIFT = 4, UF_COVERED = 64,
+    UF_VISITED = 1, UF_DESC_PM = 2, UF_OWN_SHIFT = 2, UF_SOLE_SHIFT = 4, UF_COVERED = 64, UF_GPU_BELOW = 128,
 };
 
 typedef struct uctx {
@@ -241,7 +241,7 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
     for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
         int32_t ch = c->ch[k];
         if (c->t->kind[ch] != TL_K_CPU_OP) continue;
-        if (pyt_subtree_has_gpu(c, ch) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
+        if ((u->flag[ch] & UF_GPU_BELOW) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
         n += count_main(u, ch, main);
     }
     return n;
@@ -280,7 +280,7 @@ static void visit(uctx *u, int32_t e)
     u->flag[e] |= UF_VISITED;
     int kind = c->t->kind[e];
     if (!c->python && kind != TL_K_CPU_OP) return;
-    if (!pyt_subtree_has_gpu(c, e) || c->gclass[e]) return;
+    if (!(u->flag[e] & UF_GPU_BELOW) || c->gclass[e]) return;
     if (own_pm(u, e)) { tl_vec_push(&u->collected, e); return; }
     if (sole_bwd(u, e)) {
         if (u->flag[e] & UF_DESC_PM) goto children;
@@ -967,11 +967,15 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     struct { uint64_t h; size_t n; } hk0;
     tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
+    for (size_t q = n; q-- > 0;) { /* children before parents */
+        int32_t x = c->order[q], p = c->parent[x];
+        if (p >= 0 && ((u.flag[x] & UF_GPU_BELOW) || c->gclass[x])) u.flag[p] |= UF_GPU_BELOW;
+    }
     /* desc_pm: some cpu_op strictly below has its own model and GPU work */
     for (size_t q = n; q-- > 0;) {
         int32_t x = c->order[q], p = c->parent[x];
         if (p < 0) continue;
-        if ((u.flag[x] & UF_DESC_PM) || (c->t->kind[x] == TL_K_CPU_OP && pyt_subtree_has_gpu(c, x) && own_pm(&u, x)))
+        if ((u.flag[x] & UF_DESC_PM) || (c->t->kind[x] == TL_K_CPU_OP && (u.flag[x] & UF_GPU_BELOW) && own_pm(&u, x)))
             u.flag[p] |= UF_DESC_PM;
     }
     /* start points: parentless python functions with GPU work (UID order),
@@ -980,7 +984,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     size_t nroots = 0;
     if (c->python)
         for (size_t i = 0; i < n; i++)
-            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && pyt_subtree_has_gpu(c, (int32_t)i)) visit(&u, (int32_t)i);
+            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && (u.flag[i] & UF_GPU_BELOW)) visit(&u, (int32_t)i);
     for (size_t i = 0; i < n; i++) {
         if (c->t->kind[i] != TL_K_CPU_OP) continue;
         int root = 1;
