@@ -407,10 +407,22 @@ const char *pyt_arg_list(pyt_ctx *c, uint32_t sid) { return arg_repr(c, sid, c->
 
 /* ---- subtree queries ------------------------------------------------------------------ */
 
+/* index in gpu_by_pos of the first GPU event at pre-order position q or later */
+static size_t gpu_at_or_after(const pyt_ctx *c, uint32_t q)
+{
+    size_t lo = 0, hi = c->ngpu;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->pos[c->gpu_by_pos[mid]] < q) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
 void pyt_subtree_gpu(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, size_t *cap)
 {
     *n = 0;
-    size_t a = c->gpu_before[c->pos[row] + 1], b = c->gpu_before[c->end[row]];
+    size_t a = gpu_at_or_after(c, c->pos[row] + 1), b = gpu_at_or_after(c, c->end[row]);
     size_t m = b > a ? b - a : 0;
     if (m > *cap) {
         *cap = m * 2;
@@ -450,8 +462,20 @@ void pyt_gpu_events(const pyt_ctx *c, int32_t row, int32_t **out, size_t *n, siz
 /* fwd/bwd links (§4.6): in each group of rows with one sequence number,
  * the autograd evaluate_function is the backward of the latest row on
  * another thread. */
+static int cmp_link(const void *a, const void *b)
+{
+    int32_t x = ((const int32_t *)a)[0], y = ((const int32_t *)b)[0];
+    return (x > y) - (x < y);
+}
+
+void pyt_link_sort(int32_t (*v)[2], size_t n)
+{
+    if (n) qsort(v, n, sizeof *v, cmp_link);
+}
+
 static void link_fwd_bwd(pyt_ctx *c)
 {
+    size_t lcap = 0;
     const tl_trace *t = c->t;
     size_t n = c->n;
     /* rows with a sequence number grouped by it, each group in UID
@@ -517,8 +541,12 @@ static void link_fwd_bwd(pyt_ctx *c)
                 if (fwd < 0 || pyt_ts(c, r) > pyt_ts(c, fwd)) fwd = r;
             }
             if (fwd >= 0) {
-                c->fwd_of[bwd] = fwd;
-                c->bwd_of[fwd] = bwd;
+                if (c->nlink == lcap) {
+                    lcap = lcap ? lcap * 2 : 64;
+                    c->fwd_link = tl_xrealloc(c->fwd_link, lcap * sizeof *c->fwd_link);
+                }
+                c->fwd_link[c->nlink][0] = bwd;
+                c->fwd_link[c->nlink++][1] = fwd;
             }
         }
         a = b;
@@ -526,6 +554,21 @@ static void link_fwd_bwd(pyt_ctx *c)
     free(is_eval);
     free(gend);
     free(sr);
+    /* each row is in one sequence group, so either end of a link is unique */
+    c->bwd_link = tl_xmalloc((c->nlink ? c->nlink : 1) * sizeof *c->bwd_link);
+    for (size_t i = 0; i < c->nlink; i++) {
+        c->bwd_link[i][0] = c->fwd_link[i][1];
+        c->bwd_link[i][1] = c->fwd_link[i][0];
+    }
+    pyt_link_sort(c->fwd_link, c->nlink);
+    pyt_link_sort(c->bwd_link, c->nlink);
+    c->has_fwd = tl_xcalloc(n / 8 + 1, 1);
+    c->has_bwd = tl_xcalloc(n / 8 + 1, 1);
+    for (size_t i = 0; i < c->nlink; i++) {
+        int32_t b = c->fwd_link[i][0], f = c->fwd_link[i][1];
+        c->has_fwd[b >> 3] |= (uint8_t)(1u << (b & 7));
+        c->has_bwd[f >> 3] |= (uint8_t)(1u << (f & 7));
+    }
 }
 
 /* Launchers (§4.4): in order of their first kernel, then stable by ts,
@@ -704,14 +747,11 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
 
     /* GPU events by pre-order position */
     c->gpu_by_pos = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_by_pos);
-    c->gpu_before = tl_xmalloc((n + 1) * sizeof *c->gpu_before);
     size_t g = 0;
     for (size_t q = 0; q < n; q++) {
         int32_t r = c->order[q];
-        c->gpu_before[q] = (uint32_t)g;
         if (c->gclass[r]) c->gpu_by_pos[g++] = r;
     }
-    c->gpu_before[n] = (uint32_t)g;
 
     /* recompute marks (§4.7) */
     if (o->detect_recompute) {
@@ -725,9 +765,6 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     }
 
     /* fwd/bwd links (§4.6) */
-    c->fwd_of = tl_xmalloc(nz * sizeof *c->fwd_of);
-    c->bwd_of = tl_xmalloc(nz * sizeof *c->bwd_of);
-    for (size_t i = 0; i < n; i++) c->fwd_of[i] = c->bwd_of[i] = -1;
     link_fwd_bwd(c);
 
     build_meta(c);
@@ -754,8 +791,7 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->end);
     free(c->order);
     free(c->gpu_by_pos);
-    free(c->gpu_before);
-    free(c->pm_inst);
+    tl_imap_free(&c->pm_inst);
     for (size_t i = 0; i < c->pm_blocks.n; i++) free(c->pm_blocks.v[i]);
     tl_vec_free(&c->pm_blocks);
     pyt_overlap_free(c->overlap);
@@ -767,8 +803,10 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->pm_op_of);
     free(c->pm_op_done);
     free(c->recompute);
-    free(c->fwd_of);
-    free(c->bwd_of);
+    free(c->fwd_link);
+    free(c->bwd_link);
+    free(c->has_fwd);
+    free(c->has_bwd);
     free(c->l_row);
     free(c->l_koff);
     free(c->l_k);

@@ -41,7 +41,7 @@ static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8
     int32_t *tmp = NULL;
     size_t tn = 0, tcap = 0;
     for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
-        int32_t b = c->bwd_of[c->order[q]];
+        int32_t b = pyt_bwd_of(c, c->order[q]);
         if (b < 0) continue;
         pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
         for (size_t i = 0; i < tn; i++) {
@@ -155,7 +155,7 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     size_t n = 0, cap = 0;
     pyt_subtree_gpu(c, row, &rows, &n, &cap);
     fill_kset(c, rows, n, a, &in->fwd);
-    in->has_bwd_events = c->bwd_of[row] >= 0;
+    in->has_bwd_events = pyt_bwd_of(c, row) >= 0;
     if (in->has_bwd_events) {
         n = bwd_gpu(c, row, &rows, &cap, mark);
         fill_kset(c, rows, n, a, &in->bwd);
@@ -165,24 +165,30 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     return 0;
 }
 
-/* The per-event instance cache, allocated on first use. */
-static tl_pm_instance **pm_cache(pyt_ctx *c)
+/* The instance cache: row -> instance, for the modelled events only (a
+ * small share of all events, so a map rather than an array over them). */
+static tl_pm_instance *pm_cached(const pyt_ctx *c, int32_t row)
 {
-    if (!c->pm_inst) c->pm_inst = tl_xcalloc(c->n ? c->n : 1, sizeof *c->pm_inst);
-    return c->pm_inst;
+    const size_t *v = tl_imap_get(&c->pm_inst, (uint64_t)row);
+    return v ? (tl_pm_instance *)(uintptr_t)*v : NULL;
+}
+
+static void pm_cache_put(pyt_ctx *c, int32_t row, tl_pm_instance *in)
+{
+    *tl_imap_put(&c->pm_inst, (uint64_t)row, NULL) = (size_t)(uintptr_t)in;
 }
 
 const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
 {
     /* built once per event: unified_perf_summary and the perf sheets both
      * need the kernel sets of the same ops */
-    pm_cache(c);
-    if (!c->pm_inst[row]) {
-        tl_pm_instance *in = tl_arena_alloc(&c->arena, sizeof *in);
+    tl_pm_instance *in = pm_cached(c, row);
+    if (!in) {
+        in = tl_arena_alloc(&c->arena, sizeof *in);
         build_instance(c, row, in);
-        c->pm_inst[row] = in;
+        pm_cache_put(c, row, in);
     }
-    return c->pm_inst[row];
+    return in;
 }
 
 /* The perf-model family sheets need only the instances (in the job's
@@ -268,14 +274,14 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
             if (c->pm_uncached) {
                 build_instance(c, rows[i], slot);
-            } else if (pm_cache(c)[rows[i]]) {
-                *slot = *c->pm_inst[rows[i]];
+            } else if (pm_cached(c, rows[i])) {
+                *slot = *pm_cached(c, rows[i]);
             } else {
                 /* one copy, shared by the cache and the job (read only from
                  * here on, on both threads; the overlap fields below are
                  * read by the perf sheets alone) */
                 build_instance(c, rows[i], slot);
-                c->pm_inst[rows[i]] = slot;
+                pm_cache_put(c, rows[i], slot);
                 lent = 1;
             }
             if (lj) pyt_instance_overlap(c, lj, rows[i], slot);

@@ -42,10 +42,7 @@ typedef struct pyt_ctx {
     uint32_t *pos, *end;
     int32_t *order;
     /* GPU events sorted by pre-order position (for subtree queries) */
-    int32_t *gpu_by_pos;
-    uint32_t *gpu_before;      /* [q]: GPU events at positions < q (n + 1 entries),
-                                * so a subtree's are gpu_by_pos[gpu_before[pos + 1] ..
-                                * gpu_before[end]) without a search */
+    int32_t *gpu_by_pos;       /* a subtree's are a contiguous run of it */
     size_t ngpu;
 
     /* launchers (§4.4), in launcher order */
@@ -57,8 +54,14 @@ typedef struct pyt_ctx {
     const char **l_cat;        /* op category */
     int32_t *l_first;          /* first direct kernel by ts */
 
-    /* fwd/bwd (§4.6): fwd_of[bwd] = fwd row, bwd_of[fwd] = bwd row, -1 none */
-    int32_t *fwd_of, *bwd_of;
+    /* fwd/bwd links (§4.6), few next to the events: (bwd, fwd) pairs
+     * sorted by bwd row in fwd_link, (fwd, bwd) by fwd row in bwd_link;
+     * looked up with pyt_fwd_of / pyt_bwd_of */
+    int32_t (*fwd_link)[2], (*bwd_link)[2];
+    size_t nlink;
+    /* one bit per event: is the bwd end (has_fwd) / the fwd end (has_bwd)
+     * of a link, so that most lookups skip the search */
+    uint8_t *has_fwd, *has_bwd;
     /* recompute marks (§4.7), NULL when --detect_recompute is off */
     uint8_t *recompute;
 
@@ -75,7 +78,7 @@ typedef struct pyt_ctx {
     int any_gpu;
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
-    struct tl_pm_instance **pm_inst; /* per event, lazily (perf.c) */
+    tl_imap pm_inst;                 /* row -> struct tl_pm_instance * (perf.c) */
     /* perf jobs' instance blocks that pm_inst points into: the context
      * owns them (perf.c builds an uncached row's instance in its job's
      * slot and caches a pointer to it, rather than a second copy) */
@@ -113,6 +116,35 @@ typedef struct pyt_ctx {
     const char **intern_str;
     size_t nintern, capintern;
 } pyt_ctx;
+
+/* The other end of row's link in a sorted pair array, -1 when none. */
+static inline int32_t pyt_link_find(const int32_t (*v)[2], size_t n, int32_t row)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid][0] < row) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < n && v[lo][0] == row ? v[lo][1] : -1;
+}
+/* sorts (row, value) pairs by row for pyt_link_find */
+void pyt_link_sort(int32_t (*v)[2], size_t n);
+/* (row, value) pairs sorted by row: a map over few of the events */
+typedef struct pyt_rowmap {
+    int32_t (*v)[2];
+    size_t n;
+} pyt_rowmap;
+/* the forward row of backward row `row` / the backward row of forward row `row` */
+static inline int32_t pyt_fwd_of(const pyt_ctx *c, int32_t row)
+{
+    return (c->has_fwd[row >> 3] >> (row & 7)) & 1 ? pyt_link_find(c->fwd_link, c->nlink, row) : -1;
+}
+static inline int32_t pyt_bwd_of(const pyt_ctx *c, int32_t row)
+{
+    return (c->has_bwd[row >> 3] >> (row & 7)) & 1 ? pyt_link_find(c->bwd_link, c->nlink, row) : -1;
+}
+
 
 /* An event's start in µs as the reference computes it (§3.2): ts/1000.0,
  * the same double on every call; worked out on use rather than kept per

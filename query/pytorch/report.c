@@ -33,13 +33,14 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         tl_catreg_free(own);
         cat = own = fx;
     }
-    /* per-stage times on stderr (profiling aid) */
+    /* per-stage times on stderr (profiling aid), and RSS when TRACELENS_MEM is set */
     int timing = o->timing;
     double tp = timing ? tl_now() : 0;
     char tbuf[512];
     size_t tn = 0;
 #define STAGE(nm)                                                                        \
     do {                                                                                 \
+        tl_mem_mark(nm);                                                                 \
         if (timing && tn < sizeof tbuf) {                                                \
             double tq = tl_now();                                                        \
             tn += (size_t)snprintf(tbuf + tn, sizeof tbuf - tn, " %s=%.2f", nm, (tq - tp) * 1e3); \

@@ -31,18 +31,23 @@ typedef struct urow {
     int rec;
 } urow;
 
+/* uctx.flag bits: visited by the collection; some cpu_op strictly below
+ * has its own model and GPU work; own model (2 bits: 0 not decided, 1 no,
+ * 2 yes); sole backward op (2 bits, likewise); covered by a collected
+ * event's subtree; a GPU event lies strictly below */
+enum {
+    UF_VISITED = 1, UF_DESC_PM = 2, UF_OWN_SHIFT = 2, UF_SOLE_SHIFT = 4, UF_COVERED = 64, UF_GPU_BELOW = 128,
+};
+
 typedef struct uctx {
     pyt_ctx *c;
     tl_arena a;
-    uint8_t *visited, *desc_pm, *own_pm_cache, *sole_done;
-    int8_t *sole;           /* per event: 1 sole backward op, 0 not (valid if sole_done) */
-    int32_t *sole_fwd;      /* the forward op of a sole backward op */
-    uint32_t *gcount;       /* GPU events strictly below */
+    uint8_t *flag;          /* per event: the UF_* bits below */
+    tl_imap sole_fwd;       /* sole backward op -> its forward op */
     TL_VEC(int32_t) collected;
-    uint8_t *mark;
     tl_pm_ctx *pm;
     /* cache of forward ops' backward metrics (sole backward ops) */
-    int32_t *bwd_cached;    /* per event: -1 not computed, 0 failed, else 1 + index */
+    tl_imap bwd_cached;     /* forward op -> 0 failed, else 1 + index (absent: not computed) */
     TL_VEC(tl_pm_metrics) bwd_m;
     TL_VEC(struct evalent *) bwd_ents;
     /* model evaluations by (op, mode, arg texts, kernel names): instances
@@ -86,14 +91,14 @@ static const tl_pm_op *model_op(uctx *u, int32_t row)
 /* Own perf model: model_op or a plugin model. */
 static int own_pm(uctx *u, int32_t row)
 {
-    uint8_t *v = &u->own_pm_cache[row];
-    if (!*v) {
+    uint8_t *f = &u->flag[row];
+    if (!((*f >> UF_OWN_SHIFT) & 3)) {
         const char *nm = pyt_name(u->c, row);
         int has = model_op(u, row) != NULL ||
                   (u->c->o->plugins && tl_plugin_perf_model_for(u->c->o->plugins, nm) != NULL);
-        *v = has ? 2 : 1;
+        *f |= (uint8_t)((has ? 2 : 1) << UF_OWN_SHIFT);
     }
-    return *v == 2;
+    return ((*f >> UF_OWN_SHIFT) & 3) == 2;
 }
 
 /* §9.5.1 step 6: a kernel/memcpy/memset reachable through cuda_runtime or
@@ -206,9 +211,10 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
 static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalent **ent)
 {
     pyt_ctx *c = u->c;
-    if (u->bwd_cached[f] < 0) {
+    int isnew;
+    size_t *slot = tl_imap_put(&u->bwd_cached, (uint64_t)f, &isnew);
+    if (isnew) {
         const tl_pm_op *op = pyt_pm_op(c, f);
-        u->bwd_cached[f] = 0;
         if (op) {
             const tl_pm_instance *in = pyt_pm_instance(c, f);
             tl_pm_metrics m;
@@ -216,13 +222,13 @@ static int fwd_bwd_metrics(uctx *u, int32_t f, const tl_pm_metrics **out, evalen
             if (metrics_cached(u, op, in, TL_PM_BWD, &m, &e) == 0) {
                 tl_vec_push(&u->bwd_m, m);
                 tl_vec_push(&u->bwd_ents, e);
-                u->bwd_cached[f] = (int32_t)u->bwd_m.n;
+                *slot = u->bwd_m.n;
             }
         }
     }
-    if (u->bwd_cached[f] > 0) {
-        *out = &u->bwd_m.v[u->bwd_cached[f] - 1];
-        if (ent) *ent = u->bwd_ents.v[u->bwd_cached[f] - 1];
+    if (*slot > 0) {
+        *out = &u->bwd_m.v[*slot - 1];
+        if (ent) *ent = u->bwd_ents.v[*slot - 1];
         return 1;
     }
     return 0;
@@ -235,7 +241,7 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
     for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
         int32_t ch = c->ch[k];
         if (c->t->kind[ch] != TL_K_CPU_OP) continue;
-        if (u->gcount[ch] && (!main || !strcmp(pyt_name(c, ch), main))) n++;
+        if ((u->flag[ch] & UF_GPU_BELOW) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
         n += count_main(u, ch, main);
     }
     return n;
@@ -244,15 +250,15 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
 /* §9.5.1 "sole backward op" */
 static int sole_bwd(uctx *u, int32_t e)
 {
-    if (u->sole_done[e]) return u->sole[e];
-    u->sole_done[e] = 1;
-    u->sole[e] = 0;
+    int st = (u->flag[e] >> UF_SOLE_SHIFT) & 3;
+    if (st) return st == 2;
+    u->flag[e] |= 1 << UF_SOLE_SHIFT;
     pyt_ctx *c = u->c;
     int32_t w = -1, a = c->parent[e];
     for (int i = 0; i < 5 && a >= 0; i++, a = c->parent[a])
-        if (c->fwd_of[a] >= 0) { w = a; break; }
+        if (pyt_fwd_of(c, a) >= 0) { w = a; break; }
     if (w < 0) return 0;
-    int32_t f = c->fwd_of[w];
+    int32_t f = pyt_fwd_of(c, w);
     const tl_pm_op *op = pyt_pm_op(c, f);
     if (!op || !op->bwd_category) return 0;
     const char *wn = pyt_name(c, w), *sep = strstr(wn, ": ");
@@ -260,8 +266,8 @@ static int sole_bwd(uctx *u, int32_t e)
     if (count_main(u, w, main) != 1) return 0;
     const tl_pm_metrics *m;
     if (!fwd_bwd_metrics(u, f, &m, NULL)) return 0;
-    u->sole[e] = 1;
-    u->sole_fwd[e] = f;
+    u->flag[e] ^= 3 << UF_SOLE_SHIFT; /* 1 -> 2 */
+    *tl_imap_put(&u->sole_fwd, (uint64_t)e, NULL) = (size_t)f;
     return 1;
 }
 
@@ -270,18 +276,18 @@ static int sole_bwd(uctx *u, int32_t e)
 static void visit(uctx *u, int32_t e)
 {
     pyt_ctx *c = u->c;
-    if (u->visited[e]) return;
-    u->visited[e] = 1;
+    if (u->flag[e] & UF_VISITED) return;
+    u->flag[e] |= UF_VISITED;
     int kind = c->t->kind[e];
     if (!c->python && kind != TL_K_CPU_OP) return;
-    if (!u->gcount[e] || c->gclass[e]) return;
+    if (!(u->flag[e] & UF_GPU_BELOW) || c->gclass[e]) return;
     if (own_pm(u, e)) { tl_vec_push(&u->collected, e); return; }
     if (sole_bwd(u, e)) {
-        if (u->desc_pm[e]) goto children;
+        if (u->flag[e] & UF_DESC_PM) goto children;
         tl_vec_push(&u->collected, e);
         return;
     }
-    if (u->desc_pm[e]) goto children;
+    if (u->flag[e] & UF_DESC_PM) goto children;
     if (kind == TL_K_CPU_OP && leaf_reach(c, e, 1)) {
         if (!launches_comm(u, e)) tl_vec_push(&u->collected, e);
         return;
@@ -295,7 +301,7 @@ children:
 /* kernel_details[0] stored on an event by the earlier stages (§6 note):
  * perf-model ops carry their (last computed) perf-sheet kernel set,
  * launchers their direct kernels, others nothing. */
-static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
+static int32_t stored_first_kernel(uctx *u, int32_t row, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
     const tl_pm_op *op = pm_op(u, row);
@@ -304,13 +310,13 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
         size_t n = 0, cap = 0;
         pyt_subtree_gpu(c, row, &rows, &n, &cap);
         int32_t best = -1;
-        if (!(op->flags & TL_PM_SINGLE) && c->bwd_of[row] >= 0) {
+        if (!(op->flags & TL_PM_SINGLE) && pyt_bwd_of(c, row) >= 0) {
             /* backward set: subtrees of the backward events below row */
             n = 0;
             int32_t *tmp = NULL;
             size_t tn = 0, tcap = 0;
             for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
-                int32_t b = c->bwd_of[c->order[q]];
+                int32_t b = pyt_bwd_of(c, c->order[q]);
                 if (b < 0) continue;
                 pyt_subtree_gpu(c, b, &tmp, &tn, &tcap);
                 for (size_t i = 0; i < tn; i++)
@@ -328,7 +334,7 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const int32_t *lidx)
         free(rows);
         return best;
     }
-    int32_t j = lidx[row];
+    int32_t j = pyt_link_find(lidx->v, lidx->n, row);
     return j >= 0 ? c->l_first[j] : -1;
 }
 
@@ -366,7 +372,7 @@ static const char *params_text(tl_arena *a, evalent *e)
 }
 
 /* Returns 0 to keep the row, -1 to drop it ("not implemented"). */
-static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
+static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
     memset(r, 0, sizeof *r);
@@ -418,7 +424,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const int32_t *lidx)
         }
     } else if (sole_bwd(u, e)) {
         r->has_pm = 1;
-        int32_t f = u->sole_fwd[e];
+        int32_t f = (int32_t)*tl_imap_get(&u->sole_fwd, (uint64_t)e);
         const tl_pm_op *op = pyt_pm_op(c, f);
         if (op && op->bwd_category) r->cat = op->bwd_category;
         const tl_pm_metrics *m;
@@ -876,47 +882,49 @@ static int64_t max_uid(const tl_trace *t)
 /* Synthetic ops (§9.5.2) after rows[0..nr): the GPU events no collected
  * event covers, orphans per runtime parent first, then kernels with a
  * cpu_op ancestor, each in UID order. Returns the new row count. */
-static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *covered, const int32_t *lidx)
+static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const pyt_rowmap *lidx)
 {
     pyt_ctx *c = u->c;
-    size_t n = c->n, nz = n ? n : 1;
+    size_t n = c->n;
     int64_t next_uid = max_uid(c->t) + 1;
     TL_VEC(int32_t) orphan_parents = {0};
-    TL_VEC(int32_t) with_cpu = {0};
-    int32_t *cpu_of = tl_xmalloc(nz * sizeof *cpu_of);
-    for (size_t i = 0; i < n; i++) cpu_of[i] = -1;
-    uint8_t *op_seen = tl_xcalloc(nz, 1);
+    TL_VEC(int32_t) with_cpu = {0}; /* (kernel, its cpu_op ancestor) pairs */
+    TL_VEC(int32_t) orphans = {0};  /* kernels with a parent but no cpu_op ancestor */
+    tl_imap pidx;                   /* orphan parent -> index in orphan_parents */
+    tl_imap_init(&pidx, 64);
     for (size_t i = 0; i < n; i++) {
-        if (!c->gclass[i] || covered[i] || pyt_row_is_comm(c, (int32_t)i)) continue;
+        if (!c->gclass[i] || (u->flag[i] & UF_COVERED) || pyt_row_is_comm(c, (int32_t)i)) continue;
         int32_t a = c->parent[i], cpu = -1;
         for (int32_t x = a; x >= 0; x = c->parent[x])
             if (c->t->kind[x] == TL_K_CPU_OP) { cpu = x; break; }
-        cpu_of[i] = cpu;
-        if (cpu >= 0) tl_vec_push(&with_cpu, (int32_t)i);
-        else if (a >= 0 && !op_seen[a]) { op_seen[a] = 1; tl_vec_push(&orphan_parents, a); }
+        if (cpu >= 0) {
+            tl_vec_push(&with_cpu, (int32_t)i);
+            tl_vec_push(&with_cpu, cpu);
+        } else if (a >= 0) {
+            int isnew;
+            size_t *j = tl_imap_put(&pidx, (uint64_t)a, &isnew);
+            if (isnew) {
+                *j = orphan_parents.n;
+                tl_vec_push(&orphan_parents, a);
+            }
+            tl_vec_push(&orphans, (int32_t)i);
+        }
     }
     /* orphans grouped by runtime parent (first-seen order), stable */
-    size_t nop = orphan_parents.n;
-    int32_t *pidx = tl_xmalloc(nz * sizeof *pidx);
-    for (size_t j = 0; j < nop; j++) pidx[orphan_parents.v[j]] = (int32_t)j;
+    size_t nop = orphan_parents.n, norph = orphans.n;
     size_t *goff = tl_xcalloc(nop + 1, sizeof *goff);
-    size_t norph = 0;
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i)) {
-            goff[pidx[c->parent[i]] + 1]++;
-            norph++;
-        }
+    for (size_t k = 0; k < norph; k++) goff[*tl_imap_get(&pidx, (uint64_t)c->parent[orphans.v[k]]) + 1]++;
     for (size_t j = 0; j < nop; j++) goff[j + 1] += goff[j];
     int32_t *orph = tl_xmalloc((norph ? norph : 1) * sizeof *orph);
-    for (size_t i = 0; i < n; i++)
-        if (c->gclass[i] && !covered[i] && cpu_of[i] < 0 && c->parent[i] >= 0 && !pyt_row_is_comm(c, (int32_t)i))
-            orph[goff[pidx[c->parent[i]]]++] = (int32_t)i;
+    for (size_t k = 0; k < norph; k++)
+        orph[goff[*tl_imap_get(&pidx, (uint64_t)c->parent[orphans.v[k]])]++] = orphans.v[k];
     free(goff);
-    free(pidx);
+    tl_imap_free(&pidx);
+    tl_vec_free(&orphans);
     tl_buf nb = {0};
-    for (size_t j = 0; j < norph + with_cpu.n; j++) {
-        int32_t gk = j < norph ? orph[j] : with_cpu.v[j - norph];
-        int32_t p = j < norph ? c->parent[gk] : cpu_of[gk];
+    for (size_t j = 0; j < norph + with_cpu.n / 2; j++) {
+        int32_t gk = j < norph ? orph[j] : with_cpu.v[2 * (j - norph)];
+        int32_t p = j < norph ? c->parent[gk] : with_cpu.v[2 * (j - norph) + 1];
         urow *r = &rows[nr++];
         memset(r, 0, sizeof *r);
         r->src = p;
@@ -943,8 +951,6 @@ static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const uint8_t *
     tl_buf_free(&nb);
     tl_vec_free(&orphan_parents);
     tl_vec_free(&with_cpu);
-    free(cpu_of);
-    free(op_seen);
     return nr;
 }
 
@@ -957,31 +963,20 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     memset(&u, 0, sizeof u);
     u.c = c;
     tl_arena_init(&u.a, 1 << 16);
-    u.visited = tl_xcalloc(nz, 1);
-    u.desc_pm = tl_xcalloc(nz, 1);
-    u.own_pm_cache = tl_xcalloc(nz, 1);
-    u.sole_done = tl_xcalloc(nz, 1);
-    u.sole = tl_xcalloc(nz, 1);
-    u.sole_fwd = tl_xmalloc(nz * sizeof *u.sole_fwd);
-    u.gcount = tl_xmalloc(nz * sizeof *u.gcount);
-    u.mark = tl_xcalloc(nz, 1);
-    u.bwd_cached = tl_xmalloc(nz * sizeof *u.bwd_cached);
+    u.flag = tl_xcalloc(nz, 1);
     struct { uint64_t h; size_t n; } hk0;
     tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
-    for (size_t i = 0; i < n; i++) {
-        u.gcount[i] = 0;
-        u.bwd_cached[i] = -1;
-    }
     for (size_t q = n; q-- > 0;) { /* children before parents */
         int32_t x = c->order[q], p = c->parent[x];
-        if (p >= 0) u.gcount[p] += u.gcount[x] + (c->gclass[x] ? 1 : 0);
+        if (p >= 0 && ((u.flag[x] & UF_GPU_BELOW) || c->gclass[x])) u.flag[p] |= UF_GPU_BELOW;
     }
     /* desc_pm: some cpu_op strictly below has its own model and GPU work */
     for (size_t q = n; q-- > 0;) {
         int32_t x = c->order[q], p = c->parent[x];
         if (p < 0) continue;
-        if (u.desc_pm[x] || (c->t->kind[x] == TL_K_CPU_OP && u.gcount[x] && own_pm(&u, x))) u.desc_pm[p] = 1;
+        if ((u.flag[x] & UF_DESC_PM) || (c->t->kind[x] == TL_K_CPU_OP && (u.flag[x] & UF_GPU_BELOW) && own_pm(&u, x)))
+            u.flag[p] |= UF_DESC_PM;
     }
     /* start points: parentless python functions with GPU work (UID order),
      * then the cpu roots in processing (stable ts) order */
@@ -989,7 +984,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     size_t nroots = 0;
     if (c->python)
         for (size_t i = 0; i < n; i++)
-            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && u.gcount[i]) visit(&u, (int32_t)i);
+            if (c->t->kind[i] == TL_K_PYTHON && c->parent[i] < 0 && (u.flag[i] & UF_GPU_BELOW)) visit(&u, (int32_t)i);
     for (size_t i = 0; i < n; i++) {
         if (c->t->kind[i] != TL_K_CPU_OP) continue;
         int root = 1;
@@ -1002,31 +997,34 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     for (size_t i = 0; i < nroots; i++) visit(&u, roots[i]);
     free(roots);
 
-    int32_t *lidx = tl_xmalloc(nz * sizeof *lidx);
-    for (size_t i = 0; i < n; i++) lidx[i] = -1;
-    for (size_t j = 0; j < c->nl; j++) lidx[c->l_row[j]] = (int32_t)j;
+    /* launcher row -> launcher index */
+    pyt_rowmap lidx = {tl_xmalloc((c->nl ? c->nl : 1) * sizeof *lidx.v), c->nl};
+    for (size_t j = 0; j < c->nl; j++) {
+        lidx.v[j][0] = c->l_row[j];
+        lidx.v[j][1] = (int32_t)j;
+    }
+    pyt_link_sort(lidx.v, lidx.n);
 
     /* rows of the collected events */
     urow *rows = tl_xmalloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
     size_t nr = 0;
-    uint8_t *covered = tl_xcalloc(nz, 1);
     for (size_t i = 0; i < u.collected.n; i++) {
         int32_t e = u.collected.v[i];
         /* coverage counts every collected event, even a dropped row */
         int32_t *g = NULL;
         size_t ng = 0, cap = 0;
         pyt_subtree_gpu(c, e, &g, &ng, &cap);
-        for (size_t k = 0; k < ng; k++) covered[g[k]] = 1;
+        for (size_t k = 0; k < ng; k++) u.flag[g[k]] |= UF_COVERED;
         free(g);
-        if (build_row(&u, &rows[nr], e, lidx) == 0) nr++;
+        if (build_row(&u, &rows[nr], e, &lidx) == 0) nr++;
     }
-    nr = add_synthetic_rows(&u, rows, nr, covered, lidx);
-    free(covered);
+    nr = add_synthetic_rows(&u, rows, nr, &lidx);
     /* the per-event marks are done with: free them before the summaries
      * allocate theirs (the report's peak is here) */
-    free(lidx);
-    free(u.visited); free(u.desc_pm); free(u.own_pm_cache); free(u.sole_done); free(u.sole);
-    free(u.sole_fwd); free(u.gcount); free(u.mark); free(u.bwd_cached);
+    free(lidx.v);
+    free(u.flag);
+    tl_imap_free(&u.sole_fwd);
+    tl_imap_free(&u.bwd_cached);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
