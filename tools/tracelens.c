@@ -27,7 +27,7 @@ static const tl_cli_cmd COMMANDS[] = {
     {"label", "ID KEY=VALUE...", "set, change or remove labels of stored traces", NULL, 0, tl_cmd_label},
     {"check", "[--repair]", "verify every stored trace; --repair removes damaged ones", NULL, 0, tl_cmd_check},
     {"compact", "[--into DIR]", "give the space of removed traces back to the disk", NULL, 0, tl_cmd_compact},
-    {"report", "ID|FILE", "the performance report (PyTorch, rocprofv3 or JAX by format)", NULL, 0, tl_cmd_report},
+    {"report", "ID|FILE", "the performance report (PyTorch, rocprofv3, pftrace or JAX by format)", NULL, 0, tl_cmd_report},
     {"diff", "A B --out DIR", "TraceDiff of two traces", NULL, 0, tl_cmd_diff},
     {"compare", "A B ...", "compare reports side by side", "TraceLens_compare_perf_reports_pytorch", 1,
      tl_cmd_compare},
