@@ -279,6 +279,19 @@ void tl_buf_pystr(tl_buf *b, const char *s, size_t n);
  * does not fit in an int64. */
 int tl_parse_int_text(const char *s, size_t n, int64_t *v);
 
+/* ---- Python regex pieces as POSIX ERE (base/pyregex.c), for the flags
+ * that take the reference's Python patterns. */
+/* The ERE of escape class \c (d D w W s S): a bracket expression, or the
+ * items to put inside one (in_set; NULL for D W S there); NULL for any
+ * other c. */
+const char *tl_pyre_class(char c, int in_set);
+/* The Python set starting at p (after its '[') as an ERE bracket
+ * expression appended to out; *end past its ']'. Inside the set \d \w \s
+ * become their items and other escapes their character, except \D \W \S,
+ * refused when refuse_negated (else read as the letter). -1 when the set
+ * is unterminated or refused. */
+int tl_pyre_set(const char *p, tl_buf *out, const char **end, int refuse_negated);
+
 /* ---- misc */
 double tl_now(void);          /* monotonic seconds */
 int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */

@@ -147,57 +147,21 @@ static int py_to_ere(const char *py, tl_buf *out, int *group, int *icase, char *
         if (*p == '\\') {
             char c = p[1];
             if (!c) { snprintf(why, whysz, "trailing backslash"); return -1; }
-            switch (c) {
-            case 'd': tl_buf_puts(out, "[0-9]"); break;
-            case 'D': tl_buf_puts(out, "[^0-9]"); break;
-            case 'w': tl_buf_puts(out, "[[:alnum:]_]"); break;
-            case 'W': tl_buf_puts(out, "[^[:alnum:]_]"); break;
-            case 's': tl_buf_puts(out, "[[:space:]]"); break;
-            case 'S': tl_buf_puts(out, "[^[:space:]]"); break;
-            default:
-                if (strchr(".^$*+?()[]{}|\\/-", c)) {
-                    tl_buf_putc(out, '\\');
-                    tl_buf_putc(out, c);
-                } else {
-                    tl_buf_putc(out, c);
-                }
+            const char *cls = tl_pyre_class(c, 0);
+            if (cls) {
+                tl_buf_puts(out, cls);
+            } else if (strchr(".^$*+?()[]{}|\\/-", c)) {
+                tl_buf_putc(out, '\\');
+                tl_buf_putc(out, c);
+            } else {
+                tl_buf_putc(out, c);
             }
             p += 2;
         } else if (*p == '[') {
-            p++;
-            int neg = 0, rbr = 0, dash = 0;
-            tl_buf items = {0};
-            if (*p == '^') neg = 1, p++;
-            if (*p == ']') rbr = 1, p++;
-            while (*p && *p != ']') {
-                char c = *p;
-                if (c == '\\' && p[1]) {
-                    char e = p[1];
-                    p += 2;
-                    if (e == 'd') { tl_buf_puts(&items, "0-9"); continue; }
-                    if (e == 'w') { tl_buf_puts(&items, "[:alnum:]_"); continue; }
-                    if (e == 's') { tl_buf_puts(&items, "[:space:]"); continue; }
-                    c = e;
-                } else {
-                    p++;
-                    if (c == '-' && *p && *p != ']' && items.n) { /* a range a-b */
-                        tl_buf_putc(&items, '-');
-                        continue;
-                    }
-                }
-                if (c == ']') rbr = 1;
-                else if (c == '-') dash = 1;
-                else tl_buf_putc(&items, c);
+            if (tl_pyre_set(p + 1, out, &p, 0)) {
+                snprintf(why, whysz, "unterminated character set");
+                return -1;
             }
-            if (*p != ']') { tl_buf_free(&items); snprintf(why, whysz, "unterminated character set"); return -1; }
-            p++;
-            tl_buf_putc(out, '[');
-            if (neg) tl_buf_putc(out, '^');
-            if (rbr) tl_buf_putc(out, ']');
-            if (items.n) tl_buf_append(out, items.p, items.n);
-            if (dash) tl_buf_putc(out, '-');
-            tl_buf_putc(out, ']');
-            tl_buf_free(&items);
         } else if (*p == '(') {
             if (p[1] == '?') {
                 if (p[2] == 'P' && p[3] == '<') {

@@ -9,75 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *class_of(char c, int in_set)
-{
-    switch (c) {
-    case 'd': return in_set ? "0-9" : "[0-9]";
-    case 'D': return in_set ? NULL : "[^0-9]";
-    case 'w': return in_set ? "[:alnum:]_" : "[[:alnum:]_]";
-    case 'W': return in_set ? NULL : "[^[:alnum:]_]";
-    case 's': return in_set ? "[:space:]" : "[[:space:]]";
-    case 'S': return in_set ? NULL : "[^[:space:]]";
-    default: return NULL;
-    }
-}
-
-/* A [...] set from p (after '['); *end past its ']'. -1 when unterminated
- * or holding \D \W \S. */
-static int set_to_ere(const char *p, tl_buf *out, const char **end)
-{
-    tl_buf items = {0};
-    int neg = 0, rbr = 0, dash = 0;
-    if (*p == '^') neg = 1, p++;
-    if (*p == ']') rbr = 1, p++;
-    while (*p && *p != ']') {
-        char c = *p++;
-        if (c == '\\' && *p) {
-            const char *cls = class_of(*p, 1);
-            if (!cls && strchr("DWS", *p)) break;
-            if (cls) {
-                tl_buf_puts(&items, cls);
-                p++;
-                continue;
-            }
-            c = *p++;
-        } else if (c == '-' && *p && *p != ']' && items.n) {
-            tl_buf_putc(&items, '-');
-            continue;
-        }
-        if (c == ']') rbr = 1;
-        else if (c == '-') dash = 1;
-        else tl_buf_putc(&items, c);
-    }
-    if (*p != ']') {
-        tl_buf_free(&items);
-        return -1;
-    }
-    *end = p + 1;
-    tl_buf_putc(out, '[');
-    if (neg) tl_buf_putc(out, '^');
-    if (rbr) tl_buf_putc(out, ']');
-    if (items.n) tl_buf_append(out, items.p, items.n);
-    if (dash) tl_buf_putc(out, '-');
-    tl_buf_putc(out, ']');
-    tl_buf_free(&items);
-    return 0;
-}
-
 static int to_ere(const char *py, tl_buf *out, const char **bad)
 {
     for (const char *p = py; *p;) {
         *bad = p;
         if (*p == '\\') {
             if (!p[1]) return -1;
-            const char *cls = class_of(p[1], 0);
+            const char *cls = tl_pyre_class(p[1], 0);
             if (cls) tl_buf_puts(out, cls);
             else if (strchr(".^$*+?()[]{}|\\", p[1])) tl_buf_putc(out, '\\'), tl_buf_putc(out, p[1]);
             else if (strchr("AZbBnrtfv0123456789", p[1])) return -1; /* anchors, escapes ERE spells otherwise */
             else tl_buf_putc(out, p[1]);
             p += 2;
         } else if (*p == '[') {
-            if (set_to_ere(p + 1, out, &p)) return -1;
+            if (tl_pyre_set(p + 1, out, &p, 1)) return -1;
         } else if (*p == '(' && p[1] == '?') {
             if (p[2] != ':') return -1;
             tl_buf_putc(out, '(');
