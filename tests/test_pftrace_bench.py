@@ -6,10 +6,9 @@ its traceEvents JSON (the same events); then
   - both give byte-identical pftrace_hip_api, pftrace_hip_activity and
     pftrace_memory_copy reports.
 The ingest's peak RSS is printed, not judged: at 8 MiB the process's fixed
-memory dominates and varies by a few MiB from run to run, and at scale the
-issue's bar (0.5 x the file + 16 MiB) is not met yet (the builder's ~140
-bytes an event; docs/CONFORMANCE.md). bench/pftrace measures it at any size
-(1G for the issue's figures, with the speed ratio).
+memory dominates and varies by a few MiB from run to run. The issue's bar
+(0.5 x the file + 16 MiB) is about scale: bench/pftrace measures it at any
+size (1G for the issue's figures, with the speed ratio; docs/CONFORMANCE.md).
 usage: test_pftrace_bench.py BUILD_DIR"""
 import filecmp
 import os
