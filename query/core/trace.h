@@ -115,7 +115,8 @@ typedef uint64_t tl_trace_cols;
  * grid, block, linked (its tree was built at ingest), launcher (it finds
  * launchers on its tree) nor parent_py, the tree with python functions,
  * which only --include_call_stack and --detect_recompute read: add
- * TL_TC(PARENT_PY) for them (4 bytes an event each column left out) */
+ * TL_TC(PARENT_PY) for them (4 bytes an event each column left out);
+ * its int64 columns narrow (TL_TC_NARROW), read through the accessors */
 #define TL_TRACE_PYTORCH                                                                               \
     (TL_TC_NARROW | (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) |     \
                                       TL_TC(LINKED) | TL_TC(LAUNCHER) | TL_TC(PARENT_PY))))
