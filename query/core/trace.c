@@ -369,9 +369,9 @@ static int load_sub_ns(tl_trace *t, tl_trace_cols cols, tl_err *err)
         for (size_t k = 0; k < sub.n; k++) v[sub.row[k]] = sub.ts_us[k];
         t->ts_us_sub = v;
     }
-    if (t->dur) {
+    if (t->dur || t->narrow[TL_TCI_DUR].v) {
         double *v = tl_arena_alloc(&t->arena, t->n * sizeof *v);
-        for (size_t i = 0; i < t->n; i++) v[i] = tl_ns_us(t->dur[i]);
+        for (size_t i = 0; i < t->n; i++) v[i] = tl_ns_us(tl_trace_dur(t, i));
         for (size_t k = 0; k < sub.n; k++) v[sub.row[k]] = sub.dur_us[k];
         t->dur_us_sub = v;
     }
@@ -397,6 +397,194 @@ void tl_trace_ts_us_fill(const tl_trace *t, double *out)
         for (size_t i = 0; i < n; i++) out[i] = tl_ns_us(t->ts[i]);
 }
 
+/* ---- narrow columns (TL_TC_NARROW) -------------------------------------------
+ * Each int64 events column but ts is decoded one chunk at a time into a
+ * scratch buffer (tl_reader_column_scan) and kept at 4 bytes a value; pid
+ * and tid become one index into the trace's distinct (pid, tid) pairs. */
+
+/* Whether a TL_TC_NARROW load holds events column i in a narrow form. */
+static int held_narrow(int i) { return EVENT_COLS[i].type == TL_CT_I64 && i != TL_TCI_TS; }
+
+int64_t tl_narrow_wide(const tl_narrow_col *c, size_t i)
+{
+    size_t lo = 0, hi = c->nexc;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->exc_row[mid] < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return c->exc_val[lo]; /* the load put every TL_NARROW_WIDE row there */
+}
+
+/* Value -> dense index, with the last lookup cached (rows of one thread
+ * come in runs). */
+typedef struct dense_ix {
+    tl_imap m;
+    uint64_t last_key;
+    uint32_t last;
+    int any;
+} dense_ix;
+
+static uint32_t dense_of(dense_ix *x, uint64_t key)
+{
+    if (x->any && key == x->last_key) return x->last;
+    int isnew;
+    size_t *slot = tl_imap_put(&x->m, key, &isnew);
+    if (isnew) *slot = x->m.n - 1;
+    x->any = 1;
+    x->last_key = key;
+    x->last = (uint32_t)*slot;
+    return x->last;
+}
+
+/* One narrow column's scan: the generic 4-byte form, or the pid pass
+ * (thread[i] = the pid's index) and the tid pass (thread[i] = the pair's). */
+typedef struct narrow_scan {
+    tl_trace *t;
+    const coldef *d;
+    uint64_t rows;                     /* rows scanned so far */
+    tl_narrow_col *nc;                 /* the generic form, else NULL */
+    TL_VEC(uint32_t) erow;
+    TL_VEC(int64_t) eval;
+    uint32_t *thread;                  /* pid / tid passes */
+    dense_ix vals, pairs;              /* pid or tid values; (pid index, tid index) pairs */
+    TL_VEC(int64_t) pids;              /* value of each pid index */
+    TL_VEC(tl_trace_thread) threads;   /* tid pass: value of each pair */
+    int rc;                            /* a failed check */
+    tl_err *err;
+} narrow_scan;
+
+static void narrow_values(narrow_scan *s, const int64_t *v, size_t n)
+{
+    int32_t *out = s->nc->v + s->rows;
+    for (size_t k = 0; k < n; k++) {
+        int64_t x = v[k];
+        if (x > TL_NARROW_WIDE && x <= INT32_MAX) {
+            out[k] = (int32_t)x;
+        } else if (x == TL_NONE) {
+            out[k] = TL_NARROW_NONE;
+        } else {
+            out[k] = TL_NARROW_WIDE;
+            tl_vec_push(&s->erow, (uint32_t)(s->rows + k));
+            tl_vec_push(&s->eval, x);
+        }
+    }
+}
+
+static void thread_values(narrow_scan *s, const int64_t *v, size_t n)
+{
+    uint32_t *th = s->thread + s->rows;
+    int pid = s->d == &EVENT_COLS[TL_TCI_PID];
+    for (size_t k = 0; k < n; k++) {
+        uint32_t q = dense_of(&s->vals, (uint64_t)v[k]);
+        if (pid) {
+            if (q == s->pids.n) tl_vec_push(&s->pids, v[k]);
+            th[k] = q;
+            continue;
+        }
+        uint32_t pair = dense_of(&s->pairs, (uint64_t)th[k] << 32 | q);
+        if (pair == s->threads.n) tl_vec_push(&s->threads, ((tl_trace_thread){s->pids.v[th[k]], v[k]}));
+        th[k] = pair;
+    }
+}
+
+static int narrow_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
+{
+    narrow_scan *s = ctx;
+    tl_trace *t = s->t;
+    char what[96];
+    if (v->type != TL_CT_I64) {
+        snprintf(what, sizeof what, "chunk %u holds %s values, not i64", chunk, tl_ctype_name(v->type));
+        s->rc = col_damaged(s->err, t->id, TL_T_EVENTS, s->d->name, what);
+        return 1;
+    }
+    if (v->n > t->n - s->rows) {
+        snprintf(what, sizeof what, "has more rows than the catalog's %llu", (unsigned long long)t->n);
+        s->rc = col_damaged(s->err, t->id, TL_T_EVENTS, s->d->name, what);
+        return 1;
+    }
+    check_in c = {.rows = t->n, .dict_n = t->dict.n, .idflags = t->idflags ? t->idflags + s->rows : NULL, .prev = -1};
+    if ((s->rc = check_values(t->id, TL_T_EVENTS, s->d, v->data, (size_t)v->n, s->rows, &c, s->err))) return 1;
+    if (s->nc) narrow_values(s, v->data, (size_t)v->n);
+    else thread_values(s, v->data, (size_t)v->n);
+    s->rows += v->n;
+    return 0;
+}
+
+/* Scans events column i into s (its form set up by the caller). */
+static int narrow_scan_col(narrow_scan *s, int i)
+{
+    s->d = &EVENT_COLS[i];
+    s->rows = 0;
+    int rc = tl_reader_column_scan(s->t->reader, s->t->id, TL_T_EVENTS, s->d->name, narrow_chunk, s, s->err);
+    if (!rc) rc = s->rc;
+    if (!rc && s->rows != s->t->n) {
+        char what[96];
+        snprintf(what, sizeof what, "has %llu rows, not the catalog's %llu", (unsigned long long)s->rows,
+                 (unsigned long long)s->t->n);
+        rc = col_damaged(s->err, s->t->id, TL_T_EVENTS, s->d->name, what);
+    }
+    return rc;
+}
+
+/* pid and tid into t->thread and t->threads. */
+static int load_threads(tl_trace *t, tl_err *err)
+{
+    narrow_scan s = {.t = t, .err = err};
+    s.thread = tl_xmalloc((t->n ? t->n : 1) * sizeof *s.thread);
+    t->thread = s.thread;
+    int rc = narrow_scan_col(&s, TL_TCI_PID);
+    tl_imap_free(&s.vals.m);
+    memset(&s.vals, 0, sizeof s.vals);
+    if (!rc) rc = narrow_scan_col(&s, TL_TCI_TID);
+    tl_imap_free(&s.vals.m);
+    tl_imap_free(&s.pairs.m);
+    tl_vec_free(&s.pids);
+    t->threads = s.threads.v;
+    t->nthreads = s.threads.n;
+    return rc;
+}
+
+/* Events column i into t->narrow[i]. */
+static int load_narrow(tl_trace *t, int i, tl_err *err)
+{
+    tl_narrow_col *nc = &t->narrow[i];
+    narrow_scan s = {.t = t, .nc = nc, .err = err};
+    nc->v = tl_xmalloc((t->n ? t->n : 1) * sizeof *nc->v);
+    int rc = narrow_scan_col(&s, i);
+    nc->nexc = s.erow.n;
+    nc->exc_row = s.erow.v;
+    nc->exc_val = s.eval.v;
+    return rc;
+}
+
+/* The narrow forms of the int64 columns in cols (idflags loaded). */
+static int load_narrow_cols(tl_trace *t, tl_trace_cols cols, tl_err *err)
+{
+    int rc = TL_OK;
+    if (cols & (TL_TC(PID) | TL_TC(TID))) rc = load_threads(t, err);
+    for (int i = 0; i < TL_TCI_N && !rc; i++)
+        if ((cols >> i & 1) && held_narrow(i) && i != TL_TCI_PID && i != TL_TCI_TID) rc = load_narrow(t, i, err);
+    return rc;
+}
+
+static void free_narrow(tl_trace *t)
+{
+    if (t->narrow[TL_TCI_DUR].v) t->dur_us_sub = NULL;
+    for (int i = 0; i < TL_TCI_N; i++) {
+        tl_narrow_col *nc = &t->narrow[i];
+        free(nc->v);
+        free(nc->exc_row);
+        free(nc->exc_val);
+        memset(nc, 0, sizeof *nc);
+    }
+    free((void *)t->thread);
+    free((void *)t->threads);
+    t->thread = NULL;
+    t->threads = NULL;
+    t->nthreads = 0;
+}
+
 int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace **out, tl_err *err)
 {
     *out = NULL;
@@ -407,9 +595,14 @@ int tl_trace_load_cols(tl_reader *r, uint64_t id, tl_trace_cols cols, tl_trace *
     int rc = load_head(t, err);
     /* pid and tid are string ids where idflags says so */
     if (cols & (TL_TC(PID) | TL_TC(TID))) cols |= TL_TC(IDFLAGS);
+    tl_trace_cols wide = cols & TL_TC_EVENTS, narrow = 0;
+    for (int i = 0; i < TL_TCI_N && (cols & TL_TC_NARROW); i++)
+        if (held_narrow(i)) narrow |= wide & ((tl_trace_cols)1 << i);
+    wide &= ~narrow;
     if (!rc && t->n)
-        rc = load_table(t, TL_T_EVENTS, EVENT_COLS, TL_TCI_N, cols & TL_TC_EVENTS, t->n,
-                        (cols & TL_TC_OWNED) ? t->owned : NULL, &t->idflags, err);
+        rc = load_table(t, TL_T_EVENTS, EVENT_COLS, TL_TCI_N, wide, t->n, (cols & TL_TC_OWNED) ? t->owned : NULL,
+                        &t->idflags, err);
+    if (!rc && t->n && narrow) rc = load_narrow_cols(t, narrow, err);
     if (!rc && t->n) rc = load_sub_ns(t, cols, err);
     t->nflows = (cols & TL_TC_FLOWS) ? catalog_count(t->catalog ? t->catalog : "", "flows") : 0;
     if (!rc && t->nflows)
@@ -442,6 +635,7 @@ void tl_trace_drop_columns(tl_trace *t)
         free(t->owned[i]);
         t->owned[i] = NULL;
     }
+    free_narrow(t);
 }
 
 void tl_trace_free(tl_trace *t)
@@ -532,12 +726,12 @@ static const char *id_text(const tl_trace *t, int64_t v, int is_str, char *buf, 
 
 const char *tl_trace_pid_text(const tl_trace *t, size_t i, char *buf, size_t n)
 {
-    return id_text(t, t->pid[i], t->idflags[i] & 1, buf, n);
+    return id_text(t, tl_trace_pid(t, i), t->idflags[i] & 1, buf, n);
 }
 
 const char *tl_trace_tid_text(const tl_trace *t, size_t i, char *buf, size_t n)
 {
-    return id_text(t, t->tid[i], t->idflags[i] & 2, buf, n);
+    return id_text(t, tl_trace_tid(t, i), t->idflags[i] & 2, buf, n);
 }
 
 const char *tl_args_get(const char *args, size_t len, const char *key, size_t *vlen)

@@ -19,6 +19,26 @@ typedef enum tl_trace_col {
     TL_TCI_N
 } tl_trace_col;
 
+/* An int64 events column in 4 bytes a value (a TL_TC_NARROW load): v[i]
+ * is the value itself when it lies in [TL_NARROW_WIDE + 1, INT32_MAX],
+ * TL_NARROW_NONE for TL_NONE, and TL_NARROW_WIDE for any other value,
+ * which (exc_row[k], exc_val[k]) holds, rows ascending. Read it with
+ * tl_narrow_get (or the tl_trace_* accessors below). */
+typedef struct tl_narrow_col {
+    int32_t *v;
+    size_t nexc;
+    uint32_t *exc_row;
+    int64_t *exc_val;
+} tl_narrow_col;
+#define TL_NARROW_NONE INT32_MIN
+#define TL_NARROW_WIDE (INT32_MIN + 1)
+
+/* A distinct (pid, tid) pair of a TL_TC_NARROW load (the raw int64
+ * values; the row's idflags say which are string ids). */
+typedef struct tl_trace_thread {
+    int64_t pid, tid;
+} tl_trace_thread;
+
 typedef struct tl_trace {
     uint64_t id;
     const char *catalog;      /* catalog JSON text */
@@ -40,6 +60,15 @@ typedef struct tl_trace {
     const uint32_t *in_dims, *in_type, *in_strides, *concrete, *grid, *block;
     const int32_t *parent, *parent_py, *launcher;
     const uint8_t *linked;
+    /* A TL_TC_NARROW load leaves the int64 pointers above NULL (ts
+     * excepted) and holds those columns here: dur, corr, ext_id, stream,
+     * device, seq and fwd_tid in narrow[TL_TCI_*].v (4 bytes a value),
+     * pid and tid as thread[i], an index into threads (nthreads distinct
+     * pairs). tl_trace_pid, tl_trace_dur ... read either form. */
+    tl_narrow_col narrow[TL_TCI_N];
+    const uint32_t *thread;
+    const tl_trace_thread *threads;
+    size_t nthreads;
     tl_colview args;          /* blob: raw args JSON per event; read it through
                                  tl_trace_args (decoded on first use) */
     int args_loaded;
@@ -68,10 +97,16 @@ typedef struct tl_trace {
  * map itself, until the reader closes). Decoded columns are about half of
  * a report's memory, so a caller that knows what it reads leaves the rest
  * out; the pointers of columns left out stay NULL. Each column's table,
- * name, type, missing value and check are defined once, in trace.c. */
+ * name, type, missing value and check are defined once, in trace.c.
+ * TL_TC_NARROW holds the int64 columns but ts in 4 bytes a value (pid and
+ * tid: one index into a table of distinct pairs), decoded chunk by chunk
+ * so the wide column never exists: 32 bytes an event less for the
+ * PyTorch report's columns; their pointers stay NULL and the tl_trace_*
+ * accessors below read them. */
 typedef uint64_t tl_trace_cols;
 #define TL_TC(c) ((tl_trace_cols)1 << TL_TCI_##c)
 #define TL_TC_EVENTS (((tl_trace_cols)1 << TL_TCI_N) - 1)
+#define TL_TC_NARROW ((tl_trace_cols)1 << 61)
 #define TL_TC_FLOWS ((tl_trace_cols)1 << 62)
 #define TL_TC_OWNED ((tl_trace_cols)1 << 63)
 /* every column and the flows table (tl_trace_load) */
@@ -80,10 +115,11 @@ typedef uint64_t tl_trace_cols;
  * grid, block, linked (its tree was built at ingest), launcher (it finds
  * launchers on its tree) nor parent_py, the tree with python functions,
  * which only --include_call_stack and --detect_recompute read: add
- * TL_TC(PARENT_PY) for them (4 bytes an event each column left out) */
+ * TL_TC(PARENT_PY) for them (4 bytes an event each column left out);
+ * its int64 columns narrow (TL_TC_NARROW), read through the accessors */
 #define TL_TRACE_PYTORCH                                                                               \
-    (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) | TL_TC(LINKED) |     \
-                      TL_TC(LAUNCHER) | TL_TC(PARENT_PY)))
+    (TL_TC_NARROW | (TL_TC_EVENTS & ~(TL_TC(DEVICE) | TL_TC(FWDTID) | TL_TC(GRID) | TL_TC(BLOCK) |     \
+                                      TL_TC(LINKED) | TL_TC(LAUNCHER) | TL_TC(PARENT_PY))))
 
 /* Loads the trace `id` through reader r (which must outlive the trace):
  * the catalog, dictionary and metadata table, the events columns in cols
@@ -134,6 +170,38 @@ int tl_trace_time_text(const tl_trace *t, int *ts_int, int *dur_int);
 /* The same from a catalog record's text. */
 int tl_catalog_time_text(const char *catalog, int *ts_int, int *dur_int);
 
+/* The value of row i of a narrow column: the exception lookup (a binary
+ * search over exc_row) out of line. */
+int64_t tl_narrow_wide(const tl_narrow_col *c, size_t i);
+static inline int64_t tl_narrow_get(const tl_narrow_col *c, size_t i)
+{
+    int32_t v = c->v[i];
+    if (v > TL_NARROW_WIDE) return v;
+    return v == TL_NARROW_NONE ? TL_NONE : tl_narrow_wide(c, i);
+}
+
+/* Row i's value of an int64 events column, from whichever form the load
+ * holds (the wide pointer, or the narrow form of a TL_TC_NARROW load). */
+#define TL_TRACE_I64(fn, field, col)                                                                   \
+    static inline int64_t fn(const tl_trace *t, size_t i)                                              \
+    {                                                                                                  \
+        return t->field ? t->field[i] : tl_narrow_get(&t->narrow[TL_TCI_##col], i);                    \
+    }
+TL_TRACE_I64(tl_trace_dur, dur, DUR)
+TL_TRACE_I64(tl_trace_corr, corr, CORR)
+TL_TRACE_I64(tl_trace_ext_id, ext_id, EXTID)
+TL_TRACE_I64(tl_trace_stream, stream, STREAM)
+TL_TRACE_I64(tl_trace_seq, seq, SEQ)
+#undef TL_TRACE_I64
+static inline int64_t tl_trace_pid(const tl_trace *t, size_t i)
+{
+    return t->pid ? t->pid[i] : t->threads[t->thread[i]].pid;
+}
+static inline int64_t tl_trace_tid(const tl_trace *t, size_t i)
+{
+    return t->tid ? t->tid[i] : t->threads[t->thread[i]].tid;
+}
+
 /* Event i's ts and dur in µs as the reference reads them: the double
  * nearest the trace's decimal text, at any magnitude and any number of
  * decimals (needs the ts / dur column loaded). */
@@ -143,7 +211,7 @@ static inline double tl_trace_ts_us(const tl_trace *t, size_t i)
 }
 static inline double tl_trace_dur_us(const tl_trace *t, size_t i)
 {
-    return t->dur_us_sub ? t->dur_us_sub[i] : tl_ns_us(t->dur[i]);
+    return t->dur_us_sub ? t->dur_us_sub[i] : tl_ns_us(tl_trace_dur(t, i));
 }
 
 /* tl_trace_ts_us of every event into out (t->n values). */

@@ -220,8 +220,8 @@ static int build_side(tl_diff *d, td_side *s, const tl_trace *t, int python, tl_
     size_t mismatches = 0;
     for (size_t h = 0; h < host.n; h++) {
         int32_t e = host.v[h];
-        uint64_t key = tl_mix64((uint64_t)t->pid[e] ^ 0x9e3779b97f4a7c15ULL);
-        key = tl_mix64(key ^ (uint64_t)t->tid[e] ^ ((uint64_t)(t->idflags[e] & 3) << 62));
+        uint64_t key = tl_mix64((uint64_t)tl_trace_pid(t, e) ^ 0x9e3779b97f4a7c15ULL);
+        key = tl_mix64(key ^ (uint64_t)tl_trace_tid(t, e) ^ ((uint64_t)(t->idflags[e] & 3) << 62));
         int isnew;
         size_t *slot = tl_imap_put(&th, key, &isnew);
         if (isnew) {

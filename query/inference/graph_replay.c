@@ -152,7 +152,7 @@ static int cmp_bfs(const void *a, const void *b, void *ctx)
 static void window_subtree(const tl_trace *t, const kids *k, cwin *w, uint8_t *inwin, int32_t *pos,
                            tl_arena *a)
 {
-    for (size_t i = 0; i < t->n; i++) inwin[i] = t->ts[i] >= w->lo && t->ts[i] + t->dur[i] <= w->hi;
+    for (size_t i = 0; i < t->n; i++) inwin[i] = t->ts[i] >= w->lo && t->ts[i] + tl_trace_dur(t, i) <= w->hi;
     int32_t *bfs = tl_xmalloc((t->n + 1) * sizeof *bfs);
     size_t nb = 0;
     for (size_t i = 0; i < t->n; i++)
@@ -249,8 +249,8 @@ static void find_windows(const tl_trace *t, size_t src, cwin **v, size_t *n, siz
     int32_t *begin = runtime_named(t, "StreamBeginCapture", &nb), *end = runtime_named(t, "StreamEndCapture", &ne);
     for (size_t c = 0; c < nb && c < ne; c++) {
         int32_t bi = begin[c], ei = end[c];
-        cwin w = {.src = src, .pid = t->pid[bi], .tid = t->tid[bi], .idf = t->idflags[bi],
-                  .lo = t->ts[bi] + t->dur[bi], .hi = t->ts[ei]};
+        cwin w = {.src = src, .pid = tl_trace_pid(t, bi), .tid = tl_trace_tid(t, bi), .idf = t->idflags[bi],
+                  .lo = t->ts[bi] + tl_trace_dur(t, bi), .hi = t->ts[ei]};
         window_subtree(t, &k, &w, inwin, pos, a);
         window_launches(t, &w, a);
         if (*n == *cap) {
@@ -285,7 +285,7 @@ static size_t find_launches(const tl_trace *t, glaunch **out, double *gpu_total_
     for (size_t i = 0; i < t->n; i++) n += is_graph_launch(t, i);
     *gpu_total_us = 0;
     for (size_t g = 0; g < t->n; g++)
-        if (tl_kind_is_gpu(t->kind[g])) *gpu_total_us += (double)t->dur[g] / 1000.0;
+        if (tl_kind_is_gpu(t->kind[g])) *gpu_total_us += (double)tl_trace_dur(t, g) / 1000.0;
     *out = NULL;
     if (!n) return 0;
     glaunch *L = calloc(n, sizeof *L);
@@ -310,7 +310,7 @@ static size_t find_launches(const tl_trace *t, glaunch **out, double *gpu_total_
         if (tl_kind_is_gpu(t->kind[g]) && t->parent && t->parent[g] >= 0 && idx[t->parent[g]] >= 0) {
             glaunch *l = &L[idx[t->parent[g]]];
             l->k[l->nk++] = (int32_t)g;
-            l->sum_us += (double)t->dur[g] / 1000.0;
+            l->sum_us += (double)tl_trace_dur(t, g) / 1000.0;
         }
     for (size_t j = 0; j < n; j++) sort_rows(t, L[j].k, L[j].nk);
     free(cnt);

@@ -570,7 +570,7 @@ static int steps_collect(const tl_trace *t, int profiler, tl_steps *out)
         st.name = tl_trace_str(t, t->name[i]);
         st.row = (int32_t)i;
         st.cpu_ts = t->ts[i];
-        st.cpu_end = t->ts[i] + t->dur[i];
+        st.cpu_end = t->ts[i] + tl_trace_dur(t, i);
         st.gpu_lo = INT64_MAX;
         st.gpu_hi = INT64_MIN;
         out->v[out->n++] = st;
@@ -606,7 +606,7 @@ static int steps_collect(const tl_trace *t, int profiler, tl_steps *out)
         tl_step *st = &out->v[lo - 1];
         if (ts > st->cpu_end) continue;
         if (t->ts[g] < st->gpu_lo) st->gpu_lo = t->ts[g];
-        if (t->ts[g] + t->dur[g] > st->gpu_hi) st->gpu_hi = t->ts[g] + t->dur[g];
+        if (t->ts[g] + tl_trace_dur(t, g) > st->gpu_hi) st->gpu_hi = t->ts[g] + tl_trace_dur(t, g);
     }
     return 0;
 }

@@ -120,7 +120,7 @@ static void collect_events(pyt_ctx *c, cevvec *ev)
     const tl_trace *t = c->t;
     for (size_t i = 0; i < c->n; i++) {
         if (t->kind[i] != TL_K_KERNEL || !pyt_row_is_comm(c, (int32_t)i)) continue;
-        if (t->corr[i] == TL_NONE && t->ext_id[i] == TL_NONE) continue;
+        if (tl_trace_corr(t, i) == TL_NONE && tl_trace_ext_id(t, i) == TL_NONE) continue;
         size_t len;
         const char *args = pyt_args(c, (int32_t)i, &len);
         cev e;

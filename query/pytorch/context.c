@@ -330,7 +330,7 @@ static int starts(const char *s, const char *p) { return strncmp(s, p, strlen(p)
 
 static int same_thread(const tl_trace *t, int32_t a, int32_t b)
 {
-    return t->pid[a] == t->pid[b] && t->tid[a] == t->tid[b] &&
+    return tl_trace_pid(t, a) == tl_trace_pid(t, b) && tl_trace_tid(t, a) == tl_trace_tid(t, b) &&
            (t->idflags[a] & 3) == (t->idflags[b] & 3);
 }
 
@@ -377,8 +377,8 @@ void pyt_meta_names(pyt_ctx *c, int32_t row, const char **pname, const char **pl
     const tl_trace *t = c->t;
     uint8_t fl = t->idflags[row] & 3;
     /* process fields live under (pid, integer tid 0) */
-    meta_ent *p = meta_find(m, t->pid[row], 0, (uint8_t)((fl & 1) | 4));
-    meta_ent *th = meta_find(m, t->pid[row], t->tid[row], (uint8_t)(fl | 4));
+    meta_ent *p = meta_find(m, tl_trace_pid(t, row), 0, (uint8_t)((fl & 1) | 4));
+    meta_ent *th = meta_find(m, tl_trace_pid(t, row), tl_trace_tid(t, row), (uint8_t)(fl | 4));
     const char *unk = pyt_intern(c, "Unknown");
     *pname = p && p->pname ? p->pname : unk;
     *plabel = p && p->plabel ? p->plabel : unk;
@@ -486,7 +486,7 @@ static void link_fwd_bwd(pyt_ctx *c)
     size_t ns = 0;
     int64_t smin = INT64_MAX, smax = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
-        int64_t q = t->seq[i];
+        int64_t q = tl_trace_seq(t, i);
         if (q == TL_NONE) continue;
         ns++;
         if (q < smin) smin = q;
@@ -498,20 +498,26 @@ static void link_fwd_bwd(pyt_ctx *c)
     if (ns && (uint64_t)smax - (uint64_t)smin < 4 * (uint64_t)ns + 1024) {
         nv = (size_t)((uint64_t)smax - (uint64_t)smin) + 1;
         gend = tl_xcalloc(nv + 1, sizeof *gend);
-        for (size_t i = 0; i < n; i++)
-            if (t->seq[i] != TL_NONE) gend[(uint64_t)t->seq[i] - (uint64_t)smin + 1]++;
+        for (size_t i = 0; i < n; i++) {
+            int64_t q = tl_trace_seq(t, i);
+            if (q != TL_NONE) gend[(uint64_t)q - (uint64_t)smin + 1]++;
+        }
         for (size_t v = 0; v < nv; v++) gend[v + 1] += gend[v];
-        for (size_t i = 0; i < n; i++)
-            if (t->seq[i] != TL_NONE) sr[gend[(uint64_t)t->seq[i] - (uint64_t)smin]++] = (int32_t)i;
+        for (size_t i = 0; i < n; i++) {
+            int64_t q = tl_trace_seq(t, i);
+            if (q != TL_NONE) sr[gend[(uint64_t)q - (uint64_t)smin]++] = (int32_t)i;
+        }
         /* gend[v] is now the end of value v's group (and the start of v + 1's) */
     } else if (ns) {
         uint64_t *sk = tl_xmalloc(ns * sizeof *sk);
         size_t k = 0;
-        for (size_t i = 0; i < n; i++)
-            if (t->seq[i] != TL_NONE) {
-                sk[k] = (uint64_t)t->seq[i] ^ 0x8000000000000000ULL; /* order-preserving for int64 */
+        for (size_t i = 0; i < n; i++) {
+            int64_t q = tl_trace_seq(t, i);
+            if (q != TL_NONE) {
+                sk[k] = (uint64_t)q ^ 0x8000000000000000ULL; /* order-preserving for int64 */
                 sr[k++] = (int32_t)i;
             }
+        }
         tl_radix_sort_rows((uint32_t *)sr, sk, ns);
         free(sk);
     }
@@ -523,7 +529,7 @@ static void link_fwd_bwd(pyt_ctx *c)
             while (gend[v] == a) v++; /* values no row has */
             b = gend[v++];
         } else {
-            while (b < ns && t->seq[sr[b]] == t->seq[sr[a]]) b++;
+            while (b < ns && tl_trace_seq(t, sr[b]) == tl_trace_seq(t, sr[a])) b++;
         }
         int32_t bwd = -1;
         for (size_t k = a; k < b && bwd < 0; k++) {

@@ -106,11 +106,11 @@ static const char *step_annotation(pyt_ctx *c, int32_t row)
         g_ann_ts = t->ts;
         qsort(c->ann_rows, c->n_ann, sizeof *c->ann_rows, cmp_ann);
     }
-    int64_t ts = t->ts[row], end = ts + t->dur[row];
+    int64_t ts = t->ts[row], end = ts + tl_trace_dur(t, row);
     for (size_t k = 0; k < c->n_ann; k++) {
         int32_t a = c->ann_rows[k];
         if (t->ts[a] > ts) break; /* sorted by start: no later one encloses it */
-        if (end < t->ts[a] + t->dur[a]) return pyt_name(c, a);
+        if (end < t->ts[a] + tl_trace_dur(t, a)) return pyt_name(c, a);
     }
     return "NA";
 }
@@ -127,11 +127,11 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     in->uid = t->uid[row];
     in->name = pyt_name(c, row);
     in->cat = tl_trace_str(t, t->cat[row]);
-    in->pid = id_text(c, 0, t->pid[row], (t->idflags[row] & 1) != 0);
-    in->tid = id_text(c, 1, t->tid[row], (t->idflags[row] & 2) != 0);
+    in->pid = id_text(c, 0, tl_trace_pid(t, row), (t->idflags[row] & 1) != 0);
+    in->tid = id_text(c, 1, tl_trace_tid(t, row), (t->idflags[row] & 2) != 0);
     pyt_meta_names(c, row, &in->process_name, &in->process_label, &in->thread_name);
-    in->has_external_id = t->ext_id[row] != TL_NONE;
-    in->external_id = t->ext_id[row];
+    in->has_external_id = tl_trace_ext_id(t, row) != TL_NONE;
+    in->external_id = tl_trace_ext_id(t, row);
     in->input_dims = arg_raw(c, t->in_dims[row]);
     in->input_type = arg_raw(c, t->in_type[row]);
     in->input_strides = arg_raw(c, t->in_strides[row]);
@@ -149,8 +149,8 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
         const char *args = pyt_args(c, row, &len);
         if (args) in->pseudo_args = tl_arena_strndup(a, args, len);
     }
-    in->has_seq = t->seq[row] != TL_NONE;
-    in->seq = t->seq[row];
+    in->has_seq = tl_trace_seq(t, row) != TL_NONE;
+    in->seq = tl_trace_seq(t, row);
     int32_t *rows = NULL;
     size_t n = 0, cap = 0;
     pyt_subtree_gpu(c, row, &rows, &n, &cap);

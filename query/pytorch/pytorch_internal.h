@@ -220,7 +220,7 @@ const char *pyt_category_name(pyt_ctx *c, const char *name, const char *first_ke
 /* stream of a GPU event, has = 0 when absent */
 static inline int pyt_stream(const pyt_ctx *c, int32_t row, int64_t *s)
 {
-    *s = c->t->stream[row];
+    *s = tl_trace_stream(c->t, row);
     return *s != TL_NONE;
 }
 /* Stable sort of rows by ts (ties keep the given order). */
