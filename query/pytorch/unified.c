@@ -106,8 +106,8 @@ static int own_pm(uctx *u, int32_t row)
 static int leaf_reach(const pyt_ctx *c, int32_t e, int depth)
 {
     if (depth > 10) return 0;
-    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) {
-        int32_t ch = c->ch[k];
+    for (uint32_t q = pyt_child_first(c, e); q < c->end[e]; q = pyt_child_next(c, q)) {
+        int32_t ch = c->order[q];
         int kind = c->t->kind[ch];
         if (tl_kind_is_gpu(kind)) return 1;
         if ((kind == TL_K_RUNTIME || kind == TL_K_PYTHON) && leaf_reach(c, ch, depth + 1)) return 1;
@@ -238,8 +238,8 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
 {
     pyt_ctx *c = u->c;
     size_t n = 0;
-    for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
-        int32_t ch = c->ch[k];
+    for (uint32_t q = pyt_child_first(c, w); q < c->end[w]; q = pyt_child_next(c, q)) {
+        int32_t ch = c->order[q];
         if (c->t->kind[ch] != TL_K_CPU_OP) continue;
         if ((u->flag[ch] & UF_GPU_BELOW) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
         n += count_main(u, ch, main);
@@ -293,7 +293,7 @@ static void visit(uctx *u, int32_t e)
         return;
     }
 children:
-    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) visit(u, c->ch[k]);
+    for (uint32_t q = pyt_child_first(c, e); q < c->end[e]; q = pyt_child_next(c, q)) visit(u, c->order[q]);
 }
 
 /* ---- rows (§9.5.2, §9.5.3) ------------------------------------------------------ */
