@@ -272,12 +272,15 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
 /* ---- perf.c ---- */
 int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
-/* The same in two steps: start builds the instances and the family sheets
- * on a worker thread (which never touches the context); finish waits and
- * pushes them, then the plugin perf sheets. finish with out NULL only
- * discards (error paths). */
+/* The same in steps: start builds the instances; launch builds the family
+ * sheets from them on a worker thread (which never touches the context);
+ * finish launches if that was not done, waits and pushes them, then the
+ * plugin perf sheets. finish with out NULL only discards (error paths).
+ * The report launches after unified_perf_summary, so that the sheets'
+ * memory and unified_perf_summary's transient do not add up. */
 typedef struct pyt_perf_job pyt_perf_job;
 pyt_perf_job *pyt_perf_start(pyt_ctx *c);
+void pyt_perf_launch(pyt_ctx *c, pyt_perf_job *j);
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
 struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,
