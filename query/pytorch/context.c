@@ -671,7 +671,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
 
     c->gclass = tl_xmalloc(nz);
-    c->ch_off = tl_xcalloc(n + 1, sizeof *c->ch_off);
+    /* children lists (CSR), only to build the pre-order from */
+    uint32_t *ch_off = tl_xcalloc(n + 1, sizeof *ch_off);
     /* a GPU event's class depends on its name alone (and on whether it is
      * a kernel: the legacy copy names are kernels'), found once per name:
      * per name, bits 0-3 the class as a kernel + 1, bits 4-7 otherwise */
@@ -696,7 +697,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
         }
         c->gclass[i] = g;
         if (g) c->ngpu++;
-        if (c->parent[i] >= 0) c->ch_off[c->parent[i] + 1]++;
+        if (c->parent[i] >= 0) ch_off[c->parent[i] + 1]++;
     }
     free(ncls);
     c->any_gpu = c->ngpu > 0;
@@ -704,20 +705,20 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
 
     /* children: counted above; fill host children in stable ts order, GPU
      * children in UID order */
-    for (size_t i = 0; i < n; i++) c->ch_off[i + 1] += c->ch_off[i];
-    c->ch = tl_xmalloc((c->ch_off[n] ? c->ch_off[n] : 1) * sizeof *c->ch);
+    for (size_t i = 0; i < n; i++) ch_off[i + 1] += ch_off[i];
+    int32_t *ch = tl_xmalloc((ch_off[n] ? ch_off[n] : 1) * sizeof *ch);
     uint32_t *fill = tl_xmalloc(nz * sizeof *fill);
-    memcpy(fill, c->ch_off, n * sizeof *fill);
+    memcpy(fill, ch_off, n * sizeof *fill);
     /* Host children in UID order, then each parent's list sorted stably by
      * ts on its own: the same order as one stable sort of all host rows
      * distributed to their parents, but most lists are short and already
      * in order, where the global sort cost a third of this function. */
     for (size_t i = 0; i < n; i++)
-        if (c->parent[i] >= 0 && !c->gclass[i]) c->ch[fill[c->parent[i]]++] = (int32_t)i;
+        if (c->parent[i] >= 0 && !c->gclass[i]) ch[fill[c->parent[i]]++] = (int32_t)i;
     for (size_t p = 0; p < n; p++)
-        if (fill[p] - c->ch_off[p] >= 2) pyt_sort_rows_by_ts(c, c->ch + c->ch_off[p], fill[p] - c->ch_off[p]);
+        if (fill[p] - ch_off[p] >= 2) pyt_sort_rows_by_ts(c, ch + ch_off[p], fill[p] - ch_off[p]);
     for (size_t i = 0; i < n; i++)
-        if (c->parent[i] >= 0 && c->gclass[i]) c->ch[fill[c->parent[i]]++] = (int32_t)i;
+        if (c->parent[i] >= 0 && c->gclass[i]) ch[fill[c->parent[i]]++] = (int32_t)i;
 
     /* pre-order over the forest */
     c->pos = tl_xmalloc(nz * sizeof *c->pos);
@@ -732,14 +733,14 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
         stack[sp++] = (int32_t)r;
         c->pos[r] = p;
         c->order[p++] = (int32_t)r;
-        it[r] = c->ch_off[r];
+        it[r] = ch_off[r];
         while (sp) {
             int32_t x = stack[sp - 1];
-            if (it[x] < c->ch_off[x + 1]) {
-                int32_t y = c->ch[it[x]++];
+            if (it[x] < ch_off[x + 1]) {
+                int32_t y = ch[it[x]++];
                 c->pos[y] = p;
                 c->order[p++] = y;
-                it[y] = c->ch_off[y];
+                it[y] = ch_off[y];
                 stack[sp++] = y;
             } else {
                 c->end[x] = p;
@@ -749,6 +750,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     }
     free(stack);
     free(fill);
+    free(ch);
+    free(ch_off);
     if (p != n) return tl_errf(err, TL_EFORMAT, "trace tree is not a forest (%u of %zu events reached)", p, n);
 
     /* GPU events by pre-order position */
@@ -791,8 +794,6 @@ void pyt_ctx_free(pyt_ctx *c)
     free(c->tuple_repr);
     free(c->list_repr);
     free(c->gclass);
-    free(c->ch_off);
-    free(c->ch);
     free(c->pos);
     free(c->end);
     free(c->order);

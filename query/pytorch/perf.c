@@ -193,10 +193,10 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
 
 /* The perf-model family sheets need only the instances (in the job's
  * family order; the context's cache points at them) and the perf-model
- * module, never the context: they are built on a worker thread while
- * unified_perf_summary is computed on the caller's (the instances are
- * built first, on the caller's thread, since that fills the context's
- * cache). */
+ * module, never the context: they are built on a worker thread
+ * (pyt_perf_launch) while the caller goes on with the sheets after
+ * unified_perf_summary (the instances are built first, on the caller's
+ * thread, since that fills the context's cache). */
 struct pyt_perf_job {
     tl_pm_instance *inst; /* grouped by family, UID order within one */
     int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
@@ -211,6 +211,7 @@ struct pyt_perf_job {
     tl_err err;
     pthread_t thr;
     int running;
+    int launched;           /* the sheets are being built or done (pyt_perf_launch) */
 };
 
 static void *perf_worker(void *arg)
@@ -302,17 +303,25 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
         j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
         j->fwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fwk);
         j->bwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bwk);
-        if (!c->o->serial && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
-        else perf_worker(j);
     }
     free(famof);
     free(rows);
     return j;
 }
 
+void pyt_perf_launch(pyt_ctx *c, pyt_perf_job *j)
+{
+    if (!j || j->launched) return;
+    j->launched = 1;
+    if (!j->n) return;
+    if (!c->o->serial && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
+    else perf_worker(j);
+}
+
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err)
 {
     if (!j) return 0;
+    if (out) pyt_perf_launch(c, j); /* (discarding: no sheets to build) */
     if (j->running) pthread_join(j->thr, NULL);
     int rc = j->rc;
     for (size_t f = 0; f < j->nfam; f++) {

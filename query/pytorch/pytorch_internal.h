@@ -35,10 +35,11 @@ typedef struct pyt_ctx {
     uint8_t *gclass;           /* PYT_G_* per event */
     uint8_t *name_comm;        /* per name id: 0 unknown, 1 no, 2 comm kernel */
 
-    /* children in tree order: host children by stable ts, GPU by UID */
-    uint32_t *ch_off;          /* n+1 */
-    int32_t *ch;
-    /* pre-order over the forest; subtree of i = order[pos[i] .. end[i]) */
+    /* pre-order over the forest, children in tree order (host children by
+     * stable ts, GPU children by UID); subtree of i = order[pos[i] ..
+     * end[i]). The children lists themselves are not kept: i's children are
+     * order[q] for q = pos[i] + 1, then q = end[order[q]], while q < end[i]
+     * (pyt_child_first, pyt_child_next) */
     uint32_t *pos, *end;
     int32_t *order;
     /* GPU events sorted by pre-order position (for subtree queries) */
@@ -145,6 +146,12 @@ static inline int32_t pyt_bwd_of(const pyt_ctx *c, int32_t row)
     return (c->has_bwd[row >> 3] >> (row & 7)) & 1 ? pyt_link_find(c->bwd_link, c->nlink, row) : -1;
 }
 
+
+/* Pre-order position of row's first child; row has children while the
+ * position is below end[row]. */
+static inline uint32_t pyt_child_first(const pyt_ctx *c, int32_t row) { return c->pos[row] + 1; }
+/* Position of the next sibling of the child at position q. */
+static inline uint32_t pyt_child_next(const pyt_ctx *c, uint32_t q) { return c->end[c->order[q]]; }
 
 /* An event's start in µs as the reference computes it (§3.2): ts/1000.0,
  * the same double on every call; worked out on use rather than kept per
@@ -265,12 +272,15 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
 
 /* ---- perf.c ---- */
 int pyt_sheets_perf(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err);
-/* The same in two steps: start builds the instances and the family sheets
- * on a worker thread (which never touches the context); finish waits and
- * pushes them, then the plugin perf sheets. finish with out NULL only
- * discards (error paths). */
+/* The same in steps: start builds the instances; launch builds the family
+ * sheets from them on a worker thread (which never touches the context);
+ * finish launches if that was not done, waits and pushes them, then the
+ * plugin perf sheets. finish with out NULL only discards (error paths).
+ * The report launches after unified_perf_summary, so that the sheets'
+ * memory and unified_perf_summary's transient do not add up. */
 typedef struct pyt_perf_job pyt_perf_job;
 pyt_perf_job *pyt_perf_start(pyt_ctx *c);
+void pyt_perf_launch(pyt_ctx *c, pyt_perf_job *j);
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err);
 struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,

@@ -59,9 +59,10 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
     if (rc) goto done;
     out->total_time_ms = c.total_time_ms;
     /* The perf-model family sheets are built on a worker thread from
-     * pyt_perf_start on (they need only the instances, not the context);
-     * the sheets after them in the reference's order are computed meanwhile
-     * into `later` and appended once the perf sheets are in. */
+     * pyt_perf_launch on (they need only the instances, not the context),
+     * after unified_perf_summary so that the two do not hold their memory
+     * at once; the sheets after them in the reference's order are computed
+     * meanwhile into `later` and appended once the perf sheets are in. */
     pyt_perf_job *perf = NULL;
     tl_pyt_sheets later = {0};
     if (!c.gpu_only) {
@@ -71,6 +72,7 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         STAGE("perf_start");
         if ((rc = pyt_sheet_unified(&c, out, err))) goto fail_perf;
         STAGE("unified");
+        pyt_perf_launch(&c, perf);
     }
     if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, &later, err))) goto fail_perf;
     if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, &later, err))) goto fail_perf;

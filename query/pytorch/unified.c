@@ -13,22 +13,30 @@
 
 #include <stdlib.h>
 
-typedef struct urow {
-    int32_t src;            /* the event (synthetic: its parent) */
-    int64_t uid;
-    const char *name, *cat;
-    int32_t *g;             /* gpu_events, reference order */
-    size_t ng;
-    double dur;
-    int has_pm, has_metrics;
-    double gflops, data_mb, fpb, tbs, tflops, ktime;
+/* A row's perf metrics as they print. */
+typedef struct umetrics {
+    double gflops, data_mb, fpb, tbs, tflops;
     const char *cspec;
-    struct evalent *params;  /* model result whose params print as perf_params */
-    const char *params_text; /* plugin models: the text itself */
     int roof_valid;
     double rtime, rpct;
     const char *rbound;
-    int rec;
+    const char *params_text; /* plugin models: perf_params */
+} umetrics;
+
+/* One collected op. The metrics of a built-in model are not kept: they
+ * follow from the (shared) model result and the row's kernel time, and are
+ * derived again where the summary reads them (row_metrics); a plugin
+ * model's, set for few rows if any, are kept aside (plug). */
+typedef struct urow {
+    int32_t src;            /* the event (synthetic: its parent) */
+    uint32_t ng;
+    int64_t uid;
+    const char *name, *cat;
+    int32_t *g;             /* gpu_events, reference order */
+    double dur, ktime;
+    struct evalent *params;  /* built-in model result: metrics and perf_params */
+    const umetrics *plug;    /* plugin model's metrics, or NULL */
+    int8_t has_pm, has_metrics, roof_valid, rec;
 } urow;
 
 /* uctx.flag bits: visited by the collection; some cpu_op strictly below
@@ -106,8 +114,8 @@ static int own_pm(uctx *u, int32_t row)
 static int leaf_reach(const pyt_ctx *c, int32_t e, int depth)
 {
     if (depth > 10) return 0;
-    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) {
-        int32_t ch = c->ch[k];
+    for (uint32_t q = pyt_child_first(c, e); q < c->end[e]; q = pyt_child_next(c, q)) {
+        int32_t ch = c->order[q];
         int kind = c->t->kind[ch];
         if (tl_kind_is_gpu(kind)) return 1;
         if ((kind == TL_K_RUNTIME || kind == TL_K_PYTHON) && leaf_reach(c, ch, depth + 1)) return 1;
@@ -123,6 +131,17 @@ static int launches_comm(uctx *u, int32_t row)
         if (c->gclass[x] && pyt_row_is_comm(c, x)) return 1;
     }
     return 0;
+}
+
+/* A model result's rates over kernel time t, exactly as
+ * tl_pm_metrics_eval derives them. */
+static void metrics_rates(const pyt_ctx *c, const tl_pm_result *r, double t, tl_pm_metrics *m)
+{
+    m->r = *r;
+    m->kernel_time_us = t;
+    m->tflops_s = t != 0 ? (m->r.gflops / 1e3) / (t / 1e6) : NAN;
+    m->tb_s = (t != 0 && m->r.has_bytes) ? (m->r.bytes / 1e12) / (t / 1e6) : NAN;
+    tl_pm_roofline_eval(c->o->arch, m->r.gflops, m->r.has_bytes, m->r.bytes, m->r.compute_spec, t, &m->roof);
 }
 
 /* tl_pm_metrics_eval with the model evaluation shared between instances
@@ -195,15 +214,9 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     free(key);
     *entp = e;
     if (e->rc) return e->rc;
-    /* the rates, exactly as tl_pm_metrics_eval derives them */
-    m->r = e->r;
-    double t = ks->n ? ks->time_us : 0.0;
-    m->kernel_time_us = t;
     m->kernel_time_is_int = ks->n == 0;
     m->num_kernels = ks->n;
-    m->tflops_s = t != 0 ? (m->r.gflops / 1e3) / (t / 1e6) : NAN;
-    m->tb_s = (t != 0 && m->r.has_bytes) ? (m->r.bytes / 1e12) / (t / 1e6) : NAN;
-    tl_pm_roofline_eval(c->o->arch, m->r.gflops, m->r.has_bytes, m->r.bytes, m->r.compute_spec, t, &m->roof);
+    metrics_rates(c, &e->r, ks->n ? ks->time_us : 0.0, m);
     return 0;
 }
 
@@ -238,8 +251,8 @@ static size_t count_main(uctx *u, int32_t w, const char *main)
 {
     pyt_ctx *c = u->c;
     size_t n = 0;
-    for (uint32_t k = c->ch_off[w]; k < c->ch_off[w + 1]; k++) {
-        int32_t ch = c->ch[k];
+    for (uint32_t q = pyt_child_first(c, w); q < c->end[w]; q = pyt_child_next(c, q)) {
+        int32_t ch = c->order[q];
         if (c->t->kind[ch] != TL_K_CPU_OP) continue;
         if ((u->flag[ch] & UF_GPU_BELOW) && (!main || !strcmp(pyt_name(c, ch), main))) n++;
         n += count_main(u, ch, main);
@@ -293,7 +306,7 @@ static void visit(uctx *u, int32_t e)
         return;
     }
 children:
-    for (uint32_t k = c->ch_off[e]; k < c->ch_off[e + 1]; k++) visit(u, c->ch[k]);
+    for (uint32_t q = pyt_child_first(c, e); q < c->end[e]; q = pyt_child_next(c, q)) visit(u, c->order[q]);
 }
 
 /* ---- rows (§9.5.2, §9.5.3) ------------------------------------------------------ */
@@ -338,20 +351,36 @@ static int32_t stored_first_kernel(uctx *u, int32_t row, const pyt_rowmap *lidx)
     return j >= 0 ? c->l_first[j] : -1;
 }
 
-static void set_metrics(urow *r, const tl_pm_metrics *m)
+/* A built-in model's result for row r: what the summary derives the
+ * metrics from (row_metrics). */
+static void set_metrics(urow *r, const tl_pm_metrics *m, evalent *ent)
 {
     r->has_metrics = 1;
-    r->gflops = m->r.gflops;
-    r->data_mb = m->r.data_moved_mb;
-    r->fpb = m->r.flops_per_byte;
-    r->tbs = m->tb_s;
-    r->tflops = m->tflops_s;
     r->ktime = m->kernel_time_us;
-    r->cspec = m->r.compute_spec ? m->r.compute_spec : "";
-    r->roof_valid = m->roof.valid;
-    r->rtime = m->roof.time_us;
-    r->rpct = m->roof.pct;
-    r->rbound = m->roof.bound;
+    r->roof_valid = (int8_t)m->roof.valid;
+    r->params = ent;
+}
+
+/* The metrics of a row with has_metrics. */
+static void row_metrics(const pyt_ctx *c, const urow *r, umetrics *out)
+{
+    if (r->plug) {
+        *out = *r->plug;
+        return;
+    }
+    tl_pm_metrics m;
+    metrics_rates(c, &r->params->r, r->ktime, &m);
+    out->gflops = m.r.gflops;
+    out->data_mb = m.r.data_moved_mb;
+    out->fpb = m.r.flops_per_byte;
+    out->tbs = m.tb_s;
+    out->tflops = m.tflops_s;
+    out->cspec = m.r.compute_spec ? m.r.compute_spec : "";
+    out->roof_valid = m.roof.valid;
+    out->rtime = m.roof.time_us;
+    out->rpct = m.roof.pct;
+    out->rbound = m.roof.bound;
+    out->params_text = NULL;
 }
 
 /* perf_params text of a model result, rendered once per distinct result
@@ -380,13 +409,13 @@ static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
     r->uid = c->t->uid[e];
     r->name = pyt_name(c, e);
     r->dur = pyt_is_pseudo_op(c, e) ? NAN : pyt_dur(c, e);
-    r->rec = c->recompute ? c->recompute[e] : -1;
+    r->rec = (int8_t)(c->recompute ? c->recompute[e] : -1);
     int32_t *g = NULL;
     size_t ng = 0, cap = 0;
     pyt_gpu_events(c, e, &g, &ng, &cap);
     r->g = tl_arena_alloc(&u->a, (ng ? ng : 1) * sizeof *r->g);
     memcpy(r->g, g, ng * sizeof *g);
-    r->ng = ng;
+    r->ng = (uint32_t)ng;
     free(g);
     r->cat = pyt_category(c, e, stored_first_kernel(u, e, lidx));
     r->ktime = NAN;
@@ -399,15 +428,17 @@ static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
             /* a plugin model overrides a built-in one of the same name */
             pyt_plugin_metrics pm;
             if (pyt_plugin_eval(c, ppm, e, &pm) == 0) {
+                umetrics *x = tl_arena_zalloc(&u->a, sizeof *x);
+                x->gflops = pm.gflops;
+                x->data_mb = pm.data_mb;
+                x->fpb = pm.fpb;
+                x->tbs = pm.tbs;
+                x->tflops = pm.tflops;
+                x->cspec = pm.cspec;
+                x->params_text = pm.params_text;
                 r->has_metrics = 1;
-                r->gflops = pm.gflops;
-                r->data_mb = pm.data_mb;
-                r->fpb = pm.fpb;
-                r->tbs = pm.tbs;
-                r->tflops = pm.tflops;
                 r->ktime = pm.ktime;
-                r->cspec = pm.cspec;
-                r->params_text = pm.params_text;
+                r->plug = x;
                 return 0;
             }
         } else if (op) {
@@ -417,8 +448,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
             int rc = metrics_cached(u, op, in, TL_PM_FWD, &m, &ent);
             if (rc == TL_EUNSUPPORTED) return -1;
             if (rc == 0) {
-                set_metrics(r, &m);
-                r->params = ent;
+                set_metrics(r, &m, ent);
                 return 0;
             }
         }
@@ -430,8 +460,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
         const tl_pm_metrics *m;
         evalent *ent;
         if (fwd_bwd_metrics(u, f, &m, &ent)) {
-            set_metrics(r, m);
-            r->params = ent;
+            set_metrics(r, m, ent);
             return 0;
         }
     }
@@ -442,7 +471,7 @@ static int build_row(uctx *u, urow *r, int32_t e, const pyt_rowmap *lidx)
 /* ---- summary (§9.5.4) -------------------------------------------------------------- */
 
 typedef struct ugrp {
-    TL_VEC(size_t) m;
+    TL_VEC(uint32_t) m;     /* its rows, in row order */
     double ksum;
     int64_t ex_uid;
     const char *ov_names;       /* _kl_overlap */
@@ -606,7 +635,8 @@ static void base_totals(ugrp *g, size_t ng, const size_t *base, size_t nbase)
 
 /* The group's first non-missing GFLOPS, data moved, FLOPS/Byte, compute
  * spec and (any_roof) roofline time and bound. */
-static void set_first_metrics(tl_table *tab, size_t r, const urow *rows, const ugrp *G, const ucols *K, int any_roof)
+static void set_first_metrics(const pyt_ctx *c, tl_table *tab, size_t r, const urow *rows, const ugrp *G,
+                              const ucols *K, int any_roof)
 {
     size_t n = G->m.n;
     double gf = NAN, dm = NAN, fb = NAN, rt = NAN;
@@ -614,13 +644,15 @@ static void set_first_metrics(tl_table *tab, size_t r, const urow *rows, const u
     for (size_t q = 0; q < n; q++) {
         const urow *x = &rows[G->m.v[q]];
         if (!x->has_metrics) continue;
-        if (isnan(gf)) gf = x->gflops;
-        if (isnan(dm)) dm = x->data_mb;
-        if (isnan(fb)) fb = x->fpb;
-        if (!cs) cs = x->cspec;
-        if (x->roof_valid) {
-            if (isnan(rt)) rt = x->rtime;
-            if (!rb) rb = x->rbound;
+        umetrics m;
+        row_metrics(c, x, &m);
+        if (isnan(gf)) gf = m.gflops;
+        if (isnan(dm)) dm = m.data_mb;
+        if (isnan(fb)) fb = m.fpb;
+        if (!cs) cs = m.cspec;
+        if (m.roof_valid) {
+            if (isnan(rt)) rt = m.rtime;
+            if (!rb) rb = m.rbound;
         }
     }
     tl_table_set_f64(tab, (size_t)K->cgf, r, gf);
@@ -687,20 +719,58 @@ static void group_kdetails(pyt_ctx *c, const urow *rows, const ugrp *G, pyt_klis
 /* A group's statistics of duration, kernel time, TB/s and TFLOPS/s (NaN
  * for rows without metrics) and percent of roofline (NaN without one);
  * tmp: room for the group's values. */
-static void group_stats(const urow *rows, const ugrp *G, double *tmp, pyt_stats *sd, pyt_stats *sk,
-                        pyt_stats *stb, pyt_stats *stf, pyt_stats *srp)
+static void group_stats(const pyt_ctx *c, const urow *rows, const ugrp *G, double *tmp, pyt_stats *sd,
+                        pyt_stats *sk, pyt_stats *stb, pyt_stats *stf, pyt_stats *srp)
 {
     size_t n = G->m.n;
     for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].dur;
     pyt_stats_of(tmp, n, sd);
     for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].ktime;
     pyt_stats_of(tmp, n, sk);
-    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tbs : NAN;
+    /* TB/s, TFLOPS/s and percent of roofline: tmp holds the three lists
+     * side by side (n each) */
+    double *tf = tmp + n, *rp = tmp + 2 * n;
+    for (size_t q = 0; q < n; q++) {
+        const urow *x = &rows[G->m.v[q]];
+        tmp[q] = tf[q] = rp[q] = NAN;
+        if (!x->has_metrics) continue;
+        umetrics m;
+        row_metrics(c, x, &m);
+        tmp[q] = m.tbs;
+        tf[q] = m.tflops;
+        if (m.roof_valid) rp[q] = m.rpct;
+    }
     pyt_stats_of(tmp, n, stb);
-    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].has_metrics ? rows[G->m.v[q]].tflops : NAN;
-    pyt_stats_of(tmp, n, stf);
-    for (size_t q = 0; q < n; q++) tmp[q] = rows[G->m.v[q]].roof_valid ? rows[G->m.v[q]].rpct : NAN;
-    pyt_stats_of(tmp, n, srp);
+    pyt_stats_of(tf, n, stf);
+    pyt_stats_of(rp, n, srp);
+}
+
+/* A row's grouping key: name, category, process name and label, thread
+ * name, Input Dims, Input type, Input Strides, Concrete Inputs (all
+ * interned or dictionary texts: pointers identify them), is_recompute
+ * and (overlap sheet) the overlapping kernel names. Worked out again for a
+ * group's first row where the sheet prints it, rather than kept per row. */
+typedef struct ukey {
+    const char *p[9];
+    int64_t rec;
+    const char *ov;
+} ukey;
+
+static void row_key(pyt_ctx *c, const urow *r, ukey *key)
+{
+    const tl_trace *t = c->t;
+    int32_t s = r->src;
+    memset(key, 0, sizeof *key);
+    /* names: dictionary strings are unique per text; synthetic names are
+     * interned when made */
+    key->p[0] = r->name;
+    key->p[1] = r->cat;
+    pyt_meta_names(c, s, &key->p[2], &key->p[3], &key->p[4]);
+    key->p[5] = pyt_arg_tuple(c, t->in_dims[s]);
+    key->p[6] = pyt_arg_tuple(c, t->in_type[s]);
+    key->p[7] = pyt_arg_tuple(c, t->in_strides[s]);
+    key->p[8] = pyt_arg_tuple(c, t->concrete[s]);
+    key->rec = r->rec;
 }
 
 /* unified_perf_summary (ovf NULL) or unified_perf_summary_kl_overlap of
@@ -710,11 +780,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
 {
     pyt_ctx *c = u->c;
     const tl_trace *t = c->t;
-    /* grouping keys */
-    const char **dims = tl_arena_alloc(&u->a, (nr ? nr : 1) * sizeof(char *) * 7);
-    const char **types = dims + nr, **strides = dims + 2 * nr, **conc = dims + 3 * nr;
-    const char **pn = dims + 4 * nr, **pl = dims + 5 * nr, **tn = dims + 6 * nr;
-    struct { const char *p[9]; int64_t rec; const char *ov; } key;
+    ukey key;
     /* m groups by the whole key; bm, with overlaps only, by the key without
      * the overlap names (base[group]: its bm group), for the totals the
      * overlap sheet orders by */
@@ -729,25 +795,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     size_t ng = 0;
     int any_metrics = 0, any_roof = 0;
     for (size_t i = 0; i < nr; i++) {
-        int32_t s = rows[i].src;
-        dims[i] = pyt_arg_tuple(c, t->in_dims[s]);
-        types[i] = pyt_arg_tuple(c, t->in_type[s]);
-        strides[i] = pyt_arg_tuple(c, t->in_strides[s]);
-        conc[i] = pyt_arg_tuple(c, t->concrete[s]);
-        pyt_meta_names(c, s, &pn[i], &pl[i], &tn[i]);
-        memset(&key, 0, sizeof key);
-        /* names: dictionary strings are unique per text; synthetic names
-         * are interned when made */
-        key.p[0] = rows[i].name;
-        key.p[1] = rows[i].cat;
-        key.p[2] = pn[i];
-        key.p[3] = pl[i];
-        key.p[4] = tn[i];
-        key.p[5] = dims[i];
-        key.p[6] = types[i];
-        key.p[7] = strides[i];
-        key.p[8] = conc[i];
-        key.rec = rows[i].rec;
+        row_key(c, &rows[i], &key);
         int isnew;
         size_t bgroup = 0;
         if (ovf) {
@@ -764,13 +812,13 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
             if (ovf) base[ng] = bgroup;
             ng++;
         }
-        tl_vec_push(&g[*slot].m, i);
+        tl_vec_push(&g[*slot].m, (uint32_t)i);
         if (rows[i].has_metrics) any_metrics = 1;
         if (rows[i].roof_valid) any_roof = 1;
     }
     tl_bmap_free(&m);
     tl_bmap_free(&bm);
-    double *tmp = tl_xmalloc((nr ? nr : 1) * sizeof *tmp);
+    double *tmp = tl_xmalloc((nr ? 3 * nr : 1) * sizeof *tmp); /* group_stats: three lists */
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
         for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = rows[g[i].m.v[q]].ktime;
@@ -797,20 +845,20 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         ugrp *G = &g[ord[oi]];
         size_t f = G->m.v[0], r = tl_table_add_row(tab), n = G->m.n;
         const urow *R0 = &rows[f];
+        row_key(c, R0, &key);
         tl_table_set_str(tab, K.cn, r, R0->name);
         tl_table_set_str(tab, K.ccat, r, R0->cat);
-        tl_table_set_str(tab, K.cpn, r, pn[f]);
-        tl_table_set_str(tab, K.cpl, r, pl[f]);
-        tl_table_set_str(tab, K.ctn, r, tn[f]);
-        if (dims[f]) tl_table_set_str(tab, K.cd, r, dims[f]);
-        if (types[f]) tl_table_set_str(tab, K.cty, r, types[f]);
-        if (strides[f]) tl_table_set_str(tab, K.cst, r, strides[f]);
-        if (conc[f]) tl_table_set_str(tab, K.cci, r, conc[f]);
+        tl_table_set_str(tab, K.cpn, r, key.p[2]);
+        tl_table_set_str(tab, K.cpl, r, key.p[3]);
+        tl_table_set_str(tab, K.ctn, r, key.p[4]);
+        const size_t argcol[4] = {K.cd, K.cty, K.cst, K.cci};
+        for (int i = 0; i < 4; i++)
+            if (key.p[5 + i]) tl_table_set_str(tab, argcol[i], r, key.p[5 + i]);
         if (K.crec >= 0) tl_table_set_bool(tab, (size_t)K.crec, r, R0->rec);
         tl_table_set_i64(tab, K.cex, r, G->ex_uid);
         tl_table_set_i64(tab, K.ccount, r, (int64_t)n);
         pyt_stats sd, sk, stb, stf, srp;
-        group_stats(rows, G, tmp, &sd, &sk, &stb, &stf, &srp);
+        group_stats(c, rows, G, tmp, &sd, &sk, &stb, &stf, &srp);
         tl_table_set_f64(tab, K.ctot, r, sd.sum);
         tl_table_set_f64(tab, K.cmean, r, sd.mean);
         tl_table_set_f64(tab, K.cstd, r, sd.std);
@@ -818,7 +866,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ck1[i], r, stat_pick(&sk, KMS[i]));
         for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ck2[i], r, stat_pick(&sk, REST[i]));
         if (any_metrics) {
-            set_first_metrics(tab, r, rows, G, &K, any_roof);
+            set_first_metrics(c, tab, r, rows, G, &K, any_roof);
             for (int i = 0; i < 2; i++) tl_table_set_f64(tab, K.ctb1[i], r, stat_pick(&stb, MS[i]));
             for (int i = 0; i < 2; i++) tl_table_set_f64(tab, K.ctf1[i], r, stat_pick(&stf, MS[i]));
             for (int i = 0; i < 3; i++) tl_table_set_f64(tab, K.ctb2[i], r, stat_pick(&stb, REST[i]));
@@ -832,7 +880,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
         if (kt) tl_table_set_str_ref(tab, K.ctr, r, kt);
         const char *pp = NULL;
         for (size_t q = 0; q < n && !pp; q++)
-            pp = rows[G->m.v[q]].params_text ? rows[G->m.v[q]].params_text : params_text(&u->a, rows[G->m.v[q]].params);
+            pp = rows[G->m.v[q]].plug ? rows[G->m.v[q]].plug->params_text : params_text(&u->a, rows[G->m.v[q]].params);
         if (pp) tl_table_set_str(tab, K.cpp, r, pp);
         tl_table_set_bool(tab, K.chp, r, R0->has_pm);
         if (ovf) set_overlap_cells(tab, r, G, ovf, ol, tmp, &K);
@@ -944,7 +992,7 @@ static size_t add_synthetic_rows(uctx *u, urow *rows, size_t nr, const pyt_rowma
         r->g[0] = gk;
         r->ng = 1;
         r->dur = pyt_dur(c, p);
-        r->rec = c->recompute ? c->recompute[p] : -1;
+        r->rec = (int8_t)(c->recompute ? c->recompute[p] : -1);
         r->ktime = pyt_busy(c, r->g, 1);
     }
     free(orph);
