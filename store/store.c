@@ -687,6 +687,53 @@ static int count_chunks(tl_store *s, MDB_txn *txn, const unsigned char idk[8], s
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : rc;
 }
 
+/* Puts chunks [w->wpos, end) with MDB_RESERVE. A value of more than a
+ * page gets overflow pages of its own: LMDB keeps a write transaction's
+ * dirty pages in memory where it allocated them until the commit, unless
+ * it runs out of room for them (MDB_IDL_UM_MAX, 2^17 pages: 512 MB) and
+ * spills some to the file, which a batch of WRITE_BATCH bytes plus one
+ * chunk never reaches. Those values are therefore copied after the last
+ * put, all at once on several threads (tl_store_dirty_copy); a smaller one
+ * sits in a leaf page that the next put may split, and is copied at once.
+ * Every in-memory value is freed once copied (on failure, uncopied). */
+static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_err *err)
+{
+    MDB_stat ms;
+    mdb_env_stat(s->env, &ms);
+    size_t ncopies = 0;
+    tl_dirty_copy *copies = tl_xmalloc((end - w->wpos + 1) * sizeof *copies);
+    int rc = 0;
+    for (size_t i = w->wpos; i < end && !rc; i++) {
+        wchunk *c = &w->chunks.v[i];
+        if (!c->val && !c->spilled) { /* freed by an attempt that hit MAP_FULL */
+            rc = tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
+            break;
+        }
+        MDB_val ck = {c->klen, c->key};
+        MDB_val cv = {c->vlen, NULL};
+        if ((rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE))) break;
+        if (c->spilled) {
+            if ((rc = spill_read(w->spill_fd, cv.mv_data, c->vlen, c->off)))
+                rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
+            continue;
+        }
+        if (c->vlen > ms.ms_psize) {
+            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, c->val, c->vlen};
+        } else {
+            memcpy(cv.mv_data, c->val, c->vlen);
+            free(c->val);
+        }
+        c->val = NULL;
+    }
+    if (rc) {
+        for (size_t i = 0; i < ncopies; i++) free(copies[i].src);
+    } else {
+        tl_store_dirty_copy(copies, ncopies);
+    }
+    free(copies);
+    return rc;
+}
+
 /* One write transaction of tl_store_write: the chunks from w->wpos on, up
  * to WRITE_BATCH bytes of them (w->wnext: where it stops), and, in the
  * transaction that writes the last chunk, the catalog record. A trace
@@ -707,9 +754,9 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     if (rc != MDB_NOTFOUND) return rc;
     /* With the writer lock held nobody else can use up the map: when the
      * pages in use plus an upper bound of ours fit, MDB_MAP_FULL cannot
-     * happen, and every in-memory chunk is freed as soon as LMDB has its
-     * copy (the dirty pages), so the encoded trace is not held twice at
-     * the commit. When they do not fit (another process wrote since
+     * happen, and every in-memory chunk is freed once LMDB has its copy
+     * (the dirty pages, put_chunks), so the encoded trace is not held
+     * twice at the commit. When they do not fit (another process wrote since
      * pregrow), the map is grown and the write redone before anything was
      * freed. */
     size_t cur, need = map_needed(s, w, &cur);
@@ -719,24 +766,7 @@ static int write_fn(tl_store *s, MDB_txn *txn, void *ctx, tl_err *err)
     while (end < w->chunks.n && (batch < WRITE_BATCH || end == w->wpos)) batch += w->chunks.v[end++].vlen;
     if (w->wpos == 0 && end < w->chunks.n && (rc = tl_store_txn_delete_trace(s, txn, w->id))) return rc;
     w->free_as_written = 1;
-    for (size_t i = w->wpos; i < end; i++) {
-        wchunk *c = &w->chunks.v[i];
-        if (!c->val && !c->spilled)  /* freed by an attempt that hit MAP_FULL */
-            return tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
-        MDB_val ck = {c->klen, c->key};
-        MDB_val cv = {c->vlen, NULL};
-        /* MDB_RESERVE + copy writes the value straight into its page. */
-        rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE);
-        if (rc) return rc;
-        if (c->spilled) {
-            if ((rc = spill_read(w->spill_fd, cv.mv_data, c->vlen, c->off)))
-                return tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
-            continue;
-        }
-        memcpy(cv.mv_data, c->val, c->vlen);
-        free(c->val);
-        c->val = NULL;
-    }
+    if ((rc = put_chunks(s, txn, w, end, err))) return rc;
     w->wnext = end;
     if (end < w->chunks.n) return 0;
     if (w->wpos > 0) { /* several transactions: all of them must be there */

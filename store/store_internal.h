@@ -73,6 +73,17 @@ int tl_store_lmdb_err(tl_err *err, int rc, const char *what, const char *dir);
  * full disk fails here rather than as a short write inside LMDB (open.c). */
 int tl_store_reserve(tl_store *s, size_t bytes, tl_err *err);
 
+/* One chunk value to copy into its reserved place: src (malloc'd, freed
+ * once copied) into dst, n bytes. */
+typedef struct {
+    void *dst;
+    void *src;
+    size_t n;
+} tl_dirty_copy;
+/* Copies v[0..n) on up to one thread per core while the caller waits
+ * (dirty_copy.c); the dsts must stay where they are until it returns. */
+void tl_store_dirty_copy(tl_dirty_copy *v, size_t n);
+
 /* Runs fn inside a write transaction, growing the map and retrying on
  * MDB_MAP_FULL; fn returns 0, an LMDB code or a negative TL_E* code. */
 int tl_store_with_write_txn(tl_store *s, int (*fn)(tl_store *, MDB_txn *, void *, tl_err *), void *ctx,

@@ -1,0 +1,49 @@
+/* dirty_copy.c — the copies of a write transaction's chunk values into the
+ * places LMDB reserved for them (MDB_RESERVE: the transaction's dirty
+ * overflow pages), done on a few threads of their own while the writer
+ * waits. The copy is the first touch of those freshly allocated pages
+ * (their page faults) and the memcpy: work the single writer otherwise
+ * does alone. Each source buffer is freed by the thread that copied it. */
+#include "store/store_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAX_COPY_THREADS 8
+#define BYTES_PER_THREAD ((size_t)4 << 20) /* below this a thread costs more than it saves */
+
+typedef struct {
+    tl_dirty_copy *v;
+    size_t n;
+    atomic_size_t next;
+} copy_work;
+
+static void *copy_thread(void *arg)
+{
+    copy_work *cw = arg;
+    for (size_t i; (i = atomic_fetch_add(&cw->next, 1)) < cw->n;) {
+        memcpy(cw->v[i].dst, cw->v[i].src, cw->v[i].n);
+        free(cw->v[i].src);
+        cw->v[i].src = NULL;
+    }
+    return NULL;
+}
+
+void tl_store_dirty_copy(tl_dirty_copy *v, size_t n)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += v[i].n;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = bytes / BYTES_PER_THREAD + 1;
+    if (cpus > 0 && want > (size_t)cpus) want = (size_t)cpus;
+    if (want > MAX_COPY_THREADS) want = MAX_COPY_THREADS;
+    copy_work cw = {v, n, 0};
+    pthread_t thr[MAX_COPY_THREADS];
+    size_t started = 0;
+    while (started < want && pthread_create(&thr[started], NULL, copy_thread, &cw) == 0) started++;
+    if (!started) copy_thread(&cw); /* no thread could start: the writer copies */
+    for (size_t t = 0; t < started; t++) pthread_join(thr[t], NULL);
+}
