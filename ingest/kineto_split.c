@@ -2,17 +2,21 @@
  * this thread or, for a large mapped document, on several (a single trace
  * otherwise parses on one core).
  *
- * The array is cut into parts at guessed element boundaries: from each cut
- * point the text is scanned forward for "}" "," "{" followed by a known
- * event key, and a thread parses from that '{' into a shard builder of its
- * own. A guess can be wrong (the same text can occur inside args or a
- * string), so none is trusted: the main parser, which reads from the true
- * start of the array, joins the next part only when one of its own
- * elements starts exactly at that part's first byte, and each joined part
- * joins the next one the same way. A part nobody joins is discarded (the
- * parser that went past its start reads that text itself). The result —
- * events, their order, errors and the byte offsets in them — is therefore
- * the serial parse's, whatever the guesses were; only the time differs. */
+ * The array is cut into parts of a bounded size at guessed element
+ * boundaries: from each cut point the text is scanned forward for "}" ","
+ * "{" followed by a known event key, and a thread parses from that '{'
+ * into a shard builder of its own. The parts run as a pipeline: at most
+ * one per allowed core is in flight (a part's rows are held until it is
+ * joined), and when the main parser has joined part i, part i + N starts;
+ * so the memory the parts hold is bounded whatever the document's size.
+ * A guess can be wrong (the same text can occur inside args or a string),
+ * so none is trusted: the main parser, which reads from the true start of
+ * the array, joins the next part only when one of its own elements starts
+ * exactly at that part's first byte, and each joined part joins the next
+ * one the same way. A part nobody joins is discarded (the parser that went
+ * past its start reads that text itself). The result — events, their
+ * order, errors and the byte offsets in them — is therefore the serial
+ * parse's, whatever the guesses were; only the time differs. */
 #include "ingest/kineto_internal.h"
 
 #include <pthread.h>
@@ -21,45 +25,44 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A part is worth a thread from this many bytes of JSON on (about 40 ms
- * of parsing); TRACELENS_SPLIT_MIN overrides it (tests split small files). */
-#define MIN_PART_BYTES (32u << 20)
-#define MAX_SPLIT 16
-/* A part's rows are held whole until the main parser joins it, so a
- * document larger than this is parsed on one thread: its memory then
- * stays bounded (docs/MEMORY.md) at the cost of the parallel parse. */
-#define MAX_SPLIT_DOC ((size_t)2 << 30)
+/* A document is cut into parts when it holds at least two parts of
+ * MIN_PART_BYTES (about 40 ms of parsing each); the parts are the document
+ * cut evenly over the threads, but no larger than MAX_PART_BYTES, which
+ * bounds the rows a part holds until it is joined (~90 bytes an event,
+ * ~12 MiB for 64 MiB of tracegen JSON) and so the parse's memory.
+ * TRACELENS_SPLIT_MIN sets the part size itself (tests cut small files
+ * into many parts). */
+#define MIN_PART_BYTES ((size_t)32 << 20)
+#define MAX_PART_BYTES ((size_t)64 << 20)
 
 typedef struct part {
-    int src_part;        /* its tl_source_part_open number */
+    int src_part;        /* its tl_source_part_open slot, or -1 */
     tl_json j;
     tl_err err;
     kreader k;
     pthread_t thr;
     int started;
-    atomic_int cancel;   /* nobody will join it: stop early */
+    atomic_int cancel;   /* nobody will join it: stop early, or never start */
     int rc;
     int link;            /* the part it reached the start of, or -1 (it reached ']') */
     const uint64_t *starts;
     int nstarts, self;
 } part;
 
-static size_t min_part_bytes(const tl_source *src)
-{
-    size_t v = tl_source_split_min(src);
-    return v > 0 ? v : MIN_PART_BYTES;
-}
-
-static int parts_for(kreader *k)
+/* The size of the parts of a document whose elements start at j->pos,
+ * or 0 when it is parsed on this thread alone. */
+static size_t part_bytes(kreader *k)
 {
     tl_json *j = k->j;
     /* the whole document must be in one window that never moves */
-    if (!k->src || !j->eof || j->base != 0 || j->len > MAX_SPLIT_DOC) return 1;
+    if (!k->src || !j->eof || j->base != 0) return 0;
     int n = tl_source_parts_allowed(k->src);
-    if (n > MAX_SPLIT) n = MAX_SPLIT;
-    size_t by_size = (j->len - j->pos) / min_part_bytes(k->src);
-    if ((size_t)n > by_size) n = (int)by_size;
-    return n < 1 ? 1 : n;
+    size_t rest = j->len - j->pos, forced = tl_source_split_min(k->src);
+    if (n < 2) return 0;
+    if (forced > 0) return rest >= 2 * forced ? forced : 0;
+    if (rest < 2 * MIN_PART_BYTES) return 0;
+    size_t even = rest / (size_t)n;
+    return even < MIN_PART_BYTES ? MIN_PART_BYTES : even > MAX_PART_BYTES ? MAX_PART_BYTES : even;
 }
 
 static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -158,53 +161,69 @@ static void part_stop(part *p)
     p->started = 0;
 }
 
-static void part_free(part *p)
+/* Stops the part if it still runs and frees it: joined and appended, or
+ * discarded. Its source slot is closed for a later part. */
+static void part_free(kreader *k, part *p)
 {
     part_stop(p);
+    if (p->src_part > 0) tl_source_part_close(k->src, p->src_part);
+    p->src_part = -1;
     if (p->k.b) tl_build_free(p->k.b);
     tl_kreader_free(&p->k);
     p->k.b = NULL;
 }
 
-static int split_events(kreader *k, int n)
+/* Starts part i on a thread of its own (or, without one, parses it here),
+ * unless the main parser has gone past its start already. */
+static void part_launch(kreader *k, part *parts, int i, const uint64_t *starts, int nstarts)
+{
+    part *p = &parts[i];
+    if (atomic_load(&p->cancel)) return;
+    p->self = i;
+    p->starts = starts;
+    p->nstarts = nstarts;
+    p->link = -1;
+    p->src_part = tl_source_part_open(k->src, starts[i]);
+    tl_json_init_buf(&p->j, k->j->buf, k->j->len, k->j->file, &p->err);
+    p->j.pos = (size_t)starts[i];
+    tl_build *b = tl_build_new_shard();
+    if (tl_build_selects_args(k->b)) tl_build_select_args(b);
+    tl_kreader_init(&p->k, &p->j, b, k->src);
+    if (pthread_create(&p->thr, NULL, part_thread, p) == 0) p->started = 1;
+    else part_thread(p);
+}
+
+/* The parts' first bytes: starts[0] = j->pos (the main parser's), then
+ * a guessed element start near every `step` bytes. */
+static uint64_t *part_starts(const tl_json *j, size_t step, int *nstarts)
+{
+    size_t cap = (j->len - j->pos) / step + 1, n = 1;
+    uint64_t *starts = tl_xmalloc(cap * sizeof *starts);
+    starts[0] = j->pos;
+    for (size_t at = j->pos + step; at < j->len && n < cap; at += step) {
+        if (at <= starts[n - 1]) continue;
+        size_t g = guess_start(j->buf, j->len, at, at + step / 2);
+        if (g > starts[n - 1]) starts[n++] = g;
+    }
+    *nstarts = (int)n;
+    return starts;
+}
+
+static int split_events(kreader *k, size_t step)
 {
     tl_json *j = k->j;
-    /* part 0 is this thread's, from right after '['; the others start at
-     * guessed elements near i/n of the rest */
-    uint64_t starts[MAX_SPLIT];
-    int nstarts = 1;
-    starts[0] = j->pos;
-    size_t rest = j->len - j->pos;
-    for (int i = 1; i < n; i++) {
-        size_t at = j->pos + rest / (size_t)n * (size_t)i;
-        if (at <= starts[nstarts - 1]) continue;
-        size_t g = guess_start(j->buf, j->len, at, at + rest / (size_t)n / 2);
-        if (g > starts[nstarts - 1]) starts[nstarts++] = g;
-    }
+    int nstarts, slots = tl_source_parts_allowed(k->src);
+    uint64_t *starts = part_starts(j, step, &nstarts);
     part *parts = tl_xcalloc((size_t)nstarts, sizeof *parts);
-    for (int i = 1; i < nstarts; i++) {
-        part *p = &parts[i];
-        p->self = i;
-        p->starts = starts;
-        p->nstarts = nstarts;
-        p->link = -1;
-        p->src_part = tl_source_part_open(k->src, starts[i]);
-        tl_json_init_buf(&p->j, j->buf, j->len, j->file, &p->err);
-        p->j.pos = (size_t)starts[i];
-        tl_build *b = tl_build_new_shard();
-        if (tl_build_selects_args(k->b)) tl_build_select_args(b);
-        tl_kreader_init(&p->k, &p->j, b, k->src);
-    }
-    for (int i = 1; i < nstarts; i++) { /* without a thread, a part is parsed here, first */
-        if (pthread_create(&parts[i].thr, NULL, part_thread, &parts[i]) == 0) parts[i].started = 1;
-        else part_thread(&parts[i]);
-    }
+    for (int i = 1; i < nstarts; i++) parts[i].src_part = -1;
+    for (int i = 1; i < nstarts && i <= slots; i++) part_launch(k, parts, i, starts, nstarts);
     int link = -1;
     double t0 = tl_now();
     int rc = run_elements(k, 1, starts, nstarts, 1, &link, NULL, 0, parts);
     double t1 = tl_now();
     /* Follow the chain of parts that joined: each is appended as if this
-     * parser had read it; parts skipped over are discarded. */
+     * parser had read it; parts skipped over are discarded. Each part
+     * done with frees its slot for the part `slots` further on. */
     int cur = rc ? -1 : link, joined = 1;
     for (int i = 1; i < nstarts; i++) {
         if (i == cur) {
@@ -221,21 +240,27 @@ static int split_events(kreader *k, int n)
                 k->uid += p->k.uid;
                 j->pos = p->j.pos;
                 cur = p->link;
+                /* what the part read counts as read (page release, progress,
+                 * and the stop when the trace is stored already) */
+                if ((rc = tl_json_release(j))) cur = -1;
             }
         }
-        part_free(&parts[i]); /* joined and appended, or skipped */
+        part_free(k, &parts[i]);
+        if (cur >= 0 && i + slots < nstarts && i + slots >= cur) part_launch(k, parts, i + slots, starts, nstarts);
     }
     free(parts);
+    free(starts);
     if (tl_source_timing(k->src))
-        fprintf(stderr, "timing: split into %d parts, %d joined; first part %.3f s, the rest joined after %.3f s\n",
-                nstarts, joined, t1 - t0, tl_now() - t1);
+        fprintf(stderr,
+                "timing: split into %d parts, %d joined, %d at once; first part %.3f s, the rest joined after %.3f s\n",
+                nstarts, joined, slots, t1 - t0, tl_now() - t1);
     return rc;
 }
 
 int tl_kineto_events(kreader *k)
 {
-    int n = parts_for(k);
-    if (n >= 2) return split_events(k, n);
+    size_t step = part_bytes(k);
+    if (step > 0) return split_events(k, step);
     int link;
     return run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
 }
