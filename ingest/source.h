@@ -62,8 +62,8 @@ void tl_source_part_close(tl_source *s, int part);
  * the CPUs this process may run on. */
 int tl_source_parts_allowed(const tl_source *s);
 void tl_source_set_parts(tl_source *s, int n);
-/* The smallest part worth a thread of its own in bytes (0: the parser's
- * default), and whether the parallel parse reports its times on stderr. */
+/* The size of a parallel parse's parts in bytes (0: the parser's
+ * choice), and whether the parallel parse reports its times on stderr. */
 void tl_source_set_split(tl_source *s, size_t min_part, int timing);
 size_t tl_source_split_min(const tl_source *s);
 int tl_source_timing(const tl_source *s);
