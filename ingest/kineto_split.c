@@ -34,14 +34,13 @@
 /* A document is cut into parts when it holds at least two parts of
  * MIN_PART_BYTES (about 40 ms of parsing each); the parts are the document
  * cut evenly over the threads, but no larger than MAX_PART_BYTES, which
- * bounds the rows a part holds until it is joined (~90 bytes an event,
- * ~12 MiB for 64 MiB of tracegen JSON) and so the parse's memory.
+ * bounds what a part holds until it is joined (its rows at ~90 bytes an
+ * event, its args text and its own dictionary: ~50 MB for 64 MiB of
+ * tracegen JSON) and so the parse's memory.
  * TRACELENS_SPLIT_MIN sets the part size itself (tests cut small files
  * into many parts). */
 #define MIN_PART_BYTES ((size_t)32 << 20)
 #define MAX_PART_BYTES ((size_t)64 << 20)
-
-typedef struct pipeline pipeline;
 
 typedef struct part {
     int src_part;        /* its tl_source_part_open slot while it runs, or -1 */
@@ -55,7 +54,7 @@ typedef struct part {
 } part;
 
 /* The parts of one document and the workers that parse them. */
-struct pipeline {
+typedef struct pipeline {
     kreader *main;       /* the main parser: its document and source */
     part *parts;         /* [1, nstarts) */
     const uint64_t *starts;
@@ -64,7 +63,7 @@ struct pipeline {
     pthread_cond_t cv;
     int freed;           /* parts 1..freed are joined or discarded and freed */
     int stop;
-};
+} pipeline;
 
 /* The size of the parts of a document whose elements start at j->pos,
  * or 0 when it is parsed on this thread alone. */
