@@ -49,8 +49,8 @@ typedef struct tl_ingest_opts {
                                  * UINT64_MAX: no limit */
     int parse_parts;         /* with parse_threads 0: threads parsing one plain
                               * file (TRACELENS_PARSE_THREADS); 0: one per CPU */
-    size_t split_min;        /* smallest part of a parallel parse, bytes
-                              * (TRACELENS_SPLIT_MIN); 0: the parser's default */
+    size_t split_min;        /* part size of a parallel parse, bytes
+                              * (TRACELENS_SPLIT_MIN); 0: the parser's choice */
     int timing;              /* stage times on stderr (TRACELENS_TIMING) */
 } tl_ingest_opts;
 

@@ -2,64 +2,83 @@
  * this thread or, for a large mapped document, on several (a single trace
  * otherwise parses on one core).
  *
- * The array is cut into parts at guessed element boundaries: from each cut
- * point the text is scanned forward for "}" "," "{" followed by a known
- * event key, and a thread parses from that '{' into a shard builder of its
- * own. A guess can be wrong (the same text can occur inside args or a
- * string), so none is trusted: the main parser, which reads from the true
- * start of the array, joins the next part only when one of its own
- * elements starts exactly at that part's first byte, and each joined part
- * joins the next one the same way. A part nobody joins is discarded (the
- * parser that went past its start reads that text itself). The result —
- * events, their order, errors and the byte offsets in them — is therefore
- * the serial parse's, whatever the guesses were; only the time differs. */
+ * The array is cut into parts of a bounded size at guessed element
+ * boundaries: from each cut point the text is scanned forward for "}" ","
+ * "{" followed by a known event key, and a thread parses from that '{'
+ * into a shard builder of its own. The parts run as a pipeline on N
+ * worker threads (one per allowed core; worker w parses parts w + 1,
+ * w + 1 + N, ...): at most N parts are in flight, since a part's rows are
+ * held until it is joined, and part i + N starts only once the main
+ * parser has joined (or discarded) and freed part i. So the memory the
+ * parts hold is bounded whatever the document's size; a worker reuses
+ * its own malloc arena part after part.
+ * A guess can be wrong (the same text can occur inside args or a string),
+ * so none is trusted: the main parser, which reads from the true start of
+ * the array, joins the next part only when one of its own elements starts
+ * exactly at that part's first byte, and each joined part joins the next
+ * one the same way. A part nobody joins is discarded (the parser that went
+ * past its start reads that text itself). The result — events, their
+ * order, errors and the byte offsets in them — is therefore the serial
+ * parse's, whatever the guesses were; only the time differs. */
 #include "ingest/kineto_internal.h"
 
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A part is worth a thread from this many bytes of JSON on (about 40 ms
- * of parsing); TRACELENS_SPLIT_MIN overrides it (tests split small files). */
-#define MIN_PART_BYTES (32u << 20)
-#define MAX_SPLIT 16
-/* A part's rows are held whole until the main parser joins it, so a
- * document larger than this is parsed on one thread: its memory then
- * stays bounded (docs/MEMORY.md) at the cost of the parallel parse. */
-#define MAX_SPLIT_DOC ((size_t)2 << 30)
+/* A document is cut into parts when it holds at least two parts of
+ * MIN_PART_BYTES (about 40 ms of parsing each); the parts are the document
+ * cut evenly over the threads, but no larger than MAX_PART_BYTES, which
+ * bounds what a part holds until it is joined (its rows at ~90 bytes an
+ * event, its args text and its own dictionary: ~50 MB for 64 MiB of
+ * tracegen JSON) and so the parse's memory.
+ * TRACELENS_SPLIT_MIN sets the part size itself (tests cut small files
+ * into many parts). */
+#define MIN_PART_BYTES ((size_t)32 << 20)
+#define MAX_PART_BYTES ((size_t)64 << 20)
 
 typedef struct part {
-    int src_part;        /* its tl_source_part_open number */
+    int src_part;        /* its tl_source_part_open slot while it runs, or -1 */
     tl_json j;
     tl_err err;
     kreader k;
-    pthread_t thr;
-    int started;
-    atomic_int cancel;   /* nobody will join it: stop early */
+    atomic_int cancel;   /* nobody will join it: stop early, or never start */
+    int done;            /* its worker is finished with it (under pl->mu) */
     int rc;
     int link;            /* the part it reached the start of, or -1 (it reached ']') */
-    const uint64_t *starts;
-    int nstarts, self;
 } part;
 
-static size_t min_part_bytes(const tl_source *src)
-{
-    size_t v = tl_source_split_min(src);
-    return v > 0 ? v : MIN_PART_BYTES;
-}
+/* The parts of one document and the workers that parse them. */
+typedef struct pipeline {
+    kreader *main;       /* the main parser: its document and source */
+    part *parts;         /* [1, nstarts) */
+    const uint64_t *starts;
+    int nstarts, slots;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int freed;           /* parts 1..freed are joined or discarded and freed */
+    int stop;
+} pipeline;
 
-static int parts_for(kreader *k)
+/* The size of the parts of a document whose elements start at j->pos,
+ * or 0 when it is parsed on this thread alone. */
+static size_t part_bytes(kreader *k)
 {
     tl_json *j = k->j;
     /* the whole document must be in one window that never moves */
-    if (!k->src || !j->eof || j->base != 0 || j->len > MAX_SPLIT_DOC) return 1;
+    if (!k->src || !j->eof || j->base != 0) return 0;
     int n = tl_source_parts_allowed(k->src);
-    if (n > MAX_SPLIT) n = MAX_SPLIT;
-    size_t by_size = (j->len - j->pos) / min_part_bytes(k->src);
-    if ((size_t)n > by_size) n = (int)by_size;
-    return n < 1 ? 1 : n;
+    size_t rest = j->len - j->pos, forced = tl_source_split_min(k->src);
+    if (n < 2) return 0;
+    if (forced > 0) return rest >= 2 * forced ? forced : 0;
+    if (rest < 2 * MIN_PART_BYTES) return 0;
+    size_t even = rest / (size_t)n;
+    return even < MIN_PART_BYTES ? MIN_PART_BYTES : even > MAX_PART_BYTES ? MAX_PART_BYTES : even;
 }
 
 static int is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -143,99 +162,177 @@ static int run_elements(kreader *k, int first, const uint64_t *starts, int nstar
     }
 }
 
-static void *part_thread(void *arg)
+/* Parses part i into a shard builder of its own, on this worker. */
+static void part_parse(pipeline *pl, int i)
 {
-    part *p = arg;
-    p->rc = run_elements(&p->k, 1, p->starts, p->nstarts, p->self + 1, &p->link, &p->cancel, p->src_part, NULL);
+    kreader *mk = pl->main;
+    part *p = &pl->parts[i];
+    p->link = -1;
+    tl_json_init_buf(&p->j, mk->j->buf, mk->j->len, mk->j->file, &p->err);
+    p->j.pos = (size_t)pl->starts[i];
+    tl_build *b = tl_build_new_shard();
+    if (tl_build_selects_args(mk->b)) tl_build_select_args(b);
+    tl_kreader_init(&p->k, &p->j, b, mk->src);
+    p->rc = run_elements(&p->k, 1, pl->starts, pl->nstarts, i + 1, &p->link, &p->cancel, p->src_part, NULL);
+}
+
+typedef struct worker_arg {
+    pipeline *pl;
+    int first;           /* its first part */
+    pthread_t thr;
+} worker_arg;
+
+/* Worker: parts first, first + slots, ...; each starts once the part
+ * `slots` before it is freed, unless nobody can join it any more (then it
+ * is only marked done). */
+static void *worker(void *arg)
+{
+    worker_arg *wa = arg;
+    pipeline *pl = wa->pl;
+    for (int i = wa->first; i < pl->nstarts; i += pl->slots) {
+        part *p = &pl->parts[i];
+        pthread_mutex_lock(&pl->mu);
+        while (!pl->stop && pl->freed < i - pl->slots) pthread_cond_wait(&pl->cv, &pl->mu);
+        int run = !pl->stop && !atomic_load(&p->cancel);
+        if (run) p->src_part = tl_source_part_open(pl->main->src, pl->starts[i]);
+        pthread_mutex_unlock(&pl->mu);
+        if (run) part_parse(pl, i);
+        /* its pages up to where it stopped are dropped, its slot freed */
+        if (p->src_part > 0) tl_source_part_close(pl->main->src, p->src_part);
+        pthread_mutex_lock(&pl->mu);
+        p->src_part = -1;
+        p->done = 1;
+        pthread_cond_broadcast(&pl->cv);
+        int stop = pl->stop;
+        pthread_mutex_unlock(&pl->mu);
+        if (stop) break;
+    }
     return NULL;
 }
 
-static void part_stop(part *p)
+/* Waits until part i's worker is finished with it. */
+static void part_wait(pipeline *pl, int i)
 {
-    if (!p->started) return;
-    atomic_store(&p->cancel, 1);
-    pthread_join(p->thr, NULL);
-    p->started = 0;
+    pthread_mutex_lock(&pl->mu);
+    while (!pl->parts[i].done) pthread_cond_wait(&pl->cv, &pl->mu);
+    pthread_mutex_unlock(&pl->mu);
 }
 
-static void part_free(part *p)
+/* Frees part i (joined and appended, or discarded) and lets the part
+ * `slots` further on start. */
+static void part_free(pipeline *pl, int i)
 {
-    part_stop(p);
+    part *p = &pl->parts[i];
     if (p->k.b) tl_build_free(p->k.b);
     tl_kreader_free(&p->k);
     p->k.b = NULL;
+    pthread_mutex_lock(&pl->mu);
+    pl->freed = i;
+    pthread_cond_broadcast(&pl->cv);
+    pthread_mutex_unlock(&pl->mu);
 }
 
-static int split_events(kreader *k, int n)
+/* The parts' first bytes: starts[0] = j->pos (the main parser's), then
+ * a guessed element start near every `step` bytes. */
+static uint64_t *part_starts(const tl_json *j, size_t step, int *nstarts)
 {
-    tl_json *j = k->j;
-    /* part 0 is this thread's, from right after '['; the others start at
-     * guessed elements near i/n of the rest */
-    uint64_t starts[MAX_SPLIT];
-    int nstarts = 1;
+    size_t cap = (j->len - j->pos) / step + 1, n = 1;
+    uint64_t *starts = tl_xmalloc(cap * sizeof *starts);
     starts[0] = j->pos;
-    size_t rest = j->len - j->pos;
-    for (int i = 1; i < n; i++) {
-        size_t at = j->pos + rest / (size_t)n * (size_t)i;
-        if (at <= starts[nstarts - 1]) continue;
-        size_t g = guess_start(j->buf, j->len, at, at + rest / (size_t)n / 2);
-        if (g > starts[nstarts - 1]) starts[nstarts++] = g;
+    for (size_t at = j->pos + step; at < j->len && n < cap; at += step) {
+        if (at <= starts[n - 1]) continue;
+        size_t g = guess_start(j->buf, j->len, at, at + step / 2);
+        if (g > starts[n - 1]) starts[n++] = g;
     }
-    part *parts = tl_xcalloc((size_t)nstarts, sizeof *parts);
-    for (int i = 1; i < nstarts; i++) {
-        part *p = &parts[i];
-        p->self = i;
-        p->starts = starts;
-        p->nstarts = nstarts;
-        p->link = -1;
-        p->src_part = tl_source_part_open(k->src, starts[i]);
-        tl_json_init_buf(&p->j, j->buf, j->len, j->file, &p->err);
-        p->j.pos = (size_t)starts[i];
-        tl_build *b = tl_build_new_shard();
-        if (tl_build_selects_args(k->b)) tl_build_select_args(b);
-        tl_kreader_init(&p->k, &p->j, b, k->src);
-    }
-    for (int i = 1; i < nstarts; i++) { /* without a thread, a part is parsed here, first */
-        if (pthread_create(&parts[i].thr, NULL, part_thread, &parts[i]) == 0) parts[i].started = 1;
-        else part_thread(&parts[i]);
-    }
-    int link = -1;
-    double t0 = tl_now();
-    int rc = run_elements(k, 1, starts, nstarts, 1, &link, NULL, 0, parts);
-    double t1 = tl_now();
-    /* Follow the chain of parts that joined: each is appended as if this
-     * parser had read it; parts skipped over are discarded. */
-    int cur = rc ? -1 : link, joined = 1;
-    for (int i = 1; i < nstarts; i++) {
-        if (i == cur) {
-            part *p = &parts[i];
-            if (p->started) pthread_join(p->thr, NULL);
-            p->started = 0;
-            if (p->rc) {
-                *j->err = p->err;
-                rc = p->rc;
-                cur = -1;
-            } else {
-                tl_build_append(k->b, p->k.b, k->uid);
-                joined++;
-                k->uid += p->k.uid;
-                j->pos = p->j.pos;
-                cur = p->link;
-            }
+    *nstarts = (int)n;
+    return starts;
+}
+
+/* Follows the chain of parts that joined, from `link` (the main parser's
+ * status rc): each is appended as if the main parser had read it; parts
+ * skipped over are discarded. Returns the status and the parts joined. */
+static int join_parts(pipeline *pl, int rc, int link, int *joined)
+{
+    kreader *k = pl->main;
+    tl_json *j = k->j;
+    int cur = rc ? -1 : link;
+    for (int i = 1; i < pl->nstarts; i++) {
+        part *p = &pl->parts[i];
+        if (i != cur) atomic_store(&p->cancel, 1);
+        part_wait(pl, i);
+        if (i == cur && p->rc) {
+            *j->err = p->err;
+            rc = p->rc;
+            cur = -1;
+        } else if (i == cur) {
+            tl_build_append(k->b, p->k.b, k->uid);
+            ++*joined;
+            k->uid += p->k.uid;
+            j->pos = p->j.pos;
+            cur = p->link;
+            /* what the part read counts as read (page release, progress,
+             * and the stop when the trace is stored already) */
+            if ((rc = tl_json_release(j))) cur = -1;
         }
-        part_free(&parts[i]); /* joined and appended, or skipped */
+        part_free(pl, i);
     }
-    free(parts);
+    return rc;
+}
+
+static int split_events(kreader *k, size_t step)
+{
+    pipeline pl = {.main = k, .slots = tl_source_parts_allowed(k->src)};
+    uint64_t *starts = part_starts(k->j, step, &pl.nstarts);
+    pl.starts = starts;
+    if (pl.slots > pl.nstarts - 1) pl.slots = pl.nstarts - 1;
+    pl.parts = tl_xcalloc((size_t)pl.nstarts, sizeof *pl.parts);
+    for (int i = 1; i < pl.nstarts; i++) pl.parts[i].src_part = -1;
+    pthread_mutex_init(&pl.mu, NULL);
+    pthread_cond_init(&pl.cv, NULL);
+    worker_arg *wa = tl_xcalloc((size_t)pl.slots, sizeof *wa);
+    int nw = 0;
+    for (; nw < pl.slots; nw++) {
+        wa[nw] = (worker_arg){.pl = &pl, .first = nw + 1};
+        if (pthread_create(&wa[nw].thr, NULL, worker, &wa[nw]) != 0) break;
+    }
+    int rc = 0, link = -1, joined = 1;
+    double t0 = tl_now(), t1 = t0;
+    if (nw == pl.slots) {
+        rc = run_elements(k, 1, starts, pl.nstarts, 1, &link, NULL, 0, pl.parts);
+        t1 = tl_now();
+        rc = join_parts(&pl, rc, link, &joined);
+    } else { /* a worker failed to start: its parts would never run */
+        pthread_mutex_lock(&pl.mu);
+        pl.stop = 1;
+        pthread_cond_broadcast(&pl.cv);
+        pthread_mutex_unlock(&pl.mu);
+    }
+    for (int w = 0; w < nw; w++) pthread_join(wa[w].thr, NULL);
+    for (int i = 1; i < pl.nstarts; i++) /* only after a failed start */
+        if (pl.parts[i].k.b) part_free(&pl, i);
+    if (nw < pl.slots) rc = run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
+    free(wa);
+    free(pl.parts);
+    free(starts);
+    pthread_cond_destroy(&pl.cv);
+    pthread_mutex_destroy(&pl.mu);
+#ifdef __GLIBC__
+    /* the workers' malloc arenas keep a part's worth of memory each once
+     * the parts are freed (~70 MB on tracegen 4G); hand it back before
+     * the rest of the ingest builds on top */
+    malloc_trim(0);
+#endif
     if (tl_source_timing(k->src))
-        fprintf(stderr, "timing: split into %d parts, %d joined; first part %.3f s, the rest joined after %.3f s\n",
-                nstarts, joined, t1 - t0, tl_now() - t1);
+        fprintf(stderr,
+                "timing: split into %d parts, %d joined, %d at once; first part %.3f s, the rest joined after %.3f s\n",
+                pl.nstarts, joined, pl.slots, t1 - t0, tl_now() - t1);
     return rc;
 }
 
 int tl_kineto_events(kreader *k)
 {
-    int n = parts_for(k);
-    if (n >= 2) return split_events(k, n);
+    size_t step = part_bytes(k);
+    if (step > 0) return split_events(k, step);
     int link;
     return run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
 }

@@ -44,7 +44,8 @@
  * re-fault pages. */
 #define RELEASE_FRACTION 64
 #define RELEASE_MIN (1u << 20)
-/* Parts of one mapped document parsed on other threads (kineto_split.c). */
+/* Slots for the parts of one mapped document parsed on other threads at
+ * once (kineto_split.c); a closed part's slot is reused by a later part. */
 #define MAX_PARTS 16
 
 typedef struct block {
@@ -102,11 +103,14 @@ struct tl_source {
     void *known_ctx;
     int known_checked, known_abort;
 
-    /* parallel parse (tl_source_part_open): part k (>= 1) starts at
-     * part_start[k] and its parser has passed part_pos[k]; the hasher keeps
-     * what lies just ahead of any part, and each part drops the pages
-     * behind it (part_released[k], touched only by that part's thread) */
+    /* parallel parse (tl_source_part_open): the part in slot k (>= 1,
+     * part_open[k] set) starts at part_start[k] and its parser has passed
+     * part_pos[k]; the hasher keeps what lies just ahead of any open part,
+     * and each part drops the pages behind it (part_released[k], touched
+     * only by that part's thread while it runs). nparts: one past the
+     * highest slot used so far. */
     atomic_int nparts;
+    atomic_int part_open[MAX_PARTS];
     uint64_t part_start[MAX_PARTS];
     _Atomic uint64_t part_pos[MAX_PARTS];
     uint64_t part_released[MAX_PARTS];
@@ -232,6 +236,7 @@ static int near_a_part(tl_source *s, uint64_t off, uint64_t n)
 {
     int np = atomic_load(&s->nparts);
     for (int k = 1; k < np; k++) {
+        if (!atomic_load(&s->part_open[k])) continue;
         uint64_t p = atomic_load(&s->part_pos[k]);
         if (off + n > p && off <= p + HASH_AHEAD) return 1;
     }
@@ -520,7 +525,8 @@ int tl_source_release(tl_source *s, uint64_t upto)
     atomic_store(&s->consumed, upto);
     if (s->progress && upto >= s->progress_next) {
         uint64_t done = upto; /* plus what the other parts have parsed */
-        for (int k = 1; k < atomic_load(&s->nparts); k++) done += atomic_load(&s->part_pos[k]) - s->part_start[k];
+        for (int k = 1; k < atomic_load(&s->nparts); k++)
+            if (atomic_load(&s->part_open[k])) done += atomic_load(&s->part_pos[k]) - s->part_start[k];
         s->progress(s->progress_ctx, done, s->fsize);
         s->progress_next = upto + (32u << 20);
     }
@@ -548,30 +554,41 @@ int tl_source_parts_allowed(const tl_source *s)
         cpu_set_t set;
         n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
     }
-    if (n > MAX_PARTS) n = MAX_PARTS;
+    if (n > MAX_PARTS - 1) n = MAX_PARTS - 1; /* slot 0 is the main parser's */
     return n < 1 ? 1 : n;
 }
 
 int tl_source_part_open(tl_source *s, uint64_t start)
 {
-    int k = atomic_load(&s->nparts);
-    if (k == 0) k = 1; /* part 0 is the main parser */
-    if (s->gz || k >= MAX_PARTS || start > s->fsize) return -1;
+    if (s->gz || start > s->fsize) return -1;
+    int k = 1; /* slot 0 is the main parser */
+    while (k < MAX_PARTS && atomic_load(&s->part_open[k])) k++;
+    if (k >= MAX_PARTS) return -1;
     s->part_start[k] = start;
     atomic_store(&s->part_pos[k], start);
     /* never drop the page holding the part's first byte: the part before
      * it may still have to read the bytes before start on that page */
     s->part_released[k] = (start + 4095) & ~(uint64_t)4095;
-    atomic_store(&s->nparts, k + 1);
+    atomic_store(&s->part_open[k], 1);
+    if (atomic_load(&s->nparts) < k + 1) atomic_store(&s->nparts, k + 1);
     return k;
 }
 
 void tl_source_part_release(tl_source *s, int k, uint64_t upto)
 {
-    if (k <= 0 || k >= atomic_load(&s->nparts)) return;
+    if (k <= 0 || k >= MAX_PARTS || !atomic_load(&s->part_open[k])) return;
     atomic_store(&s->part_pos[k], upto);
     if (s->gz || !s->map || s->borrowed) return;
     drop_behind(s, &s->part_released[k], upto, s->release_step);
+}
+
+void tl_source_part_close(tl_source *s, int k)
+{
+    if (k <= 0 || k >= MAX_PARTS || !atomic_load(&s->part_open[k])) return;
+    /* what the part read since its last step would otherwise stay
+     * resident for the rest of the parse, a step for every part */
+    if (!s->gz && s->map && !s->borrowed) drop_behind(s, &s->part_released[k], atomic_load(&s->part_pos[k]), 0);
+    atomic_store(&s->part_open[k], 0);
 }
 
 size_t tl_source_peek(tl_source *s, const char **p, size_t n, tl_err *err)

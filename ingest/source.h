@@ -50,18 +50,20 @@ int tl_source_window(tl_source *s, uint64_t keep, const char **buf, size_t *len,
 int tl_source_release(tl_source *s, uint64_t upto);
 
 /* Parallel parse of a plain (mapped) input, whose window is the whole
- * file: part k >= 1 of the document, from byte `start`, is parsed by
- * another thread. Returns the part's number, or -1 when the input cannot
- * be parsed in parts (gzip) or there are too many. Call before the part's
- * thread starts. */
+ * file: a part of the document, from byte `start`, is parsed by another
+ * thread. Returns the part's slot (>= 1), or -1 when the input cannot be
+ * parsed in parts (gzip) or all slots are open. Call before the part's
+ * thread starts; close the slot once that thread has ended (its pages up
+ * to where it stopped are dropped, and the slot is free for a later part). */
 int tl_source_part_open(tl_source *s, uint64_t start);
+void tl_source_part_close(tl_source *s, int part);
 /* How many threads may parse this input at once: 1 for gzip (the inflater
  * is sequential), else tl_source_set_parts' value, or with 0 (the default)
  * the CPUs this process may run on. */
 int tl_source_parts_allowed(const tl_source *s);
 void tl_source_set_parts(tl_source *s, int n);
-/* The smallest part worth a thread of its own in bytes (0: the parser's
- * default), and whether the parallel parse reports its times on stderr. */
+/* The size of a parallel parse's parts in bytes (0: the parser's
+ * choice), and whether the parallel parse reports its times on stderr. */
 void tl_source_set_split(tl_source *s, size_t min_part, int timing);
 size_t tl_source_split_min(const tl_source *s);
 int tl_source_timing(const tl_source *s);

@@ -16,9 +16,14 @@ PyTorch report's CSVs must be identical. Traces:
     (file, byte offset, what was expected) and exit status must not change;
   - a tracegen trace;
   - real traces from ../shared/data when present.
+  - a "dense" hostile trace whose args are mostly arrays of objects with
+    event keys ({"ph": ..., "name": ...}), cut into ~100 small parts with
+    2 or 3 in flight (the pipeline reuses its slots), whole and with a
+    syntax error late in the file;
 The test also requires that parts were really joined, and discarded for
-the hostile trace (TRACELENS_TIMING reports it), so it fails if splitting
-never happens.
+the hostile traces (TRACELENS_TIMING reports it), and that the pipeline
+ran more parts than it had in flight, so it fails if splitting never
+happens.
 usage: test_split_parse.py BUILD_DIR [DATA_DIR]
 """
 import gzip
@@ -50,9 +55,10 @@ def run(args, env_extra):
     return subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def hostile_trace(path, corrupt=False):
+def hostile_trace(path, corrupt=False, dense=False):
     """Events whose args hold boundary-like text; flows, M events, string
-    ids spread over the whole file."""
+    ids spread over the whole file. dense: most of the text is nested
+    objects that look like events, so that most cut guesses are wrong."""
     ev = []
     t = 1000.0
     for i in range(6000):
@@ -67,6 +73,8 @@ def hostile_trace(path, corrupt=False):
         }
         if i % 13 == 0:
             args["Output type"] = "c10::BFloat16"
+        if dense:
+            args["frames"] = [{"ph": "X", "name": "f%d" % n, "ts": n, "note": "},{\"ph\":"} for n in range(8)]
         ev.append({"ph": "X", "cat": "cpu_op", "name": "aten::op%d" % (i % 17) if i % 19 else "op \u00b5\\\"x\"",
                    "pid": pid, "tid": tid, "ts": round(t, 3), "dur": 5.5, "args": args})
         ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": pid, "tid": tid,
@@ -96,10 +104,10 @@ def hostile_trace(path, corrupt=False):
 def ingest(db, path, env):
     shutil.rmtree(db, ignore_errors=True)
     r = run([TL, "--db", db, "ingest", "-q", path], dict(env, TRACELENS_TIMING="1"))
-    m = re.search(r"split into (\d+) parts, (\d+) joined", r.stderr)
-    parts, joined = (int(m.group(1)), int(m.group(2))) if m else (1, 1)
+    m = re.search(r"split into (\d+) parts, (\d+) joined, (\d+) at once", r.stderr)
+    parts, joined, slots = (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (1, 1, 1)
     err = [l for l in r.stderr.splitlines() if not l.startswith("timing:")]
-    return r.returncode, r.stdout.split("\t")[0] if r.returncode == 0 else None, err, parts, joined
+    return r.returncode, r.stdout.split("\t")[0] if r.returncode == 0 else None, err, parts, joined, slots
 
 
 def stored(db, tid, outdir):
@@ -117,19 +125,24 @@ def stored(db, tid, outdir):
     return ev, info, csvs, r.returncode
 
 
-def compare(name, path, tmp, configs, expect_split=True):
+def compare(name, path, tmp, configs, expect_split=True, expect_pipeline=False):
+    """Returns how many parts were discarded."""
     global joined_total, discarded_total
+    discarded = 0
     size = os.path.getsize(path)
-    rc0, id0, err0, _, _ = ingest(os.path.join(tmp, "db0"), path, {"TRACELENS_PARSE_THREADS": "1"})
+    rc0, id0, err0, _, _, _ = ingest(os.path.join(tmp, "db0"), path, {"TRACELENS_PARSE_THREADS": "1"})
     base = stored(os.path.join(tmp, "db0"), id0, os.path.join(tmp, "csv0")) if rc0 == 0 else None
     for threads, frac in configs:
         env = {"TRACELENS_PARSE_THREADS": str(threads), "TRACELENS_SPLIT_MIN": str(max(4096, int(size * frac)))}
-        rc, tid, err, parts, joined = ingest(os.path.join(tmp, "db1"), path, env)
+        rc, tid, err, parts, joined, slots = ingest(os.path.join(tmp, "db1"), path, env)
         joined_total += joined - 1
         discarded_total += parts - joined
+        discarded += parts - joined
         what = "%s (%d threads, split min %s): " % (name, threads, env["TRACELENS_SPLIT_MIN"])
         if expect_split:
             check(parts > 1, what + "the file was not split")
+        if expect_pipeline:
+            check(slots == threads and parts > 10 * slots, what + "%d parts, %d at once: no pipeline" % (parts, slots))
         check(rc == rc0, what + "exit status %d, serial %d" % (rc, rc0))
         check(err == err0, what + "messages differ:\n  %s\n  %s" % (err, err0))
         if rc0 != 0 or rc != 0:
@@ -145,6 +158,7 @@ def compare(name, path, tmp, configs, expect_split=True):
             check(got[2].get(f) == base[2][f], what + "report file %s differs" % f)
         print("%s%d parts, %d joined; %d event-table bytes, %d report files identical" %
               (what, parts, joined, len(base[0]), len(base[2])))
+    return discarded
 
 
 def main():
@@ -158,6 +172,14 @@ def main():
         hostile_trace(hb, corrupt=True)
         compare("hostile, corrupt", hb, tmp, cfgs[:2])
         check(discarded_total > 0, "no cut guess was discarded: the hostile trace no longer exercises that path")
+        many = [(2, 0.01), (3, 0.007)]
+        d = os.path.join(tmp, "dense.json")
+        hostile_trace(d, dense=True)
+        dense_discarded = compare("dense", d, tmp, many, expect_pipeline=True)
+        check(dense_discarded > 0, "no cut guess was discarded in the dense hostile trace")
+        db = os.path.join(tmp, "dense_bad.json")
+        hostile_trace(db, corrupt=True, dense=True)
+        compare("dense, corrupt", db, tmp, many, expect_pipeline=True)
         g = os.path.join(tmp, "tracegen.json")
         subprocess.run([TRACEGEN, "--size", "6M", "--seed", "5", "-q", "-o", g], check=True)
         compare("tracegen", g, tmp, cfgs)

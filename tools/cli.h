@@ -127,7 +127,7 @@ typedef struct tl_cli_env {
                                  * beside the program: data/ (categories, GPU tables) */
     int timing;                 /* TRACELENS_TIMING: phase times on stderr */
     int parse_threads;          /* TRACELENS_PARSE_THREADS: threads parsing one JSON file */
-    size_t split_min;           /* TRACELENS_SPLIT_MIN: smallest part of a parallel parse */
+    size_t split_min;           /* TRACELENS_SPLIT_MIN: part size of a parallel parse */
     int report_serial;          /* TRACELENS_REPORT_THREADS=0: the report runs on one thread */
     int query_cores;            /* TRACELENS_THREADS: cores a query counts */
     int args_full_pass;         /* TRACELENS_ARGS_PASS=full: no stored args selection */
