@@ -159,6 +159,25 @@ static void *long_sheets(void *arg)
     return NULL;
 }
 
+/* all_to_allv, its summary and heatmap: they only read the run after the
+ * match, like the long sheets */
+typedef struct a2a_job {
+    coll_run *run;
+    int rc;
+    tl_err err;
+    tl_table *a2a, *sum_a2a, *heat;
+} a2a_job;
+
+static void *a2a_sheets(void *arg)
+{
+    a2a_job *j = arg;
+    j->rc = coll_sheet_a2av(j->run, &j->a2a, &j->err);
+    if (j->rc || !j->a2a) return NULL;
+    j->sum_a2a = coll_sheet_summary_a2av(j->run, j->a2a);
+    if (j->run->o->all2allv_heatmap) j->heat = coll_sheet_heatmap(j->run);
+    return NULL;
+}
+
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err)
 {
@@ -198,29 +217,33 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     for (size_t k = 0; k < world; k++)
         if (run.ranks[k].n) run.ts_int &= run.ranks[k].ts_int, run.dur_int &= run.ranks[k].dur_int;
 
-    /* nccl_long and its summary on a thread of their own, beside the
-     * implicit-sync and all_to_allv sheets: after the match they only read
-     * the run, and the implicit sheet writes only its sync_* arrays, which
-     * the long sheets do not read (8 x 1 GB corpus: 0.34 -> 0.31 s) */
+    /* nccl_long and its summary, and the all_to_allv sheets, on threads
+     * of their own beside the implicit-sync sheets: after the match they
+     * only read the run, and the implicit sheet writes only its sync_*
+     * arrays, which neither reads (8 x 1 GB corpus: 0.34 -> 0.31 s with
+     * the long sheets on a thread) */
     long_job lj = {&run, NULL, NULL};
-    pthread_t lth;
+    a2a_job aj = {.run = &run};
+    pthread_t lth, ath;
     int threaded = o->max_workers != 1 && pthread_create(&lth, NULL, long_sheets, &lj) == 0;
     if (!threaded) long_sheets(&lj);
-    tl_table *sync = NULL, *a2a = NULL, *sum_sync = NULL;
+    int a2a_threaded = o->max_workers != 1 && pthread_create(&ath, NULL, a2a_sheets, &aj) == 0;
+    if (!a2a_threaded) a2a_sheets(&aj);
+    tl_table *sync = NULL, *sum_sync = NULL;
     rc = coll_sheet_implicit(&run, &sync, err);
-    if (!rc) rc = coll_sheet_a2av(&run, &a2a, err);
     if (!rc) sum_sync = coll_sheet_summary_implicit(&run, sync);
     if (threaded) pthread_join(lth, NULL);
-    tl_table *lng = lj.lng, *sum_long = lj.sum_long;
+    if (a2a_threaded) pthread_join(ath, NULL);
+    tl_table *lng = lj.lng, *sum_long = lj.sum_long, *a2a = aj.a2a, *sum_a2a = aj.sum_a2a, *heat = aj.heat;
+    if (!rc && aj.rc) {
+        rc = aj.rc;
+        if (err) *err = aj.err;
+    }
     if (rc) {
-        tl_table_free(lng);
-        tl_table_free(sum_long);
-        tl_table_free(sync);
-        tl_table_free(sum_sync);
+        tl_table *made[] = {lng, sum_long, sync, sum_sync, a2a, sum_a2a, heat};
+        for (size_t i = 0; i < sizeof made / sizeof *made; i++) tl_table_free(made[i]);
         goto done;
     }
-    tl_table *sum_a2a = a2a ? coll_sheet_summary_a2av(&run, a2a) : NULL;
-    tl_table *heat = a2a && o->all2allv_heatmap ? coll_sheet_heatmap(&run) : NULL;
     tl_table *strag = sync->nrows ? coll_sheet_straggler(&run) : NULL;
     tl_table *imb_r = o->imbalance ? coll_sheet_imb_ranks(&run) : NULL;
     tl_table *imb_c = o->imbalance && sync->nrows ? coll_sheet_imb_colls(&run) : NULL;

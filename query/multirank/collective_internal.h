@@ -35,7 +35,18 @@ typedef struct coll_rank {
     tl_coll_rankinfo info;
     int ndevices;               /* length of deviceProperties (-1: absent) */
     tl_arena arena;             /* strings of this rank's events */
+    /* coll_rank_prepare's per-rank part of the matching */
+    int prepared;
+    int simple;                 /* no PG name but Unknown_Group, at most one stream */
+    int miss_gs, miss_in, miss_on, miss_st; /* some event lacks that field */
 } coll_rank;
+
+/* The matching's per-rank part, on the thread that read the rank: each
+ * event's type, message sizes and index_in_group (position by (ts, trace
+ * order) among the rank's events of its PG, by PG text, a missing name
+ * being Unknown_Group), and the rank's flags above. coll_match does it for
+ * ranks not yet prepared (those unpacked from partials). */
+void coll_rank_prepare(coll_rank *cr);
 
 /* Reads rank `rank` (trace id) from the store: collective events and the
  * GPU timeline figures. Thread-safe (own reader). */

@@ -420,6 +420,7 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
         cr->ev = tl_xrealloc(cr->ev, cr->n * sizeof *cr->ev);
         cr->cap = cr->n;
     }
+    coll_rank_prepare(cr); /* here, on the reading thread, not in the serial match */
 
     /* §5.3 over the linked GPU events */
     for (int c = 1; c <= 3; c++) iv_merge(&sc->cls[c]);

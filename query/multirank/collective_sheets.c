@@ -186,6 +186,94 @@ static int ev_ts_cmp(const void *a, const void *b)
     return x->row < y->row ? -1 : x->row > y->row;
 }
 
+/* A PG name's text for the matching: a missing name is Unknown_Group. */
+static const char *pg_text(const char *pg) { return pg ? pg : "Unknown_Group"; }
+
+/* index_in_group of a rank's events: each PG's events are bucketed in
+ * trace order, where they mostly are in ts order already, and sorted only
+ * when not. PGs are told apart by text; a rank's texts share one pointer
+ * per distinct value (collective_read.c), so the few distinct pointers are
+ * numbered first and each event looks its pointer up in a small table. */
+static void rank_index_in_group(coll_rank *cr)
+{
+    TL_VEC(const char *) ptr = {0};  /* distinct pointers seen */
+    TL_VEC(size_t) pg_of = {0};      /* their PG numbers */
+    size_t npg = 0, last = SIZE_MAX;
+    size_t *pg = tl_xmalloc((cr->n ? cr->n : 1) * sizeof *pg);
+    for (size_t i = 0; i < cr->n; i++) {
+        const char *p = cr->ev[i].pg_name;
+        if (last == SIZE_MAX || ptr.v[last] != p) {
+            last = 0;
+            while (last < ptr.n && ptr.v[last] != p) last++;
+            if (last == ptr.n) {
+                size_t k = 0;
+                while (k < ptr.n && strcmp(pg_text(ptr.v[k]), pg_text(p))) k++;
+                tl_vec_push(&ptr, p);
+                tl_vec_push(&pg_of, k < ptr.n - 1 ? pg_of.v[k] : npg++);
+            }
+        }
+        pg[i] = pg_of.v[last];
+    }
+    coll_ev **tmp = tl_xmalloc((cr->n ? cr->n : 1) * sizeof *tmp);
+    size_t *start = tl_xcalloc(npg + 1, sizeof *start), *fill = tl_xmalloc((npg + 1) * sizeof *fill);
+    for (size_t i = 0; i < cr->n; i++) start[pg[i] + 1]++;
+    for (size_t b = 0; b < npg; b++) start[b + 1] += start[b];
+    memcpy(fill, start, (npg + 1) * sizeof *fill);
+    for (size_t i = 0; i < cr->n; i++) tmp[fill[pg[i]]++] = &cr->ev[i];
+    for (size_t b = 0; b < npg; b++) {
+        coll_ev **v = tmp + start[b];
+        size_t n = start[b + 1] - start[b];
+        for (size_t i = 1; i < n; i++)
+            if (ev_ts_cmp(&v[i - 1], &v[i]) > 0) {
+                qsort(v, n, sizeof *v, ev_ts_cmp);
+                break;
+            }
+        for (size_t i = 0; i < n; i++) v[i]->index_in_group = (int64_t)i;
+    }
+    free(start);
+    free(fill);
+    free(tmp);
+    free(pg);
+    tl_vec_free(&ptr);
+    tl_vec_free(&pg_of);
+}
+
+void coll_rank_prepare(coll_rank *cr)
+{
+    cr->simple = 1;
+    cr->miss_gs = cr->miss_in = cr->miss_on = cr->miss_st = 0;
+    int64_t s0 = COLL_NONE;
+    /* type and element size looked up again only when the (per-rank
+     * interned) text differs from the previous event's */
+    const char *name_k = NULL, *dtype_k = NULL;
+    tl_coll_type type = tl_coll_type_of(NULL);
+    int bytes = tl_coll_dtype_bytes(NULL), first = 1;
+    for (size_t i = 0; i < cr->n; i++) {
+        coll_ev *e = &cr->ev[i];
+        if (e->pg_name && strcmp(e->pg_name, "Unknown_Group")) cr->simple = 0;
+        if (e->stream != COLL_NONE) {
+            if (s0 == COLL_NONE) s0 = e->stream;
+            else if (e->stream != s0) cr->simple = 0;
+        }
+        cr->miss_gs |= e->group_size == COLL_NONE;
+        cr->miss_in |= e->in_nelems == COLL_NONE;
+        cr->miss_on |= e->out_nelems == COLL_NONE;
+        cr->miss_st |= e->stream == COLL_NONE;
+        if (first || e->coll_name != name_k) name_k = e->coll_name, type = tl_coll_type_of(name_k);
+        if (first || e->dtype != dtype_k) dtype_k = e->dtype, bytes = tl_coll_dtype_bytes(dtype_k);
+        first = 0;
+        e->type = type;
+        if (bytes && e->in_nelems != COLL_NONE) {
+            e->in_mb = tl_coll_msg_mb(e->in_nelems, bytes);
+            e->out_mb = tl_coll_msg_mb(e->out_nelems, bytes);
+        } else {
+            e->in_mb = e->out_mb = NAN;
+        }
+    }
+    rank_index_in_group(cr);
+    cr->prepared = 1;
+}
+
 int coll_match(coll_run *run, tl_err *err)
 {
     (void)err;
@@ -196,96 +284,32 @@ int coll_match(coll_run *run, tl_err *err)
     for (size_t r = 0; r < run->world; r++)
         for (size_t i = 0; i < run->ranks[r].n; i++) run->all[run->nall++] = &run->ranks[r].ev[i];
 
-    /* simplified mode: no process-group names at all and one stream per rank */
+    /* simplified mode: no process-group names at all and one stream per
+     * rank; the per-rank parts come from coll_rank_prepare */
     int simplified = 1;
-    for (size_t i = 0; i < run->nall && simplified; i++) {
-        const char *pg = run->all[i]->pg_name;
-        if (pg && strcmp(pg, "Unknown_Group")) simplified = 0;
-    }
-    for (size_t r = 0; r < run->world && simplified; r++) {
-        int64_t s0 = COLL_NONE;
-        for (size_t i = 0; i < run->ranks[r].n; i++) {
-            int64_t s = run->ranks[r].ev[i].stream;
-            if (s == COLL_NONE) continue;
-            if (s0 == COLL_NONE) s0 = s;
-            else if (s != s0) { simplified = 0; break; }
-        }
+    for (size_t r = 0; r < run->world; r++) {
+        coll_rank *cr = &run->ranks[r];
+        if (!cr->prepared) coll_rank_prepare(cr);
+        simplified &= cr->simple;
+        run->miss_gs |= cr->miss_gs;
+        run->miss_in |= cr->miss_in;
+        run->miss_on |= cr->miss_on;
+        run->miss_st |= cr->miss_st;
     }
     run->simplified = simplified;
     interner im = {0};
     tl_bmap_init(&im.ptr, sizeof(pkey), 64);
-    tl_bmap types, bytes, pgm;
-    tl_bmap_init(&types, sizeof(pkey), 64);
-    tl_bmap_init(&bytes, sizeof(pkey), 64);
-    tl_bmap_init(&pgm, sizeof(pkey), 64);
-    size_t npg = 0; /* the PGs, numbered (for index_in_group below) */
+    const char *unknown = intern(&im, "Unknown_Group");
     for (size_t i = 0; i < run->nall; i++) {
         coll_ev *e = run->all[i];
-        e->pg_name = intern(&im, e->pg_name);
+        e->pg_name = simplified ? "all" : e->pg_name ? intern(&im, e->pg_name) : unknown;
         e->pg_ranks = intern(&im, e->pg_ranks);
         e->coll_name = intern(&im, e->coll_name);
         e->dtype = intern(&im, e->dtype);
         e->in_split = intern(&im, e->in_split);
         e->out_split = intern(&im, e->out_split);
-        run->miss_gs |= e->group_size == COLL_NONE;
-        run->miss_in |= e->in_nelems == COLL_NONE;
-        run->miss_on |= e->out_nelems == COLL_NONE;
-        run->miss_st |= e->stream == COLL_NONE;
-        if (simplified) e->pg_name = "all";
-        else if (!e->pg_name) e->pg_name = intern(&im, "Unknown_Group"); /* equal texts, one pointer */
-        int isnew;
-        size_t *pv = pkey_put(&pgm, e->pg_name, 0, &isnew);
-        if (isnew) *pv = npg++;
-        e->index_in_group = (int64_t)*pv;
-        /* per distinct (interned) name: a dozen strcmp per event otherwise */
-        size_t *tv = pkey_put(&types, e->coll_name ? e->coll_name : "", 0, &isnew);
-        if (isnew) *tv = (size_t)tl_coll_type_of(e->coll_name);
-        e->type = (tl_coll_type)*tv;
-        size_t *bv = pkey_put(&bytes, e->dtype ? e->dtype : "", 0, &isnew);
-        if (isnew) *bv = (size_t)tl_coll_dtype_bytes(e->dtype);
-        int b = (int)*bv;
-        if (b && e->in_nelems != COLL_NONE) {
-            e->in_mb = tl_coll_msg_mb(e->in_nelems, b);
-            e->out_mb = tl_coll_msg_mb(e->out_nelems, b);
-        } else {
-            e->in_mb = e->out_mb = NAN;
-        }
     }
     interner_free(&im);
-    tl_bmap_free(&types);
-    tl_bmap_free(&bytes);
-    tl_bmap_free(&pgm);
-    /* index_in_group: position by (ts, trace order) within (PG, rank).
-     * Each PG's events are bucketed in trace order, where they mostly are
-     * in ts order already, and sorted only when not (one qsort of every
-     * rank's events by (PG name, ts) was most of the matching). The PGs'
-     * numbers sit in index_in_group until then (set above). */
-    size_t maxn = 0;
-    for (size_t r = 0; r < run->world; r++)
-        if (run->ranks[r].n > maxn) maxn = run->ranks[r].n;
-    coll_ev **tmp = tl_xmalloc((maxn ? maxn : 1) * sizeof *tmp);
-    size_t *start = tl_xmalloc((npg + 1) * sizeof *start), *fill = tl_xmalloc((npg + 1) * sizeof *fill);
-    for (size_t r = 0; r < run->world; r++) {
-        coll_rank *cr = &run->ranks[r];
-        memset(start, 0, (npg + 1) * sizeof *start);
-        for (size_t i = 0; i < cr->n; i++) start[cr->ev[i].index_in_group + 1]++;
-        for (size_t b = 0; b < npg; b++) start[b + 1] += start[b];
-        memcpy(fill, start, (npg + 1) * sizeof *fill);
-        for (size_t i = 0; i < cr->n; i++) tmp[fill[cr->ev[i].index_in_group]++] = &cr->ev[i];
-        for (size_t b = 0; b < npg; b++) {
-            coll_ev **v = tmp + start[b];
-            size_t n = start[b + 1] - start[b];
-            for (size_t i = 1; i < n; i++)
-                if (ev_ts_cmp(&v[i - 1], &v[i]) > 0) {
-                    qsort(v, n, sizeof *v, ev_ts_cmp);
-                    break;
-                }
-            for (size_t i = 0; i < n; i++) v[i]->index_in_group = (int64_t)i;
-        }
-    }
-    free(start);
-    free(fill);
-    free(tmp);
     /* groups in first-appearance order of the long table, keyed by
      * (interned PG name, index_in_group): the collective_id "<pg>_<k>" is
      * spelled once per group ("<k>" in simplified mode, where every PG is

@@ -293,7 +293,9 @@ static void branch_nccl_filter(const tl_trace *t, coll_rank *cr)
         if (row >= t->n || t->ext_id[row] == TL_NONE || !strcasestr(tl_trace_str(t, t->name[row]), "nccl")) continue;
         cr->ev[m++] = cr->ev[i];
     }
+    if (m == cr->n) return;
     cr->n = m;
+    coll_rank_prepare(cr); /* index_in_group among the events kept */
 }
 
 /* The part of the PyTorch report (pytorch/report.c) the workbook pools:
