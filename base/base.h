@@ -301,6 +301,11 @@ long tl_peak_rss_kb(void);    /* from getrusage */
    stderr; a profiling aid for the memory targets. */
 void tl_mem_mark(const char *stage);
 void tl_mem_marks(int on);
+/* Hands the heap's free memory back to the system (glibc's malloc_trim);
+   nothing in sanitizer builds, whose allocator owns the heap: glibc's
+   arenas are never set up there, and trimming them from two threads at
+   once races on their first initialisation. */
+void tl_heap_trim(void);
 int tl_mkdir_p(const char *path, tl_err *err);
 
 #endif

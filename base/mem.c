@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <float.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -196,4 +199,19 @@ void tl_buf_json_str(tl_buf *b, const char *s, size_t n)
         }
     }
     tl_buf_putc(b, '"');
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_HEAP_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_HEAP_SANITIZED 1
+#endif
+#endif
+
+void tl_heap_trim(void)
+{
+#if defined(__GLIBC__) && !defined(TL_HEAP_SANITIZED)
+    malloc_trim(0);
+#endif
 }

@@ -17,7 +17,6 @@
 #include "ingest/ingest.h"
 #include "base/profile.h"
 
-#include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +62,7 @@ static void retire(pool *p, size_t i)
     /* Worker threads allocate from their own malloc arenas, which glibc
      * does not shrink by itself: hand the freed trace back to the OS so
      * peak memory tracks the traces in flight, not the corpus. */
-    malloc_trim(0);
+    tl_heap_trim();
     tl_prof_end(&sp);
     lock(p);
     p->nfreed++;

@@ -23,9 +23,6 @@
 #include "ingest/kineto_internal.h"
 
 #include <pthread.h>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -316,12 +313,10 @@ static int split_events(kreader *k, size_t step)
     free(starts);
     pthread_cond_destroy(&pl.cv);
     pthread_mutex_destroy(&pl.mu);
-#ifdef __GLIBC__
     /* the workers' malloc arenas keep a part's worth of memory each once
      * the parts are freed (~70 MB on tracegen 4G); hand it back before
      * the rest of the ingest builds on top */
-    malloc_trim(0);
-#endif
+    tl_heap_trim();
     if (tl_source_timing(k->src))
         fprintf(stderr,
                 "timing: split into %d parts, %d joined, %d at once; first part %.3f s, the rest joined after %.3f s\n",

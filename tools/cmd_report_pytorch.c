@@ -791,7 +791,7 @@ static int load(pyt_cli *c, pyt_run *u)
     /* An ingest (file not yet stored) freed its buffers; hand the freed
      * heap back before the report allocates its own, so the peak is the
      * larger of the two, not their sum. */
-    malloc_trim(0);
+    tl_heap_trim();
     tl_mem_mark("ingested");
     if (c->capture_folder) {
         /* The merged trace (replayed kernels attributed to the capturing

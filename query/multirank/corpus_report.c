@@ -16,7 +16,6 @@
 #include "ingest/schema.h"
 #include "base/profile.h"
 
-#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -500,7 +499,7 @@ static void *worker(void *arg)
         rank_run(p->s, p->ids[i], (int)i, &p->ro[i], p->o, p->want_coll ? &p->cs : NULL, p->cat,
                  p->want_coll);
         tl_prof_end(&sp);
-        /* no malloc_trim here: the next rank reuses what this one freed
+        /* no heap trim here: the next rank reuses what this one freed
          * (corpus-report runs all threads on one arena, cmd_corpus_report.c);
          * trimmed, every rank faulted its ~0.3 GB in again */
     }
@@ -1056,7 +1055,7 @@ static void run_ranks(pool *p)
     worker(p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
-    malloc_trim(0); /* the ranks' memory, before the pooled sheets and the writing */
+    tl_heap_trim(); /* the ranks' memory, before the pooled sheets and the writing */
     pthread_mutex_destroy(&p->cs.mu);
     pthread_cond_destroy(&p->cs.cv);
     p->seconds_ranks = tl_now() - t0;
