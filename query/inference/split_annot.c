@@ -18,8 +18,8 @@
  * is not a word character". */
 enum { P_VLLM_DET, P_VLLM_NAT, P_SGL_DET, P_SGL_NAT, P_ATOM_DET, P_ATOM_NAT, P_DIFF, P_N };
 static const char *const PATTERNS[P_N] = {
-    [P_VLLM_DET] = "^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"
-                   "_generation_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)",
+    [P_VLLM_DET] = ("^execute_[0-9]+_context_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"
+                    "_generation_[0-9]+\\(sq[0-9]+sk[0-9]+sqsq[0-9]+sqsk[0-9]+\\)"),
     [P_VLLM_NAT] = "^execute_context_[0-9]+\\([0-9]+\\)_generation_[0-9]+\\([0-9]+\\)",
     [P_SGL_DET] = "^step\\[(EXTEND|DECODE|MIXED)[^]A-Za-z0-9_][^]]*sqsq=[0-9]+[^]]*\\]",
     [P_SGL_NAT] = "^step\\[(EXTEND|DECODE|MIXED)(\\]|[^A-Za-z0-9_\n].*\\])",
