@@ -143,12 +143,16 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mod
     args.nkernels = inst->fwd.n;
     int rc = tl_pm_eval(op, &args, mode, ctx, a, &m->r, err);
     if (rc) return rc;
-    double t = ks->n ? ks->time_us : 0.0;
-    m->kernel_time_us = t;
     m->kernel_time_is_int = ks->n == 0;
     m->num_kernels = ks->n;
+    tl_pm_metrics_rates(arch, ks->n ? ks->time_us : 0.0, m);
+    return 0;
+}
+
+void tl_pm_metrics_rates(const tl_pm_arch *arch, double t, tl_pm_metrics *m)
+{
+    m->kernel_time_us = t;
     m->tflops_s = t != 0 ? (m->r.gflops / 1e3) / (t / 1e6) : NAN;
     m->tb_s = (t != 0 && m->r.has_bytes) ? (m->r.bytes / 1e12) / (t / 1e6) : NAN;
     tl_pm_roofline_eval(arch, m->r.gflops, m->r.has_bytes, m->r.bytes, m->r.compute_spec, t, &m->roof);
-    return 0;
 }

@@ -337,6 +337,10 @@ typedef struct tl_pm_metrics {
 int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mode mode,
                        const tl_pm_arch *arch, tl_pm_ctx *ctx, tl_arena *a, tl_pm_metrics *m,
                        tl_err *err);
+/* The rates of m->r over kernel time t (µs): sets kernel_time_us,
+ * tflops_s, tb_s and roof as tl_pm_metrics_eval does, for callers that
+ * keep a model result and derive its metrics where they print them. */
+void tl_pm_metrics_rates(const tl_pm_arch *arch, double t, tl_pm_metrics *m);
 
 /* ======================================================================
  * Kernel-list summaries (pytorch-report.md §9.10), query/perfmodel/kdetails.c

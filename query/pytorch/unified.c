@@ -133,15 +133,11 @@ static int launches_comm(uctx *u, int32_t row)
     return 0;
 }
 
-/* A model result's rates over kernel time t, exactly as
- * tl_pm_metrics_eval derives them. */
+/* A model result's rates over kernel time t (tl_pm_metrics_rates). */
 static void metrics_rates(const pyt_ctx *c, const tl_pm_result *r, double t, tl_pm_metrics *m)
 {
     m->r = *r;
-    m->kernel_time_us = t;
-    m->tflops_s = t != 0 ? (m->r.gflops / 1e3) / (t / 1e6) : NAN;
-    m->tb_s = (t != 0 && m->r.has_bytes) ? (m->r.bytes / 1e12) / (t / 1e6) : NAN;
-    tl_pm_roofline_eval(c->o->arch, m->r.gflops, m->r.has_bytes, m->r.bytes, m->r.compute_spec, t, &m->roof);
+    tl_pm_metrics_rates(c->o->arch, t, m);
 }
 
 /* tl_pm_metrics_eval with the model evaluation shared between instances
