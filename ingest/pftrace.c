@@ -641,6 +641,10 @@ static int put_key(pf_reader *r, const pf_annot *a, tl_buf *o, uint8_t *promo)
     intern_ent *e = a->has_name_iid ? intern_get(r, IT_ANAME, a->name_iid) : NULL;
     if (!e) return 0;
     if (!e->key) { /* first use: its JSON key, kept in the pool */
+        /* The key is written from the pool's own text, so the pool grows
+         * first (at most 6 bytes a byte, quotes and ':') and the text is
+         * not moved while it is read. */
+        tl_buf_reserve(&r->pool, 6 * (size_t)e->len + 3);
         size_t at = r->pool.n;
         tl_buf_json_str(&r->pool, ent_text(r, e), e->len);
         tl_buf_putc(&r->pool, ':');

@@ -181,6 +181,26 @@ def deep_annotation_packet(levels):
     return enc._f_bytes(1, enc._f_varint(8, 5) + enc._f_bytes(11, te))
 
 
+def long_annotation_names(build, tmp, db, results):
+    """Interned annotation names long enough that writing their JSON keys
+    grows the reader's text pool: stored as the JSON is, every name intact."""
+    events = []
+    for i in range(64):
+        key = f"k{i:02d}_" + "x" * (40 + 23 * i)
+        events.append({"ph": "X", "name": f"op{i}", "cat": "cpu_op", "pid": 1, "tid": 1,
+                       "ts": 10 * i, "dur": 5, "args": {key: i, key + "_s": "v"}})
+    doc = {"traceEvents": events}
+    src = os.path.join(tmp, "long_names.json")
+    with open(src, "w", encoding="utf-8") as f:
+        json.dump(doc, f, separators=(",", ":"), ensure_ascii=False)
+    pf = os.path.join(tmp, "long_names.pftrace")
+    with open(pf, "wb") as f:
+        f.write(pftrace_encode.encode(doc))
+    a, ea = stored_rows(build, db, src)
+    b, eb = stored_rows(build, db, pf)
+    results.append(("store.long_annotation_names", a is not None and a == b, [ea, eb] if a != b else []))
+
+
 def bad_inputs(build, tmp, db, results):
     """Damaged .pftrace files: exit 1, the message names the file, the
     byte offset (where it is known here) and what was wrong."""
@@ -275,6 +295,7 @@ def main():
                 notes.append(".pftrace output differs from the JSON's")
             results.append((name, not bad and not missing and same, notes))
         report_dispatch(build, tmp, db, pftraces, results)
+        long_annotation_names(build, tmp, db, results)
         bad_inputs(build, tmp, db, results)
         proto_fields(results)
     failed = 0
