@@ -1175,8 +1175,7 @@ static int blob_offsets_ok(const unsigned char *payload, uint32_t n, uint32_t ra
  * them back in. Small values share B-tree pages and are left alone. */
 static void drop_pages(const void *p, size_t n)
 {
-    static size_t psz;
-    if (!psz) psz = (size_t)sysconf(_SC_PAGESIZE);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE); /* per call: readers run on several threads */
     if (n < 2 * psz) return;
     uintptr_t a = ((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1);
     uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(psz - 1);
