@@ -2,10 +2,12 @@
  * places LMDB reserved for them (MDB_RESERVE: the transaction's dirty
  * overflow pages), done on a few threads of their own while the writer
  * waits. The copy is the first touch of those freshly allocated pages
- * (their page faults) and the memcpy: work the single writer otherwise
- * does alone. Each source buffer is freed by the thread that copied it. */
+ * (their page faults) and the memcpy, or the pread of a value from the
+ * ingest's spill file: work the single writer otherwise does alone. Each
+ * source buffer is freed by the thread that copied it. */
 #include "store/store_internal.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,20 +21,40 @@ typedef struct {
     tl_dirty_copy *v;
     size_t n;
     atomic_size_t next;
+    atomic_int err; /* first failed read's errno, 0 none */
 } copy_work;
+
+int tl_store_read_at(int fd, void *dst, size_t n, uint64_t off)
+{
+    unsigned char *p = dst;
+    while (n) {
+        ssize_t k = pread(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return k < 0 ? errno : EIO;
+        p += k, n -= (size_t)k, off += (uint64_t)k;
+    }
+    return 0;
+}
 
 static void *copy_thread(void *arg)
 {
     copy_work *cw = arg;
     for (size_t i; (i = atomic_fetch_add(&cw->next, 1)) < cw->n;) {
-        memcpy(cw->v[i].dst, cw->v[i].src, cw->v[i].n);
-        free(cw->v[i].src);
-        cw->v[i].src = NULL;
+        tl_dirty_copy *c = &cw->v[i];
+        if (c->src) {
+            memcpy(c->dst, c->src, c->n);
+            free(c->src);
+            c->src = NULL;
+            continue;
+        }
+        int e = tl_store_read_at(c->fd, c->dst, c->n, c->off);
+        int none = 0;
+        if (e) atomic_compare_exchange_strong(&cw->err, &none, e);
     }
     return NULL;
 }
 
-void tl_store_dirty_copy(tl_dirty_copy *v, size_t n)
+int tl_store_dirty_copy(tl_dirty_copy *v, size_t n)
 {
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) bytes += v[i].n;
@@ -40,10 +62,11 @@ void tl_store_dirty_copy(tl_dirty_copy *v, size_t n)
     size_t want = bytes / BYTES_PER_THREAD + 1;
     if (cpus > 0 && want > (size_t)cpus) want = (size_t)cpus;
     if (want > MAX_COPY_THREADS) want = MAX_COPY_THREADS;
-    copy_work cw = {v, n, 0};
+    copy_work cw = {v, n, 0, 0};
     pthread_t thr[MAX_COPY_THREADS];
     size_t started = 0;
     while (started < want && pthread_create(&thr[started], NULL, copy_thread, &cw) == 0) started++;
     if (!started) copy_thread(&cw); /* no thread could start: the writer copies */
     for (size_t t = 0; t < started; t++) pthread_join(thr[t], NULL);
+    return atomic_load(&cw.err);
 }

@@ -415,18 +415,6 @@ static int spill_write(int fd, const unsigned char *p, size_t n, uint64_t off)
     return 0;
 }
 
-/* Reads n bytes at off into p; 0, or an errno. */
-static int spill_read(int fd, unsigned char *p, size_t n, uint64_t off)
-{
-    while (n) {
-        ssize_t k = pread(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR) continue;
-        if (k <= 0) return k < 0 ? errno : EIO;
-        p += k, n -= (size_t)k, off += (uint64_t)k;
-    }
-    return 0;
-}
-
 /* Stores chunk slot's value (val is taken over): in memory while the
  * trace's values stay under SPILL_AT bytes, else in the spill file. The
  * caller holds mu when the worker runs. */
@@ -565,7 +553,8 @@ void tl_wtrace_append(tl_wtrace *w, tl_wtrace *src)
         unsigned char *val = ch.val;
         if (ch.spilled) { /* read back from src's file, to be held by w */
             val = tl_xmalloc(ch.vlen ? ch.vlen : 1);
-            if (spill_read(src->spill_fd, val, ch.vlen, ch.off)) w->spill_err = errno ? errno : EIO;
+            int e = tl_store_read_at(src->spill_fd, val, ch.vlen, ch.off);
+            if (e) w->spill_err = e;
         }
         ch.val = NULL;
         ch.spilled = 0;
@@ -692,10 +681,11 @@ static int count_chunks(tl_store *s, MDB_txn *txn, const unsigned char idk[8], s
  * dirty pages in memory where it allocated them until the commit, unless
  * it runs out of room for them (MDB_IDL_UM_MAX, 2^17 pages: 512 MB) and
  * spills some to the file, which a batch of WRITE_BATCH bytes plus one
- * chunk never reaches. Those values are therefore copied after the last
- * put, all at once on several threads (tl_store_dirty_copy); a smaller one
- * sits in a leaf page that the next put may split, and is copied at once.
- * Every in-memory value is freed once copied (on failure, uncopied). */
+ * chunk never reaches. Those values, in memory or in the spill file, are
+ * therefore copied after the last put, all at once on several threads
+ * (tl_store_dirty_copy); a smaller one sits in a leaf page that the next
+ * put may split, and is copied at once. Every in-memory value is freed
+ * once copied (on failure, uncopied). */
 static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_err *err)
 {
     MDB_stat ms;
@@ -712,13 +702,17 @@ static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_er
         MDB_val ck = {c->klen, c->key};
         MDB_val cv = {c->vlen, NULL};
         if ((rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE))) break;
+        if (c->spilled && c->vlen > ms.ms_psize) {
+            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, NULL, c->vlen, w->spill_fd, c->off};
+            continue;
+        }
         if (c->spilled) {
-            if ((rc = spill_read(w->spill_fd, cv.mv_data, c->vlen, c->off)))
+            if ((rc = tl_store_read_at(w->spill_fd, cv.mv_data, c->vlen, c->off)))
                 rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
             continue;
         }
         if (c->vlen > ms.ms_psize) {
-            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, c->val, c->vlen};
+            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, c->val, c->vlen, -1, 0};
         } else {
             memcpy(cv.mv_data, c->val, c->vlen);
             free(c->val);
@@ -727,8 +721,8 @@ static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_er
     }
     if (rc) {
         for (size_t i = 0; i < ncopies; i++) free(copies[i].src);
-    } else {
-        tl_store_dirty_copy(copies, ncopies);
+    } else if ((rc = tl_store_dirty_copy(copies, ncopies))) {
+        rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
     }
     free(copies);
     return rc;
@@ -1181,8 +1175,7 @@ static int blob_offsets_ok(const unsigned char *payload, uint32_t n, uint32_t ra
  * them back in. Small values share B-tree pages and are left alone. */
 static void drop_pages(const void *p, size_t n)
 {
-    static size_t psz;
-    if (!psz) psz = (size_t)sysconf(_SC_PAGESIZE);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE); /* per call: readers run on several threads */
     if (n < 2 * psz) return;
     uintptr_t a = ((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1);
     uintptr_t e = ((uintptr_t)p + n) & ~(uintptr_t)(psz - 1);

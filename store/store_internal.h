@@ -73,16 +73,24 @@ int tl_store_lmdb_err(tl_err *err, int rc, const char *what, const char *dir);
  * full disk fails here rather than as a short write inside LMDB (open.c). */
 int tl_store_reserve(tl_store *s, size_t bytes, tl_err *err);
 
-/* One chunk value to copy into its reserved place: src (malloc'd, freed
- * once copied) into dst, n bytes. */
+/* One chunk value to copy into its reserved place, n bytes into dst:
+ * from src (malloc'd, freed once copied), or, when src is NULL, read from
+ * the spill file fd at off. */
 typedef struct {
     void *dst;
     void *src;
     size_t n;
+    int fd;
+    uint64_t off;
 } tl_dirty_copy;
 /* Copies v[0..n) on up to one thread per core while the caller waits
- * (dirty_copy.c); the dsts must stay where they are until it returns. */
-void tl_store_dirty_copy(tl_dirty_copy *v, size_t n);
+ * (dirty_copy.c); the dsts must stay where they are until it returns.
+ * Returns 0, or the errno of the first spill-file read that failed (EIO
+ * for a file that ends early); every src is freed either way. */
+int tl_store_dirty_copy(tl_dirty_copy *v, size_t n);
+/* Reads n bytes at off of fd into dst (pread, retried); 0, or an errno
+ * (EIO for a file that ends early). */
+int tl_store_read_at(int fd, void *dst, size_t n, uint64_t off);
 
 /* Runs fn inside a write transaction, growing the map and retrying on
  * MDB_MAP_FULL; fn returns 0, an LMDB code or a negative TL_E* code. */

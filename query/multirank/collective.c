@@ -117,6 +117,59 @@ static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int worker
  * them. tl_coll_report reads them from the store first; the
  * per-configuration workbook (corpus_report.c) reads each rank's trace once
  * for its own sheets and this analysis (coll_read_trace). */
+/* The sheets read off the implicit-sync results (the summary, straggler
+ * and imbalance sheets): once nccl_implicit_sync is built they only read
+ * the run and that sheet, so each is built on a thread of its own. */
+typedef struct sync_job {
+    coll_run *run;
+    const tl_table *sync;
+    tl_table *(*build)(coll_run *run, const tl_table *sync);
+    tl_table *out;
+    pthread_t th;
+    int threaded;
+} sync_job;
+
+static void *sync_sheet(void *arg)
+{
+    sync_job *j = arg;
+    j->out = j->build(j->run, j->sync);
+    return NULL;
+}
+static tl_table *summary_of(coll_run *run, const tl_table *sync) { return coll_sheet_summary_implicit(run, sync); }
+static tl_table *straggler_of(coll_run *run, const tl_table *sync)
+{
+    return sync->nrows ? coll_sheet_straggler(run) : NULL;
+}
+static tl_table *imb_ranks_of(coll_run *run, const tl_table *sync)
+{
+    (void)sync;
+    return run->o->imbalance ? coll_sheet_imb_ranks(run) : NULL;
+}
+static tl_table *imb_colls_of(coll_run *run, const tl_table *sync)
+{
+    return run->o->imbalance && sync->nrows ? coll_sheet_imb_colls(run) : NULL;
+}
+
+/* Builds the four sheets, in parallel unless max_workers is 1: summary,
+ * straggler, imbalance by rank, imbalance by collective. The calling
+ * thread builds the smallest (by rank: a row per rank). */
+static void sync_sheets(coll_run *run, const tl_table *sync, tl_table *outs[4])
+{
+    tl_table *(*const build[4])(coll_run *, const tl_table *) = {imb_ranks_of, summary_of, straggler_of,
+                                                                 imb_colls_of};
+    sync_job j[4];
+    for (int i = 0; i < 4; i++) {
+        j[i] = (sync_job){.run = run, .sync = sync, .build = build[i]};
+        j[i].threaded = i > 0 && run->o->max_workers != 1 && pthread_create(&j[i].th, NULL, sync_sheet, &j[i]) == 0;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!j[i].threaded) sync_sheet(&j[i]);
+    for (int i = 0; i < 4; i++) {
+        if (j[i].threaded) pthread_join(j[i].th, NULL);
+        outs[i] = j[i].out;
+    }
+}
+
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err);
 
@@ -229,9 +282,10 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     if (!threaded) long_sheets(&lj);
     int a2a_threaded = o->max_workers != 1 && pthread_create(&ath, NULL, a2a_sheets, &aj) == 0;
     if (!a2a_threaded) a2a_sheets(&aj);
-    tl_table *sync = NULL, *sum_sync = NULL;
+    tl_table *sync = NULL, *after[4] = {0};
     rc = coll_sheet_implicit(&run, &sync, err);
-    if (!rc) sum_sync = coll_sheet_summary_implicit(&run, sync);
+    if (!rc) sync_sheets(&run, sync, after);
+    tl_table *imb_r = after[0], *sum_sync = after[1], *strag = after[2], *imb_c = after[3];
     if (threaded) pthread_join(lth, NULL);
     if (a2a_threaded) pthread_join(ath, NULL);
     tl_table *lng = lj.lng, *sum_long = lj.sum_long, *a2a = aj.a2a, *sum_a2a = aj.sum_a2a, *heat = aj.heat;
@@ -240,13 +294,10 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
         if (err) *err = aj.err;
     }
     if (rc) {
-        tl_table *made[] = {lng, sum_long, sync, sum_sync, a2a, sum_a2a, heat};
+        tl_table *made[] = {lng, sum_long, sync, sum_sync, a2a, sum_a2a, heat, strag, imb_r, imb_c};
         for (size_t i = 0; i < sizeof made / sizeof *made; i++) tl_table_free(made[i]);
         goto done;
     }
-    tl_table *strag = sync->nrows ? coll_sheet_straggler(&run) : NULL;
-    tl_table *imb_r = o->imbalance ? coll_sheet_imb_ranks(&run) : NULL;
-    tl_table *imb_c = o->imbalance && sync->nrows ? coll_sheet_imb_colls(&run) : NULL;
 
     /* The reference's sheets from an empty pandas DataFrame() have no
      * columns (their CSV is "\n"): nccl_implicit_sync and its summary with no

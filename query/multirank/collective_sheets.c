@@ -7,8 +7,10 @@
 #include "query/multirank/collective_internal.h"
 #include "query/core/pyval.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -274,6 +276,46 @@ void coll_rank_prepare(coll_rank *cr)
     cr->prepared = 1;
 }
 
+/* Group numbers by (interned PG, index_in_group): per distinct PG an
+ * array over index_in_group, SIZE_MAX where no group is numbered yet. */
+typedef struct pg_groups {
+    struct pg_slots {
+        const char *pg;
+        size_t *slot, n;
+    } *v;
+    size_t n;
+} pg_groups;
+
+/* The slot of (pg, k); *hit is the PG looked up last (consecutive events
+ * mostly share it). */
+static size_t *pg_group_slot(pg_groups *m, const char *pg, size_t k, size_t *hit)
+{
+    size_t p = *hit;
+    if (p >= m->n || m->v[p].pg != pg) {
+        for (p = 0; p < m->n && m->v[p].pg != pg; p++) {}
+        if (p == m->n) {
+            m->v = tl_xrealloc(m->v, (m->n + 1) * sizeof *m->v);
+            m->v[m->n++] = (struct pg_slots){pg, NULL, 0};
+        }
+        *hit = p;
+    }
+    struct pg_slots *s = &m->v[p];
+    if (k >= s->n) {
+        size_t nn = s->n ? s->n : 64;
+        while (nn <= k) nn *= 2;
+        s->slot = tl_xrealloc(s->slot, nn * sizeof *s->slot);
+        for (size_t i = s->n; i < nn; i++) s->slot[i] = SIZE_MAX;
+        s->n = nn;
+    }
+    return &s->slot[k];
+}
+
+static void pg_groups_free(pg_groups *m)
+{
+    for (size_t i = 0; i < m->n; i++) free(m->v[i].slot);
+    free(m->v);
+}
+
 int coll_match(coll_run *run, tl_err *err)
 {
     (void)err;
@@ -313,15 +355,14 @@ int coll_match(coll_run *run, tl_err *err)
     /* groups in first-appearance order of the long table, keyed by
      * (interned PG name, index_in_group): the collective_id "<pg>_<k>" is
      * spelled once per group ("<k>" in simplified mode, where every PG is
-     * "all") */
-    tl_bmap m;
-    tl_bmap_init(&m, sizeof(pkey), 1024);
-    size_t cap = 0;
+     * "all"). A PG's index_in_group values are dense from 0, so each of the
+     * few distinct PGs maps them to group numbers through an array. */
+    pg_groups pgs = {0};
+    size_t cap = 0, hit = 0;
     for (size_t i = 0; i < run->nall; i++) {
         coll_ev *e = run->all[i];
-        int isnew;
-        size_t *slot = pkey_put(&m, e->pg_name, e->index_in_group, &isnew);
-        if (isnew) {
+        size_t *slot = pg_group_slot(&pgs, e->pg_name, (size_t)e->index_in_group, &hit);
+        if (*slot == SIZE_MAX) {
             if (run->ngroups == cap) {
                 cap = cap ? cap * 2 : 64;
                 run->groups = tl_xrealloc(run->groups, cap * sizeof *run->groups);
@@ -337,7 +378,7 @@ int coll_match(coll_run *run, tl_err *err)
         e->cid = run->groups[*slot].cid;
         run->groups[*slot].n++;
     }
-    tl_bmap_free(&m);
+    pg_groups_free(&pgs);
     /* members in long-table order (ranks ascend: the table is rank by rank) */
     for (size_t g = 0; g < run->ngroups; g++) {
         run->groups[g].ev = tl_xmalloc(run->groups[g].n * sizeof *run->groups[g].ev);
@@ -536,6 +577,96 @@ static double full_mb(const coll_ev *e)
     return e->type == TL_COLL_ALLGATHER ? e->out_mb : e->in_mb;
 }
 
+/* One range of nccl_implicit_sync's rows: their sync metrics, number
+ * cells and sync_wait entries (each row's own cells and entries only). */
+typedef struct implicit_part {
+    coll_run *run;
+    tl_table *t;
+    size_t c_gs, c_in, c_on, c_inmb, c_onmb, c_full, c_lat, c_sks, c_ear, c_avg, c_ske, c_abw, c_bbw;
+    size_t c_rank0, c_wait0;
+    size_t lo, hi;
+    pthread_t th;
+} implicit_part;
+
+static void *implicit_rows(void *arg)
+{
+    implicit_part *p = arg;
+    coll_run *run = p->run;
+    tl_table *t = p->t;
+    size_t N = run->world, cap = 0;
+    double *ts = NULL, *dur = NULL, *wait = NULL;
+    int *rk = NULL;
+    for (size_t i = p->lo; i < p->hi; i++) {
+        const coll_group *G = &run->groups[run->sync_g[i]];
+        if (G->n > cap) {
+            cap = G->n;
+            ts = tl_xrealloc(ts, cap * sizeof *ts);
+            dur = tl_xrealloc(dur, cap * sizeof *dur);
+            wait = tl_xrealloc(wait, cap * sizeof *wait);
+            rk = tl_xrealloc(rk, cap * sizeof *rk);
+        }
+        for (size_t k = 0; k < G->n; k++) ts[k] = G->ev[k]->ts, dur[k] = G->ev[k]->dur, rk[k] = G->ev[k]->rank;
+        tl_coll_sync *m = &run->sync_m[i];
+        tl_coll_sync_metrics(ts, dur, rk, G->n, wait, m);
+        const coll_ev *e = G->ev[0]; /* metadata agree (or the first rank's win) */
+        coll_set_i64(t, p->c_gs, i, e->group_size);
+        coll_set_i64(t, p->c_in, i, e->in_nelems);
+        coll_set_i64(t, p->c_on, i, e->out_nelems);
+        coll_set_f64(t, p->c_inmb, i, e->in_mb);
+        coll_set_f64(t, p->c_onmb, i, e->out_mb);
+        double full = full_mb(e);
+        coll_set_f64(t, p->c_full, i, full);
+        coll_set_f64(t, p->c_lat, i, m->comm_latency);
+        coll_set_f64(t, p->c_sks, i, m->skew_start);
+        tl_table_set_i64(t, p->c_ear, i, m->earliest_rank);
+        coll_set_f64(t, p->c_avg, i, m->avg_wait);
+        coll_set_f64(t, p->c_ske, i, m->skew_end);
+        double abw = NAN, bbw = NAN;
+        if (e->group_size != COLL_NONE && !isnan(full)) {
+            abw = tl_coll_algo_bw(full, m->comm_latency);
+            bbw = abw * tl_coll_busbw_factor(e->type, e->group_size);
+        }
+        coll_set_f64(t, p->c_abw, i, abw);
+        coll_set_f64(t, p->c_bbw, i, bbw);
+        for (size_t k = 0; k < G->n; k++) {
+            size_t r = (size_t)rk[k];
+            tl_table_set_f64(t, p->c_rank0 + 2 * r, i, ts[k]);
+            tl_table_set_f64(t, p->c_rank0 + 2 * r + 1, i, dur[k]);
+            tl_table_set_f64(t, p->c_wait0 + r, i, wait[k]);
+            run->sync_wait[i * N + r] = wait[k];
+        }
+    }
+    free(ts), free(dur), free(wait), free(rk);
+    return NULL;
+}
+
+#define IMPLICIT_MAX_THREADS 8
+#define IMPLICIT_ROWS_PER_THREAD 2048 /* below this a thread costs more than it saves */
+
+/* implicit_rows over rows [0, ns), split over up to one thread per core
+ * (one when max_workers is 1); every row's cells are its own, so the
+ * parts write disjoint places. */
+static void implicit_numbers(const implicit_part *tmpl, size_t ns)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t nt = ns / IMPLICIT_ROWS_PER_THREAD + 1;
+    if (cpus > 0 && nt > (size_t)cpus) nt = (size_t)cpus;
+    if (nt > IMPLICIT_MAX_THREADS) nt = IMPLICIT_MAX_THREADS;
+    if (tmpl->run->o->max_workers == 1) nt = 1;
+    implicit_part parts[IMPLICIT_MAX_THREADS];
+    int started[IMPLICIT_MAX_THREADS] = {0};
+    for (size_t k = 0; k < nt; k++) {
+        parts[k] = *tmpl;
+        parts[k].lo = ns * k / nt;
+        parts[k].hi = ns * (k + 1) / nt;
+        started[k] = k > 0 && pthread_create(&parts[k].th, NULL, implicit_rows, &parts[k]) == 0;
+    }
+    for (size_t k = 0; k < nt; k++)
+        if (!started[k]) implicit_rows(&parts[k]);
+    for (size_t k = 0; k < nt; k++)
+        if (started[k]) pthread_join(parts[k].th, NULL);
+}
+
 int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
 {
     *out = NULL;
@@ -585,57 +716,24 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
     t->cols[c_gs].as_float = run->miss_gs;
     t->cols[c_in].as_float = run->miss_in;
     t->cols[c_on].as_float = run->miss_on;
-    size_t cap = 0;
+    /* the texts first, on this thread (the table's arena), then the
+     * metrics and the number cells by row ranges on threads */
     pcache pc = {0};
-    double *ts = NULL, *dur = NULL, *wait = NULL;
-    int *rk = NULL;
     for (size_t i = 0; i < ns; i++) {
         const coll_group *G = &run->groups[run->sync_g[i]];
-        if (G->n > cap) {
-            cap = G->n;
-            ts = tl_xrealloc(ts, cap * sizeof *ts);
-            dur = tl_xrealloc(dur, cap * sizeof *dur);
-            wait = tl_xrealloc(wait, cap * sizeof *wait);
-            rk = tl_xrealloc(rk, cap * sizeof *rk);
-        }
-        for (size_t k = 0; k < G->n; k++) ts[k] = G->ev[k]->ts, dur[k] = G->ev[k]->dur, rk[k] = G->ev[k]->rank;
-        tl_coll_sync *m = &run->sync_m[i];
-        tl_coll_sync_metrics(ts, dur, rk, G->n, wait, m);
         const coll_ev *e = G->ev[0]; /* metadata agree (or the first rank's win) */
-        set_str_pc(t, c_cid, i, G->cid, &pc);
+        tl_table_set_str(t, c_cid, i, G->cid); /* a group's own: no text to share */
         set_str_pc(t, c_pgn, i, e->pg_name, &pc);
         set_str_pc(t, c_pgr, i, e->pg_ranks, &pc);
         set_str_pc(t, c_cn, i, e->coll_name, &pc);
-        coll_set_i64(t, c_gs, i, e->group_size);
         set_str_pc(t, c_dt, i, e->dtype, &pc);
-        coll_set_i64(t, c_in, i, e->in_nelems);
-        coll_set_i64(t, c_on, i, e->out_nelems);
-        coll_set_f64(t, c_inmb, i, e->in_mb);
-        coll_set_f64(t, c_onmb, i, e->out_mb);
-        double full = full_mb(e);
-        coll_set_f64(t, c_full, i, full);
-        coll_set_f64(t, c_lat, i, m->comm_latency);
-        coll_set_f64(t, c_sks, i, m->skew_start);
-        tl_table_set_i64(t, c_ear, i, m->earliest_rank);
-        coll_set_f64(t, c_avg, i, m->avg_wait);
-        coll_set_f64(t, c_ske, i, m->skew_end);
-        double abw = NAN, bbw = NAN;
-        if (e->group_size != COLL_NONE && !isnan(full)) {
-            abw = tl_coll_algo_bw(full, m->comm_latency);
-            bbw = abw * tl_coll_busbw_factor(e->type, e->group_size);
-        }
-        coll_set_f64(t, c_abw, i, abw);
-        coll_set_f64(t, c_bbw, i, bbw);
-        for (size_t k = 0; k < G->n; k++) {
-            size_t r = (size_t)rk[k];
-            tl_table_set_f64(t, c_rank0 + 2 * r, i, ts[k]);
-            tl_table_set_f64(t, c_rank0 + 2 * r + 1, i, dur[k]);
-            tl_table_set_f64(t, c_wait0 + r, i, wait[k]);
-            run->sync_wait[i * N + r] = wait[k];
-        }
     }
-    free(ts), free(dur), free(wait), free(rk);
     pc_free(&pc);
+    implicit_part part = {.run = run, .t = t, .c_gs = c_gs, .c_in = c_in, .c_on = c_on, .c_inmb = c_inmb,
+                          .c_onmb = c_onmb, .c_full = c_full, .c_lat = c_lat, .c_sks = c_sks, .c_ear = c_ear,
+                          .c_avg = c_avg, .c_ske = c_ske, .c_abw = c_abw, .c_bbw = c_bbw, .c_rank0 = c_rank0,
+                          .c_wait0 = c_wait0};
+    implicit_numbers(&part, ns);
     *out = t;
     return 0;
 }
