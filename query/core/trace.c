@@ -316,6 +316,9 @@ static int load_table(tl_trace *t, const char *table, const coldef *cols, size_t
         if (!(which >> i & 1)) continue;
         int rc = load_col(t, table, &cols[i], rows, own ? &own[i] : NULL, err);
         if (rc) return rc;
+        /* one column's store pages resident at a time (a view read in
+         * place faults its pages back in when read) */
+        tl_reader_drop_resident(t->reader);
     }
     return check_table(t, table, cols, ncols, which, rows, *idflags, err);
 }
@@ -517,6 +520,9 @@ static int narrow_scan_col(narrow_scan *s, int i)
     s->d = &EVENT_COLS[i];
     s->rows = 0;
     int rc = tl_reader_column_scan(s->t->reader, s->t->id, TL_T_EVENTS, s->d->name, narrow_chunk, s, s->err);
+    /* the scanned pages are not read again: drop them before the next
+     * column maps its own */
+    tl_reader_drop_resident(s->t->reader);
     if (!rc) rc = s->rc;
     if (!rc && s->rows != s->t->n) {
         char what[96];
