@@ -27,7 +27,22 @@ tl_table *coll_sheet_imb_ranks(coll_run *run)
     }
     mean /= (double)N;
     tl_table_set_nrows(t, N);
-    double *w = tl_xmalloc((ns ? ns : 1) * sizeof *w);
+    /* each rank's waits summed in collective order, one pass over the
+     * collective-major matrix (a rank-major walk strides N doubles per
+     * collective: 5 ms of 64 x 64 MB's serial collective analysis) */
+    tl_kahan *wait = tl_xcalloc(N ? N : 1, sizeof *wait);
+    size_t *m = tl_xcalloc(N ? N : 1, sizeof *m);
+    int64_t *last = tl_xcalloc(N ? N : 1, sizeof *last);
+    for (size_t i = 0; i < ns; i++) {
+        const double *row = run->sync_wait + i * N;
+        for (size_t r = 0; r < N; r++) {
+            if (isnan(row[r])) continue;
+            tl_kahan_add(&wait[r], row[r]);
+            m[r]++;
+        }
+        int lr = run->sync_m[i].last_rank;
+        if (lr >= 0 && (size_t)lr < N && !isnan(row[lr])) last[lr]++;
+    }
     for (size_t r = 0; r < N; r++) {
         const tl_coll_rankinfo *ri = &run->ranks[r].info;
         double comp = (double)ri->comp_ns / 1e6;
@@ -41,20 +56,14 @@ tl_table *coll_sheet_imb_ranks(coll_run *run)
         tl_table_set_f64(t, c_idle, r, (double)ri->idle_ns / 1e6);
         tl_table_set_f64(t, c_tot, r, (double)ri->total_ns / 1e6);
         tl_table_set_i64(t, c_ncoll, r, (int64_t)ri->n_collectives);
-        size_t m = 0;
-        int64_t last = 0;
-        for (size_t i = 0; i < ns; i++) {
-            double x = run->sync_wait[i * N + r];
-            if (isnan(x)) continue;
-            w[m++] = x;
-            if (run->sync_m[i].last_rank == (int)r) last++;
-        }
-        if (m) {
-            tl_table_set_f64(t, c_wait, r, tl_sum_kahan(w, m));
-            tl_table_set_i64(t, c_last, r, last);
+        if (m[r]) {
+            tl_table_set_f64(t, c_wait, r, wait[r].sum);
+            tl_table_set_i64(t, c_last, r, last[r]);
         }
     }
-    free(w);
+    free(wait);
+    free(m);
+    free(last);
     return t;
 }
 
