@@ -308,4 +308,10 @@ void tl_mem_marks(int on);
 void tl_heap_trim(void);
 int tl_mkdir_p(const char *path, tl_err *err);
 
+/* fn(ctx, i) for every i < n, each once, on up to `threads` threads (the
+   caller's among them, at most 16; fewer when n is smaller), each thread's
+   share profiled as the parallel stage `stage` (a string literal; NULL:
+   not profiled). Returns when every call has returned. */
+void tl_par_for(size_t n, int threads, const char *stage, void (*fn)(void *ctx, size_t i), void *ctx);
+
 #endif

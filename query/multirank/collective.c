@@ -117,59 +117,6 @@ static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int worker
  * them. tl_coll_report reads them from the store first; the
  * per-configuration workbook (corpus_report.c) reads each rank's trace once
  * for its own sheets and this analysis (coll_read_trace). */
-/* The sheets read off the implicit-sync results (the summary, straggler
- * and imbalance sheets): once nccl_implicit_sync is built they only read
- * the run and that sheet, so each is built on a thread of its own. */
-typedef struct sync_job {
-    coll_run *run;
-    const tl_table *sync;
-    tl_table *(*build)(coll_run *run, const tl_table *sync);
-    tl_table *out;
-    pthread_t th;
-    int threaded;
-} sync_job;
-
-static void *sync_sheet(void *arg)
-{
-    sync_job *j = arg;
-    j->out = j->build(j->run, j->sync);
-    return NULL;
-}
-static tl_table *summary_of(coll_run *run, const tl_table *sync) { return coll_sheet_summary_implicit(run, sync); }
-static tl_table *straggler_of(coll_run *run, const tl_table *sync)
-{
-    return sync->nrows ? coll_sheet_straggler(run) : NULL;
-}
-static tl_table *imb_ranks_of(coll_run *run, const tl_table *sync)
-{
-    (void)sync;
-    return run->o->imbalance ? coll_sheet_imb_ranks(run) : NULL;
-}
-static tl_table *imb_colls_of(coll_run *run, const tl_table *sync)
-{
-    return run->o->imbalance && sync->nrows ? coll_sheet_imb_colls(run) : NULL;
-}
-
-/* Builds the four sheets, in parallel unless max_workers is 1: summary,
- * straggler, imbalance by rank, imbalance by collective. The calling
- * thread builds the smallest (by rank: a row per rank). */
-static void sync_sheets(coll_run *run, const tl_table *sync, tl_table *outs[4])
-{
-    tl_table *(*const build[4])(coll_run *, const tl_table *) = {imb_ranks_of, summary_of, straggler_of,
-                                                                 imb_colls_of};
-    sync_job j[4];
-    for (int i = 0; i < 4; i++) {
-        j[i] = (sync_job){.run = run, .sync = sync, .build = build[i]};
-        j[i].threaded = i > 0 && run->o->max_workers != 1 && pthread_create(&j[i].th, NULL, sync_sheet, &j[i]) == 0;
-    }
-    for (int i = 0; i < 4; i++)
-        if (!j[i].threaded) sync_sheet(&j[i]);
-    for (int i = 0; i < 4; i++) {
-        if (j[i].threaded) pthread_join(j[i].th, NULL);
-        outs[i] = j[i].out;
-    }
-}
-
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err);
 
@@ -197,6 +144,52 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
         return rc;
     }
     return coll_report_ranks(ranks, world, o, out, summary, err);
+}
+
+/* The sheets read off the implicit-sync results (the summary, straggler
+ * and imbalance sheets): once nccl_implicit_sync is built they only read
+ * the run and that sheet, so each is built on a thread of its own. The
+ * calling thread builds the smallest (by rank: a row per rank) and no
+ * other, so that the analysis' own thread does the least: a fixed share,
+ * where tl_par_for's threads take what is left. */
+typedef struct sync_job {
+    coll_run *run;
+    const tl_table *sync;
+    int which; /* 0 imbalance by rank, 1 summary, 2 straggler, 3 imbalance by collective */
+    tl_table *out;
+    pthread_t th;
+    int threaded;
+} sync_job;
+
+static void *sync_sheet(void *arg)
+{
+    sync_job *j = arg;
+    coll_run *run = j->run;
+    const tl_table *sync = j->sync;
+    switch (j->which) {
+    case 0: j->out = run->o->imbalance ? coll_sheet_imb_ranks(run) : NULL; break;
+    case 1: j->out = coll_sheet_summary_implicit(run, sync); break;
+    case 2: j->out = sync->nrows ? coll_sheet_straggler(run) : NULL; break;
+    default: j->out = run->o->imbalance && sync->nrows ? coll_sheet_imb_colls(run) : NULL; break;
+    }
+    return NULL;
+}
+
+/* The four sheets into outs[], in sync_job's order; on threads unless
+ * max_workers is 1. */
+static void sync_sheets(coll_run *run, const tl_table *sync, tl_table *outs[4])
+{
+    sync_job j[4];
+    for (int i = 0; i < 4; i++) {
+        j[i] = (sync_job){.run = run, .sync = sync, .which = i};
+        j[i].threaded = i > 0 && run->o->max_workers != 1 && pthread_create(&j[i].th, NULL, sync_sheet, &j[i]) == 0;
+    }
+    for (int i = 0; i < 4; i++)
+        if (!j[i].threaded) sync_sheet(&j[i]);
+    for (int i = 0; i < 4; i++) {
+        if (j[i].threaded) pthread_join(j[i].th, NULL);
+        outs[i] = j[i].out;
+    }
 }
 
 typedef struct long_job {

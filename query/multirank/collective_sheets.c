@@ -7,7 +7,6 @@
 #include "query/multirank/collective_internal.h"
 #include "query/core/pyval.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -577,26 +576,28 @@ static double full_mb(const coll_ev *e)
     return e->type == TL_COLL_ALLGATHER ? e->out_mb : e->in_mb;
 }
 
-/* One range of nccl_implicit_sync's rows: their sync metrics, number
- * cells and sync_wait entries (each row's own cells and entries only). */
+/* nccl_implicit_sync's rows [0, ns) in nparts ranges: their sync
+ * metrics, number cells and sync_wait entries (each row's own cells and
+ * entries only, so ranges run on threads at once). */
 typedef struct implicit_part {
     coll_run *run;
     tl_table *t;
     size_t c_gs, c_in, c_on, c_inmb, c_onmb, c_full, c_lat, c_sks, c_ear, c_avg, c_ske, c_abw, c_bbw;
     size_t c_rank0, c_wait0;
-    size_t lo, hi;
-    pthread_t th;
+    size_t ns, nparts;
 } implicit_part;
 
-static void *implicit_rows(void *arg)
+/* Range k of the rows (tl_par_for). */
+static void implicit_rows(void *ctx, size_t k)
 {
-    implicit_part *p = arg;
+    const implicit_part *p = ctx;
     coll_run *run = p->run;
     tl_table *t = p->t;
     size_t N = run->world, cap = 0;
     double *ts = NULL, *dur = NULL, *wait = NULL;
     int *rk = NULL;
-    for (size_t i = p->lo; i < p->hi; i++) {
+    size_t lo = p->ns * k / p->nparts, hi = p->ns * (k + 1) / p->nparts;
+    for (size_t i = lo; i < hi; i++) {
         const coll_group *G = &run->groups[run->sync_g[i]];
         if (G->n > cap) {
             cap = G->n;
@@ -637,35 +638,9 @@ static void *implicit_rows(void *arg)
         }
     }
     free(ts), free(dur), free(wait), free(rk);
-    return NULL;
 }
 
-#define IMPLICIT_MAX_THREADS 8
 #define IMPLICIT_ROWS_PER_THREAD 2048 /* below this a thread costs more than it saves */
-
-/* implicit_rows over rows [0, ns), split over up to one thread per core
- * (one when max_workers is 1); every row's cells are its own, so the
- * parts write disjoint places. */
-static void implicit_numbers(const implicit_part *tmpl, size_t ns)
-{
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t nt = ns / IMPLICIT_ROWS_PER_THREAD + 1;
-    if (cpus > 0 && nt > (size_t)cpus) nt = (size_t)cpus;
-    if (nt > IMPLICIT_MAX_THREADS) nt = IMPLICIT_MAX_THREADS;
-    if (tmpl->run->o->max_workers == 1) nt = 1;
-    implicit_part parts[IMPLICIT_MAX_THREADS];
-    int started[IMPLICIT_MAX_THREADS] = {0};
-    for (size_t k = 0; k < nt; k++) {
-        parts[k] = *tmpl;
-        parts[k].lo = ns * k / nt;
-        parts[k].hi = ns * (k + 1) / nt;
-        started[k] = k > 0 && pthread_create(&parts[k].th, NULL, implicit_rows, &parts[k]) == 0;
-    }
-    for (size_t k = 0; k < nt; k++)
-        if (!started[k]) implicit_rows(&parts[k]);
-    for (size_t k = 0; k < nt; k++)
-        if (started[k]) pthread_join(parts[k].th, NULL);
-}
 
 int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
 {
@@ -732,8 +707,11 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
     implicit_part part = {.run = run, .t = t, .c_gs = c_gs, .c_in = c_in, .c_on = c_on, .c_inmb = c_inmb,
                           .c_onmb = c_onmb, .c_full = c_full, .c_lat = c_lat, .c_sks = c_sks, .c_ear = c_ear,
                           .c_avg = c_avg, .c_ske = c_ske, .c_abw = c_abw, .c_bbw = c_bbw, .c_rank0 = c_rank0,
-                          .c_wait0 = c_wait0};
-    implicit_numbers(&part, ns);
+                          .c_wait0 = c_wait0, .ns = ns};
+    long cpus = run->o->max_workers == 1 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+    part.nparts = ns / IMPLICIT_ROWS_PER_THREAD + 1;
+    if (cpus > 0 && part.nparts > (size_t)cpus) part.nparts = (size_t)cpus;
+    tl_par_for(part.nparts, (int)part.nparts, NULL, implicit_rows, &part);
     *out = t;
     return 0;
 }

@@ -55,9 +55,4 @@ void cp_collect(pyt_ctx *c, tl_arena *a, cp_rows out[CP_NGROUPS]);
  * row. Pooled on up to `threads` threads (corpus_pool.c). */
 tl_table *cp_group_sheet(size_t g, cp_rows *const *ranks, size_t n, int threads);
 
-/* fn(ctx, i) for every i < n, each once, on up to `threads` threads (the
- * caller's among them, at most 16), each thread's share profiled as the
- * parallel stage `stage` (a string literal). */
-void cp_par_for(size_t n, int threads, const char *stage, void (*fn)(void *ctx, size_t i), void *ctx);
-
 #endif

@@ -21,8 +21,6 @@
 #include "base/profile.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -178,39 +176,6 @@ static size_t *pair_slot(tl_bmap *m, const void *a, const void *b, int *isnew)
 {
     pair_key k = {a, b};
     return tl_bmap_put(m, &k, isnew);
-}
-
-/* ---- a loop over threads */
-
-typedef struct par_loop {
-    void (*fn)(void *ctx, size_t i);
-    void *ctx;
-    size_t n;
-    const char *stage;
-    atomic_size_t next;
-} par_loop;
-
-static void *par_run(void *arg)
-{
-    par_loop *l = arg;
-    tl_prof_span sp;
-    tl_prof_begin(&sp, l->stage, TL_PROF_PARALLEL);
-    for (size_t i; (i = atomic_fetch_add(&l->next, 1)) < l->n;) l->fn(l->ctx, i);
-    tl_prof_end(&sp);
-    return NULL;
-}
-
-void cp_par_for(size_t n, int threads, const char *stage, void (*fn)(void *ctx, size_t i), void *ctx)
-{
-    par_loop l = {fn, ctx, n, stage};
-    atomic_init(&l.next, 0);
-    if ((size_t)threads > n) threads = (int)n;
-    pthread_t th[16];
-    int started = 0;
-    for (int k = 1; k < threads && k < 16; k++)
-        if (pthread_create(&th[started], NULL, par_run, &l) == 0) started++;
-    par_run(&l);
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
 }
 
 /* ---- the steps */
@@ -491,7 +456,7 @@ tl_table *cp_group_sheet(size_t g, cp_rows *const *ranks, size_t n, int threads)
     if (nrows < PARALLEL_MIN_ROWS || threads < 1) threads = 1;
     cgroups G = {0};
     pool_ctx c = {.rp = rp};
-    cp_par_for(n, threads, POOLING, scan_rank, &c);
+    tl_par_for(n, threads, POOLING, scan_rank, &c);
     tl_prof_span sp;
     tl_prof_begin(&sp, "corpus: op-group merge", TL_PROF_SERIAL);
     pool_keys pk = {0};
@@ -500,8 +465,8 @@ tl_table *cp_group_sheet(size_t g, cp_rows *const *ranks, size_t n, int threads)
     tl_prof_end(&sp);
     c.groups = G.v;
     c.sums = tl_xcalloc(G.n ? G.n : 1, sizeof *c.sums);
-    cp_par_for(n, threads, POOLING, place_rows, &c);
-    cp_par_for(G.n, threads, POOLING, sum_group, &c);
+    tl_par_for(n, threads, POOLING, place_rows, &c);
+    tl_par_for(G.n, threads, POOLING, sum_group, &c);
     tl_prof_begin(&sp, "corpus: op-group merge", TL_PROF_SERIAL);
     tl_table *t = group_table(g, &G, c.sums, &pk);
     for (size_t i = 0; i < G.n; i++) {

@@ -1137,7 +1137,7 @@ static int pooled_sheets(pool *p, tl_corpus_sheets *out, tl_corpus_stats *stats,
                                  {sync, "nccl_implicit_sync_cat_detailed", 1, NULL}, {a2a, NULL, 0, NULL}};
             size_t nj = sizeof jobs / sizeof *jobs - (a2a ? 0 : 1);
             tl_prof_end(&sp);
-            cp_par_for(nj, threads, "corpus: branch sheets", branch_sheet, jobs);
+            tl_par_for(nj, threads, "corpus: branch sheets", branch_sheet, jobs);
             tl_prof_begin(&sp, "corpus: pooled sheets", TL_PROF_SERIAL);
             for (size_t k = 0; k < nj; k++) tl_vec_push(out, jobs[k].out);
             if (ir) tl_vec_push(out, ir);
