@@ -121,6 +121,11 @@ static int parse_source(tl_source *src, const char *path, const tl_ingest_opts *
     /* Done with the input: free its buffers and mapping before the tree
      * allocates its indexes (that is where ingest memory peaks). */
     uint64_t id = tl_source_id(src);
+    tl_err changed = {0};
+    if (tl_source_unchanged(src, &changed)) { /* its error explains the parser's, if any */
+        if (err) *err = changed;
+        rc = changed.code;
+    }
     uint64_t src_bytes = tl_source_file_size(src), json_bytes = tl_source_bytes_out(src);
     tl_mem_mark("parsed");
     tl_source_close(src);

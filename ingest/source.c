@@ -9,6 +9,7 @@
  * ISA-L inflates faster than zlib here (bench/ingest compares them); both
  * are Debian packages. Multi-member gzip files are supported. */
 #include "ingest/source.h"
+#include "ingest/input_guard.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,8 @@ struct tl_source {
     unsigned char *map;
     int gz;
     int borrowed; /* map is caller memory (tl_source_open_mem) */
+    int guard;    /* the map's input_guard slot, -1 none */
+    struct timespec mtime; /* the file's modification time when opened */
 
     /* window over the decompressed stream (gzip only) */
     char *win;
@@ -294,6 +297,8 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
     s->path = tl_xstrdup(path);
     s->fd = fd;
     s->fsize = (uint64_t)st.st_size;
+    s->mtime = st.st_mtim;
+    s->guard = -1;
     if (s->fsize > 0) {
         s->map = mmap(NULL, s->fsize, PROT_READ, MAP_SHARED, fd, 0);
         if (s->map == MAP_FAILED) {
@@ -304,6 +309,7 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
             return tl_errf(err, TL_EIO, "%s: cannot map: %s", path, strerror(e));
         }
         madvise(s->map, s->fsize, MADV_SEQUENTIAL);
+        s->guard = tl_input_guard_add(s->map, s->fsize);
     }
     s->gz = is_gzip(s->map, s->fsize);
     s->release_step = plain_release_step(s->fsize);
@@ -371,6 +377,7 @@ int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **
     s->fsize = n;
     s->map = (unsigned char *)buf;
     s->borrowed = 1;
+    s->guard = -1;
     s->gz = is_gzip(s->map, s->fsize);
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
@@ -399,12 +406,34 @@ void tl_source_close(tl_source *s)
     for (int i = 0; i < NBLOCKS; i++) free(s->ring[i].data);
     pthread_mutex_destroy(&s->mu);
     pthread_cond_destroy(&s->cv);
+    tl_input_guard_remove(s->guard);
     if (s->map && s->map != MAP_FAILED && !s->borrowed) munmap(s->map, s->fsize);
     if (s->fd >= 0) close(s->fd);
     free(s->win);
     free(s->all);
     free(s->path);
     free(s);
+}
+
+int tl_source_unchanged(tl_source *s, tl_err *err)
+{
+    if (s->fd < 0) return TL_OK;
+    tl_source_id(s); /* the hashing thread is done reading */
+    struct stat st;
+    if (fstat(s->fd, &st) != 0) memset(&st, 0, sizeof st);
+    uint64_t fault = tl_input_guard_fault(s->guard);
+    if (fault == UINT64_MAX && (uint64_t)st.st_size == s->fsize && st.st_mtim.tv_sec == s->mtime.tv_sec &&
+        st.st_mtim.tv_nsec == s->mtime.tv_nsec)
+        return TL_OK;
+    uint64_t end = (uint64_t)st.st_size > fault ? fault : (uint64_t)st.st_size; /* first byte lost */
+    if (end < s->fsize)
+        return tl_errf(err, TL_EIO,
+                       "%s: the file shrank while it was read (%llu bytes when opened, %llu now; no data at byte "
+                       "%llu): nothing of it was stored",
+                       s->path, (unsigned long long)s->fsize, (unsigned long long)st.st_size,
+                       (unsigned long long)end);
+    return tl_errf(err, TL_EIO, "%s: the file changed while it was read (%llu bytes when opened, %llu now): nothing "
+                   "of it was stored", s->path, (unsigned long long)s->fsize, (unsigned long long)st.st_size);
 }
 
 int tl_source_is_gzip(const tl_source *s) { return s->gz; }

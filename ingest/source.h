@@ -28,6 +28,11 @@ void tl_source_set_known(tl_source *s, tl_source_known_fn fn, void *ctx);
  * as for files. The buffer must outlive the source. */
 int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **out, tl_err *err);
 void tl_source_close(tl_source *s);
+/* Whether a file source is still as it was opened (size and modification
+ * time; no page of its mapping found missing): 0, or TL_EIO with a message
+ * naming the file and the byte where its data ended. Waits for the hashing
+ * thread. Memory sources always pass. */
+int tl_source_unchanged(tl_source *s, tl_err *err);
 int tl_source_is_gzip(const tl_source *s);
 uint64_t tl_source_file_size(const tl_source *s);
 /* Total decompressed bytes delivered so far. */

@@ -24,6 +24,7 @@ tl_script_test(golden.overlap ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_overl
 if(TARGET tracegen)
   tl_script_test(tracegen ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_tracegen.py $<TARGET_FILE:tracegen>)
   tl_script_test(ingest.crash_kill9 bash ${CMAKE_CURRENT_SOURCE_DIR}/test_crash.sh ${CMAKE_BINARY_DIR})
+  tl_script_test(ingest.input_truncated bash ${CMAKE_CURRENT_SOURCE_DIR}/test_input_truncated.sh ${CMAKE_BINARY_DIR})
   tl_script_test(ingest.args_sel ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/test_args_sel.py ${CMAKE_BINARY_DIR})
 endif()
 tl_script_test(golden.jax ${TL_PY3} ${CMAKE_CURRENT_SOURCE_DIR}/golden_jax.py ${CMAKE_BINARY_DIR})
