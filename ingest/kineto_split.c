@@ -17,7 +17,10 @@
  * the array, joins the next part only when one of its own elements starts
  * exactly at that part's first byte, and each joined part joins the next
  * one the same way. A part nobody joins is discarded (the parser that went
- * past its start reads that text itself). The result — events, their
+ * past its start reads that text itself). A part also stops at the first
+ * element past twice the part size from its start (the main parser, once
+ * it has joined it, reads on from there), so that wrong guesses in a row
+ * cannot make one part hold the rest of the document. The result — events, their
  * order, errors and the byte offsets in them — is therefore the serial
  * parse's, whatever the guesses were; only the time differs. */
 #include "ingest/kineto_internal.h"
@@ -39,6 +42,9 @@
 #define MIN_PART_BYTES ((size_t)32 << 20)
 #define MAX_PART_BYTES ((size_t)64 << 20)
 
+/* A part's end: it stopped at its byte cap, at the start of an element. */
+#define LINK_CAPPED (-2)
+
 typedef struct part {
     int src_part;        /* its tl_source_part_open slot while it runs, or -1 */
     tl_json j;
@@ -47,7 +53,8 @@ typedef struct part {
     atomic_int cancel;   /* nobody will join it: stop early, or never start */
     int done;            /* its worker is finished with it (under pl->mu) */
     int rc;
-    int link;            /* the part it reached the start of, or -1 (it reached ']') */
+    int link;            /* the part it reached the start of, -1 (it reached ']') or
+                            LINK_CAPPED */
 } part;
 
 /* The parts of one document and the workers that parse them. */
@@ -56,6 +63,7 @@ typedef struct pipeline {
     part *parts;         /* [1, nstarts) */
     const uint64_t *starts;
     int nstarts, slots;
+    uint64_t cap;        /* a part stops at the first element this far past its start */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int freed;           /* parts 1..freed are joined or discarded and freed */
@@ -116,12 +124,14 @@ static size_t guess_start(const char *b, size_t len, size_t from, size_t limit)
 }
 
 /* Parses elements from j->pos (first: right after '[' or at a part's
- * first '{') until ']' (*link = -1) or until an element starts exactly at
- * starts[m] for some m >= from (*link = m). The main parser releases its
- * pages through the source (which may stop it: trace stored already);
- * a part through its own cursor, and it stops when cancelled. */
+ * first '{') until ']' (*link = -1), until an element starts exactly at
+ * starts[m] for some m >= from (*link = m), or, with stop_at > 0, until
+ * an element starts at or past stop_at (*link = LINK_CAPPED, j->pos at
+ * that element). The main parser releases its pages through the source
+ * (which may stop it: trace stored already); a part through its own
+ * cursor, and it stops when cancelled. */
 static int run_elements(kreader *k, int first, const uint64_t *starts, int nstarts, int from, int *link,
-                        atomic_int *cancel, int src_part, part *parts)
+                        atomic_int *cancel, int src_part, part *parts, uint64_t stop_at)
 {
     tl_json *j = k->j;
     int rc, more = 1, m = from;
@@ -139,6 +149,10 @@ static int run_elements(kreader *k, int first, const uint64_t *starts, int nstar
         }
         if (m < nstarts && starts[m] == j->pos) {
             *link = m;
+            return 0;
+        }
+        if (stop_at && j->pos >= stop_at) {
+            *link = LINK_CAPPED;
             return 0;
         }
         /* the element is the restartable unit */
@@ -170,7 +184,8 @@ static void part_parse(pipeline *pl, int i)
     tl_build *b = tl_build_new_shard();
     if (tl_build_selects_args(mk->b)) tl_build_select_args(b);
     tl_kreader_init(&p->k, &p->j, b, mk->src);
-    p->rc = run_elements(&p->k, 1, pl->starts, pl->nstarts, i + 1, &p->link, &p->cancel, p->src_part, NULL);
+    p->rc = run_elements(&p->k, 1, pl->starts, pl->nstarts, i + 1, &p->link, &p->cancel, p->src_part, NULL,
+                         pl->starts[i] + pl->cap);
 }
 
 typedef struct worker_arg {
@@ -246,9 +261,11 @@ static uint64_t *part_starts(const tl_json *j, size_t step, int *nstarts)
 }
 
 /* Follows the chain of parts that joined, from `link` (the main parser's
- * status rc): each is appended as if the main parser had read it; parts
- * skipped over are discarded. Returns the status and the parts joined. */
-static int join_parts(pipeline *pl, int rc, int link, int *joined)
+ * status rc): each is appended as if the main parser had read it; after a
+ * part that stopped at its cap the main parser reads on from its end to
+ * the next part's start; parts skipped over are discarded. Returns the
+ * status and the parts joined and capped. */
+static int join_parts(pipeline *pl, int rc, int link, int *joined, int *capped)
 {
     kreader *k = pl->main;
     tl_json *j = k->j;
@@ -270,6 +287,11 @@ static int join_parts(pipeline *pl, int rc, int link, int *joined)
             /* what the part read counts as read (page release, progress,
              * and the stop when the trace is stored already) */
             if ((rc = tl_json_release(j))) cur = -1;
+            if (cur == LINK_CAPPED) {
+                ++*capped;
+                rc = run_elements(k, 1, pl->starts, pl->nstarts, i + 1, &cur, NULL, 0, pl->parts, 0);
+                if (rc) cur = -1;
+            }
         }
         part_free(pl, i);
     }
@@ -278,7 +300,7 @@ static int join_parts(pipeline *pl, int rc, int link, int *joined)
 
 static int split_events(kreader *k, size_t step)
 {
-    pipeline pl = {.main = k, .slots = tl_source_parts_allowed(k->src)};
+    pipeline pl = {.main = k, .slots = tl_source_parts_allowed(k->src), .cap = 2 * (uint64_t)step};
     uint64_t *starts = part_starts(k->j, step, &pl.nstarts);
     pl.starts = starts;
     if (pl.slots > pl.nstarts - 1) pl.slots = pl.nstarts - 1;
@@ -292,12 +314,12 @@ static int split_events(kreader *k, size_t step)
         wa[nw] = (worker_arg){.pl = &pl, .first = nw + 1};
         if (pthread_create(&wa[nw].thr, NULL, worker, &wa[nw]) != 0) break;
     }
-    int rc = 0, link = -1, joined = 1;
+    int rc = 0, link = -1, joined = 1, capped = 0;
     double t0 = tl_now(), t1 = t0;
     if (nw == pl.slots) {
-        rc = run_elements(k, 1, starts, pl.nstarts, 1, &link, NULL, 0, pl.parts);
+        rc = run_elements(k, 1, starts, pl.nstarts, 1, &link, NULL, 0, pl.parts, 0);
         t1 = tl_now();
-        rc = join_parts(&pl, rc, link, &joined);
+        rc = join_parts(&pl, rc, link, &joined, &capped);
     } else { /* a worker failed to start: its parts would never run */
         pthread_mutex_lock(&pl.mu);
         pl.stop = 1;
@@ -307,7 +329,7 @@ static int split_events(kreader *k, size_t step)
     for (int w = 0; w < nw; w++) pthread_join(wa[w].thr, NULL);
     for (int i = 1; i < pl.nstarts; i++) /* only after a failed start */
         if (pl.parts[i].k.b) part_free(&pl, i);
-    if (nw < pl.slots) rc = run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
+    if (nw < pl.slots) rc = run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL, 0);
     free(wa);
     free(pl.parts);
     free(starts);
@@ -319,8 +341,9 @@ static int split_events(kreader *k, size_t step)
     tl_heap_trim();
     if (tl_source_timing(k->src))
         fprintf(stderr,
-                "timing: split into %d parts, %d joined, %d at once; first part %.3f s, the rest joined after %.3f s\n",
-                pl.nstarts, joined, pl.slots, t1 - t0, tl_now() - t1);
+                "timing: split into %d parts, %d joined, %d at once, %d stopped at their cap; first part %.3f s, "
+                "the rest joined after %.3f s\n",
+                pl.nstarts, joined, pl.slots, capped, t1 - t0, tl_now() - t1);
     return rc;
 }
 
@@ -329,5 +352,5 @@ int tl_kineto_events(kreader *k)
     size_t step = part_bytes(k);
     if (step > 0) return split_events(k, step);
     int link;
-    return run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL);
+    return run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL, 0);
 }

@@ -21,9 +21,10 @@ PyTorch report's CSVs must be identical. Traces:
     2 or 3 in flight (the pipeline reuses its slots), whole and with a
     syntax error late in the file;
 The test also requires that parts were really joined, and discarded for
-the hostile traces (TRACELENS_TIMING reports it), and that the pipeline
+the hostile traces (TRACELENS_TIMING reports it), that the pipeline
 ran more parts than it had in flight, so it fails if splitting never
-happens.
+happens, and that parts stopped at their byte cap in the dense trace
+(wrong guesses in a row) but never in the others.
 usage: test_split_parse.py BUILD_DIR [DATA_DIR]
 """
 import gzip
@@ -43,6 +44,7 @@ TL = os.path.join(BUILD, "tracelens")
 TRACEGEN = os.path.join(BUILD, "tracegen")
 check = Checks()
 joined_total = discarded_total = 0
+capped_total = {}  # trace name -> parts that stopped at their byte cap
 
 
 
@@ -104,10 +106,10 @@ def hostile_trace(path, corrupt=False, dense=False):
 def ingest(db, path, env):
     shutil.rmtree(db, ignore_errors=True)
     r = run([TL, "--db", db, "ingest", "-q", path], dict(env, TRACELENS_TIMING="1"))
-    m = re.search(r"split into (\d+) parts, (\d+) joined, (\d+) at once", r.stderr)
-    parts, joined, slots = (int(m.group(1)), int(m.group(2)), int(m.group(3))) if m else (1, 1, 1)
+    m = re.search(r"split into (\d+) parts, (\d+) joined, (\d+) at once, (\d+) stopped at their cap", r.stderr)
+    parts, joined, slots, capped = (int(m.group(i)) for i in range(1, 5)) if m else (1, 1, 1, 0)
     err = [l for l in r.stderr.splitlines() if not l.startswith("timing:")]
-    return r.returncode, r.stdout.split("\t")[0] if r.returncode == 0 else None, err, parts, joined, slots
+    return r.returncode, r.stdout.split("\t")[0] if r.returncode == 0 else None, err, parts, joined, slots, capped
 
 
 def stored(db, tid, outdir):
@@ -130,11 +132,12 @@ def compare(name, path, tmp, configs, expect_split=True, expect_pipeline=False):
     global joined_total, discarded_total
     discarded = 0
     size = os.path.getsize(path)
-    rc0, id0, err0, _, _, _ = ingest(os.path.join(tmp, "db0"), path, {"TRACELENS_PARSE_THREADS": "1"})
+    rc0, id0, err0, _, _, _, _ = ingest(os.path.join(tmp, "db0"), path, {"TRACELENS_PARSE_THREADS": "1"})
     base = stored(os.path.join(tmp, "db0"), id0, os.path.join(tmp, "csv0")) if rc0 == 0 else None
     for threads, frac in configs:
         env = {"TRACELENS_PARSE_THREADS": str(threads), "TRACELENS_SPLIT_MIN": str(max(4096, int(size * frac)))}
-        rc, tid, err, parts, joined, slots = ingest(os.path.join(tmp, "db1"), path, env)
+        rc, tid, err, parts, joined, slots, capped = ingest(os.path.join(tmp, "db1"), path, env)
+        capped_total[name] = capped_total.get(name, 0) + capped
         joined_total += joined - 1
         discarded_total += parts - joined
         discarded += parts - joined
@@ -146,7 +149,8 @@ def compare(name, path, tmp, configs, expect_split=True, expect_pipeline=False):
         check(rc == rc0, what + "exit status %d, serial %d" % (rc, rc0))
         check(err == err0, what + "messages differ:\n  %s\n  %s" % (err, err0))
         if rc0 != 0 or rc != 0:
-            print("%s%d parts, %d joined; the same error: %s" % (what, parts, joined, err[0] if err else "?"))
+            print("%s%d parts, %d joined, %d capped; the same error: %s" % (what, parts, joined, capped,
+                                                                          err[0] if err else "?"))
             continue
         check(tid == id0, what + "trace id differs")
         got = stored(os.path.join(tmp, "db1"), tid, os.path.join(tmp, "csv1"))
@@ -156,8 +160,8 @@ def compare(name, path, tmp, configs, expect_split=True, expect_pipeline=False):
         check(sorted(got[2]) == sorted(base[2]), what + "report files differ")
         for f in base[2]:
             check(got[2].get(f) == base[2][f], what + "report file %s differs" % f)
-        print("%s%d parts, %d joined; %d event-table bytes, %d report files identical" %
-              (what, parts, joined, len(base[0]), len(base[2])))
+        print("%s%d parts, %d joined, %d capped; %d event-table bytes, %d report files identical" %
+              (what, parts, joined, capped, len(base[0]), len(base[2])))
     return discarded
 
 
@@ -197,6 +201,11 @@ def main():
         else:
             print("shared data absent: real traces skipped")
         check(joined_total > 0, "no part was ever joined")
+        # a part stops at twice the part size past its start: wrong guesses
+        # in a row (the dense traces) reach it, regular cuts never do
+        check(capped_total.get("dense", 0) > 0, "no part of the dense trace stopped at its cap")
+        for name in ("hostile", "tracegen"):
+            check(capped_total.get(name, 0) == 0, "a part of the %s trace stopped at its cap" % name)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("split parse: %d checks passed, %d failed; %d parts joined, %d discarded" %
