@@ -947,8 +947,7 @@ void tl_reader_one_drop_resident(tl_reader *r)
      * this reader decoded (the B-tree pages between them go too and fault
      * back in when needed) */
     if (r->map_hi <= r->map_lo) return;
-    static size_t psz;
-    if (!psz) psz = (size_t)sysconf(_SC_PAGESIZE);
+    size_t psz = (size_t)sysconf(_SC_PAGESIZE); /* no static: readers on several threads */
     uintptr_t a = r->map_lo & ~(uintptr_t)(psz - 1);
     uintptr_t e = (r->map_hi + psz - 1) & ~(uintptr_t)(psz - 1);
     madvise((void *)a, e - a, MADV_DONTNEED);

@@ -124,6 +124,30 @@ void tl_table_set_nrows(tl_table *t, size_t n)
     t->nrows = n;
 }
 
+void tl_table_set_nrows_uncleared(tl_table *t, size_t n)
+{
+    if (n <= t->nrows) {
+        t->nrows = n;
+        return;
+    }
+    grow_rows(t, n);
+    /* the validity bytes that tl_table_clear_rows writes exist before any
+     * thread clears its range; the rows already there stay valid */
+    for (size_t i = 0; i < t->ncols; i++) {
+        tl_column *c = &t->cols[i];
+        if ((c->type == TL_I64 || c->type == TL_BOOL) && !c->valid) {
+            c->valid = tl_xmalloc(t->cap_rows);
+            memset(c->valid, 1, t->nrows);
+        }
+    }
+    t->nrows = n;
+}
+
+void tl_table_clear_rows(tl_table *t, size_t col, size_t from, size_t to)
+{
+    fill_missing(t, &t->cols[col], from, to);
+}
+
 size_t tl_table_add_row(tl_table *t)
 {
     tl_table_set_nrows(t, t->nrows + 1);

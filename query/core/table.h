@@ -58,6 +58,16 @@ long tl_table_col(const tl_table *t, const char *name);
 size_t tl_table_add_row(tl_table *t);
 /* Ensures nrows == n (new rows missing). */
 void tl_table_set_nrows(tl_table *t, size_t n);
+/* For a table whose new rows are filled by row ranges on threads: grows t
+ * to n rows without touching the new cells. Before a new cell is read or
+ * set, tl_table_clear_rows must have marked it missing, which threads
+ * may do for their own ranges at once (marking a large table's rows
+ * missing then is not one thread's work). */
+void tl_table_set_nrows_uncleared(tl_table *t, size_t n);
+/* Marks rows [from, to) of column col missing, as tl_table_set_nrows
+ * does for new rows. After tl_table_set_nrows_uncleared, disjoint ranges
+ * (or columns) may be cleared on different threads at once. */
+void tl_table_clear_rows(tl_table *t, size_t col, size_t from, size_t to);
 
 /* Cell setters. Strings are copied into the table's arena. */
 void tl_table_set_str(tl_table *t, size_t col, size_t row, const char *s);

@@ -146,6 +146,17 @@ int tl_coll_report(tl_store *s, const uint64_t *ids, size_t world, const tl_coll
     return coll_report_ranks(ranks, world, o, out, summary, err);
 }
 
+/* A sheet's last touches (node labels, integer time columns, int columns
+ * with missing cells as floats), on the thread that built it: they read
+ * only the run's settings and the sheet. */
+static void finish_sheet(coll_run *run, tl_table *t)
+{
+    if (!t) return;
+    coll_add_node_labels(run, t);
+    coll_int_time_columns(run, t);
+    tl_table_int_na_as_float(t);
+}
+
 /* The sheets read off the implicit-sync results (the summary, straggler
  * and imbalance sheets): once nccl_implicit_sync is built they only read
  * the run and that sheet, so each is built on a thread of its own. The
@@ -172,6 +183,7 @@ static void *sync_sheet(void *arg)
     case 2: j->out = sync->nrows ? coll_sheet_straggler(run) : NULL; break;
     default: j->out = run->o->imbalance && sync->nrows ? coll_sheet_imb_colls(run) : NULL; break;
     }
+    finish_sheet(run, j->out);
     return NULL;
 }
 
@@ -202,6 +214,8 @@ static void *long_sheets(void *arg)
     long_job *j = arg;
     j->lng = coll_sheet_long(j->run);
     j->sum_long = coll_sheet_summary_long(j->run);
+    finish_sheet(j->run, j->lng);
+    finish_sheet(j->run, j->sum_long);
     return NULL;
 }
 
@@ -221,6 +235,9 @@ static void *a2a_sheets(void *arg)
     if (j->rc || !j->a2a) return NULL;
     j->sum_a2a = coll_sheet_summary_a2av(j->run, j->a2a);
     if (j->run->o->all2allv_heatmap) j->heat = coll_sheet_heatmap(j->run);
+    finish_sheet(j->run, j->a2a);
+    finish_sheet(j->run, j->sum_a2a);
+    finish_sheet(j->run, j->heat);
     return NULL;
 }
 
@@ -278,6 +295,7 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     tl_table *sync = NULL, *after[4] = {0};
     rc = coll_sheet_implicit(&run, &sync, err);
     if (!rc) sync_sheets(&run, sync, after);
+    if (!rc) finish_sheet(&run, sync); /* once the sheets read off it are built */
     tl_table *imb_r = after[0], *sum_sync = after[1], *strag = after[2], *imb_c = after[3];
     if (threaded) pthread_join(lth, NULL);
     if (a2a_threaded) pthread_join(ath, NULL);
@@ -295,7 +313,8 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     /* The reference's sheets from an empty pandas DataFrame() have no
      * columns (their CSV is "\n"): nccl_implicit_sync and its summary with no
      * implicit-sync collective, nccl_long and nccl_summary_long with no
-     * collective at all. */
+     * collective at all. (Their finishing touches, done already, change
+     * nothing in a sheet without rows.) */
     if (!sync->nrows) {
         sync = no_columns(sync);
         sum_sync = no_columns(sum_sync);
@@ -306,13 +325,8 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
     }
     /* §3.8 order, then ours */
     tl_table *order[] = {sum_sync, sum_long, sum_a2a, heat, lng, sync, a2a, strag, imb_r, imb_c};
-    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
-        if (!order[i]) continue;
-        coll_add_node_labels(&run, order[i]);
-        coll_int_time_columns(&run, order[i]);
-        tl_table_int_na_as_float(order[i]);
-        push(out, order[i]);
-    }
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        if (order[i]) push(out, order[i]);
     if (timing) fprintf(stderr, "timing: collective match + sheets %.3f s\n", tl_now() - t0);
     if (summary) {
         summary->world = world;

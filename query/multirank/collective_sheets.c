@@ -309,6 +309,30 @@ static size_t *pg_group_slot(pg_groups *m, const char *pg, size_t k, size_t *hit
     return &s->slot[k];
 }
 
+/* A group's collective_id: "<pg>_<k>", or "<k>" with pg NULL, as
+ * printf's "%s_%lld" spells it (a corpus numbers a group per collective
+ * of every process group: tens of thousands, where printf's cost shows). */
+static const char *cid_text(tl_arena *a, const char *pg, int64_t k)
+{
+    char digits[24];
+    size_t nd = 0, pglen = pg ? strlen(pg) : 0;
+    uint64_t u = k < 0 ? 0 - (uint64_t)k : (uint64_t)k;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    char *s = tl_arena_alloc(a, (pg ? pglen + 1 : 0) + (k < 0) + nd + 1), *p = s;
+    if (pg) {
+        memcpy(p, pg, pglen);
+        p += pglen;
+        *p++ = '_';
+    }
+    if (k < 0) *p++ = '-';
+    while (nd) *p++ = digits[--nd];
+    *p = 0;
+    return s;
+}
+
 static void pg_groups_free(pg_groups *m)
 {
     for (size_t i = 0; i < m->n; i++) free(m->v[i].slot);
@@ -368,8 +392,7 @@ int coll_match(coll_run *run, tl_err *err)
             }
             *slot = run->ngroups;
             coll_group *g = &run->groups[run->ngroups++];
-            g->cid = simplified ? tl_arena_printf(&run->arena, "%lld", (long long)e->index_in_group)
-                                : tl_arena_printf(&run->arena, "%s_%lld", e->pg_name, (long long)e->index_in_group);
+            g->cid = cid_text(&run->arena, simplified ? NULL : e->pg_name, e->index_in_group);
             g->ev = NULL;
             g->n = 0;
         }
@@ -576,9 +599,10 @@ static double full_mb(const coll_ev *e)
     return e->type == TL_COLL_ALLGATHER ? e->out_mb : e->in_mb;
 }
 
-/* nccl_implicit_sync's rows [0, ns) in nparts ranges: their sync
- * metrics, number cells and sync_wait entries (each row's own cells and
- * entries only, so ranges run on threads at once). */
+/* nccl_implicit_sync's rows [0, ns) in nparts ranges: their number cells
+ * (first marked missing), sync metrics and sync_wait entries (each row's
+ * own cells and entries only, so ranges run on threads at once; the text
+ * cells are the caller's meanwhile). */
 typedef struct implicit_part {
     coll_run *run;
     tl_table *t;
@@ -597,6 +621,9 @@ static void implicit_rows(void *ctx, size_t k)
     double *ts = NULL, *dur = NULL, *wait = NULL;
     int *rk = NULL;
     size_t lo = p->ns * k / p->nparts, hi = p->ns * (k + 1) / p->nparts;
+    for (size_t c = 0; c < t->ncols; c++)
+        if (t->cols[c].type != TL_STR) tl_table_clear_rows(t, c, lo, hi);
+    for (size_t i = lo * N; i < hi * N; i++) run->sync_wait[i] = NAN;
     for (size_t i = lo; i < hi; i++) {
         const coll_group *G = &run->groups[run->sync_g[i]];
         if (G->n > cap) {
@@ -640,6 +667,14 @@ static void implicit_rows(void *ctx, size_t k)
     free(ts), free(dur), free(wait), free(rk);
 }
 
+/* Every range, on up to nparts threads (a thread beside the caller's). */
+static void *implicit_all_rows(void *arg)
+{
+    implicit_part *p = arg;
+    tl_par_for(p->nparts, (int)p->nparts, NULL, implicit_rows, p);
+    return NULL;
+}
+
 #define IMPLICIT_ROWS_PER_THREAD 2048 /* below this a thread costs more than it saves */
 
 int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
@@ -662,7 +697,6 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
     run->sync_m = tl_xcalloc(ns ? ns : 1, sizeof *run->sync_m);
     size_t nw = ns * N;
     run->sync_wait = tl_xmalloc((nw ? nw : 1) * sizeof *run->sync_wait);
-    for (size_t i = 0; i < ns * N; i++) run->sync_wait[i] = NAN;
 
     tl_table *t = tl_table_new("nccl_implicit_sync");
     size_t c_cid = coll_col_str(t, "collective_id"), c_pgn = coll_col_str(t, "Process Group Name"),
@@ -687,12 +721,24 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
         snprintf(name, sizeof name, "rank_%zu_wait_time", r);
         coll_col_f64(t, name);
     }
-    tl_table_set_nrows(t, ns);
+    tl_table_set_nrows_uncleared(t, ns);
     t->cols[c_gs].as_float = run->miss_gs;
     t->cols[c_in].as_float = run->miss_in;
     t->cols[c_on].as_float = run->miss_on;
-    /* the texts first, on this thread (the table's arena), then the
-     * metrics and the number cells by row ranges on threads */
+    /* the number cells and metrics by row ranges on threads, while this
+     * thread sets the text cells (the table's arena is this thread's) */
+    implicit_part part = {.run = run, .t = t, .c_gs = c_gs, .c_in = c_in, .c_on = c_on, .c_inmb = c_inmb,
+                          .c_onmb = c_onmb, .c_full = c_full, .c_lat = c_lat, .c_sks = c_sks, .c_ear = c_ear,
+                          .c_avg = c_avg, .c_ske = c_ske, .c_abw = c_abw, .c_bbw = c_bbw, .c_rank0 = c_rank0,
+                          .c_wait0 = c_wait0, .ns = ns};
+    long cpus = run->o->max_workers == 1 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
+    part.nparts = ns / IMPLICIT_ROWS_PER_THREAD + 1;
+    if (cpus > 0 && part.nparts > (size_t)cpus) part.nparts = (size_t)cpus;
+    pthread_t th;
+    int threaded = cpus > 1 && pthread_create(&th, NULL, implicit_all_rows, &part) == 0;
+    if (!threaded) implicit_all_rows(&part);
+    for (size_t c = 0; c < t->ncols; c++) /* a missing text is a cell left unset */
+        if (t->cols[c].type == TL_STR) tl_table_clear_rows(t, c, 0, ns);
     pcache pc = {0};
     for (size_t i = 0; i < ns; i++) {
         const coll_group *G = &run->groups[run->sync_g[i]];
@@ -704,14 +750,7 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
         set_str_pc(t, c_dt, i, e->dtype, &pc);
     }
     pc_free(&pc);
-    implicit_part part = {.run = run, .t = t, .c_gs = c_gs, .c_in = c_in, .c_on = c_on, .c_inmb = c_inmb,
-                          .c_onmb = c_onmb, .c_full = c_full, .c_lat = c_lat, .c_sks = c_sks, .c_ear = c_ear,
-                          .c_avg = c_avg, .c_ske = c_ske, .c_abw = c_abw, .c_bbw = c_bbw, .c_rank0 = c_rank0,
-                          .c_wait0 = c_wait0, .ns = ns};
-    long cpus = run->o->max_workers == 1 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
-    part.nparts = ns / IMPLICIT_ROWS_PER_THREAD + 1;
-    if (cpus > 0 && part.nparts > (size_t)cpus) part.nparts = (size_t)cpus;
-    tl_par_for(part.nparts, (int)part.nparts, NULL, implicit_rows, &part);
+    if (threaded) pthread_join(th, NULL);
     *out = t;
     return 0;
 }
