@@ -786,6 +786,16 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     return TL_OK;
 }
 
+void pyt_ctx_drop_tree(pyt_ctx *c)
+{
+    free(c->pos);
+    free(c->end);
+    free(c->order);
+    free(c->gpu_by_pos);
+    c->pos = c->end = NULL;
+    c->order = c->gpu_by_pos = NULL;
+}
+
 void pyt_ctx_free(pyt_ctx *c)
 {
     free(c->parent_own);
