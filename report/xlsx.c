@@ -487,12 +487,13 @@ int tl_report_xlsx_add_scatter(tl_xlsx *x, const tl_scatter_spec *sp, tl_err *er
     if (!sp->series_name) ser[0].name_ref = range(x, s->sheet_name, 0, sp->y_col, 0, sp->y_col);
     ser[0].cat = range(x, s->sheet_name, r0, sp->x_col, r1, sp->x_col);
     ser[0].val = range(x, s->sheet_name, r0, sp->y_col, r1, sp->y_col);
-    size_t n = 1;
+    size_t n = 1, si = (size_t)(s - x->sheets.v);
     for (size_t i = 0; i < sp->nlines; i++) {
         const tl_xy_series *l = &sp->lines[i];
         if (!l->n) continue;
         size_t a, b;
         keep_points(x, l, &a, &b);
+        s = &x->sheets.v[si]; /* keep_points may add the data sheet, moving the sheet list */
         ser[n].name = l->name;
         ser[n].cat = range(x, x->data_name, a, 0, b, 0);
         ser[n].val = range(x, x->data_name, a, 1, b, 1);

@@ -174,6 +174,7 @@ static void *args_worker(void *arg)
     if (j->sel) {
         if (tl_args_sel_walk(j->t->reader, j->t->id, sel_row, j, NULL) == 0)
             while (j->next < j->n) j->txt[j->next++] = "";
+        tl_reader_drop_resident(j->t->reader); /* the args_sel pages were read once */
         return NULL; /* (on a store error the rows left fall back to tl_trace_args) */
     }
     /* a trace without an args column: the rows stay NULL (tl_trace_args
@@ -783,6 +784,16 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
 
     build_launchers(c);
     return TL_OK;
+}
+
+void pyt_ctx_drop_tree(pyt_ctx *c)
+{
+    free(c->pos);
+    free(c->end);
+    free(c->order);
+    free(c->gpu_by_pos);
+    c->pos = c->end = NULL;
+    c->order = c->gpu_by_pos = NULL;
 }
 
 void pyt_ctx_free(pyt_ctx *c)

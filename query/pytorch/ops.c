@@ -105,14 +105,16 @@ int pyt_kdetails(pyt_ctx *c, const pyt_klist *lists, size_t nlists, tl_arena *a,
 
 /* ---- the launcher table (§9 "Common derived inputs") ------------------------ */
 
+/* What the launcher sheets read of launcher j beyond the context's launcher
+ * arrays: its direct kernels sorted by ts, and with group_by_parent_module
+ * its module call stack and parent module. The other fields (name,
+ * category, argument reprs, metadata names, recompute mark) are looked up
+ * where a sheet reads them: the argument reprs and names are cached per
+ * string id, so a per-launcher copy of them would only hold memory (nine
+ * pointers a launcher, ~10 % of the events). Freed after the sheets. */
 typedef struct ltab {
     size_t n;
-    int32_t *row;
-    const char **name, **cat, **dims, **types, **strides, **conc, **pname, **plabel, **tname;
-    double *direct, *subtree;
-    int32_t **k;    /* direct kernels sorted by ts */
-    size_t *nk;
-    int8_t *rec;    /* -1 absent */
+    int32_t *ks;         /* launcher j's kernels: ks[c->l_koff[j] .. c->l_koff[j + 1]) */
     /* group_by_parent_module: the nn.Module call stack (list repr) and the
      * parent module; NULL otherwise */
     const char **stack, **pmod;
@@ -189,41 +191,32 @@ static void module_stack(pyt_ctx *c, int32_t r, tl_buf *b, const char **stack, c
 
 static void ltab_build(pyt_ctx *c, ltab *L)
 {
-    size_t n = c->nl, nz = n ? n : 1;
+    size_t n = c->nl, nk = n ? c->l_koff[n] : 0;
     L->n = n;
-    L->row = c->l_row;
-#define A(f) L->f = tl_arena_alloc(&c->arena, nz * sizeof *L->f)
-    A(name); A(cat); A(dims); A(types); A(strides); A(conc); A(pname); A(plabel); A(tname);
-    A(k); A(nk); A(rec);
-#undef A
-    L->direct = c->l_direct;
-    L->subtree = c->l_subtree;
     L->stack = L->pmod = NULL;
-    tl_buf sb = {0};
     if (c->o->group_by_parent_module) {
-        L->stack = tl_arena_alloc(&c->arena, nz * sizeof *L->stack);
-        L->pmod = tl_arena_alloc(&c->arena, nz * sizeof *L->pmod);
+        tl_buf sb = {0};
+        L->stack = tl_xmalloc((n ? n : 1) * sizeof *L->stack);
+        L->pmod = tl_xmalloc((n ? n : 1) * sizeof *L->pmod);
         for (size_t j = 0; j < n; j++) module_stack(c, c->l_row[j], &sb, &L->stack[j], &L->pmod[j]);
+        tl_buf_free(&sb);
     }
-    tl_buf_free(&sb);
-    const tl_trace *t = c->t;
-    for (size_t j = 0; j < n; j++) {
-        int32_t r = c->l_row[j];
-        L->name[j] = pyt_name(c, r);
-        L->cat[j] = c->l_cat[j];
-        L->dims[j] = pyt_arg_tuple(c, t->in_dims[r]);
-        L->types[j] = pyt_arg_tuple(c, t->in_type[r]);
-        L->strides[j] = pyt_arg_tuple(c, t->in_strides[r]);
-        L->conc[j] = pyt_arg_tuple(c, t->concrete[r]);
-        pyt_meta_names(c, r, &L->pname[j], &L->plabel[j], &L->tname[j]);
-        size_t dn = c->l_koff[j + 1] - c->l_koff[j];
-        L->k[j] = tl_arena_alloc(&c->arena, (dn ? dn : 1) * sizeof(int32_t));
-        memcpy(L->k[j], c->l_k + c->l_koff[j], dn * sizeof(int32_t));
-        pyt_sort_rows_by_ts(c, L->k[j], dn);
-        L->nk[j] = dn;
-        L->rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
-    }
+    L->ks = tl_xmalloc((nk ? nk : 1) * sizeof *L->ks);
+    memcpy(L->ks, c->l_k, nk * sizeof *L->ks);
+    for (size_t j = 0; j < n; j++)
+        pyt_sort_rows_by_ts(c, L->ks + c->l_koff[j], c->l_koff[j + 1] - c->l_koff[j]);
 }
+
+static void ltab_free(ltab *L)
+{
+    free(L->ks);
+    free(L->stack);
+    free(L->pmod);
+}
+
+static const char *l_name(const pyt_ctx *c, size_t j) { return pyt_name(c, c->l_row[j]); }
+static int l_rec(const pyt_ctx *c, size_t j) { return c->recompute ? c->recompute[c->l_row[j]] : -1; }
+static size_t l_nk(const pyt_ctx *c, size_t j) { return c->l_koff[j + 1] - c->l_koff[j]; }
 
 /* ---- ops_summary_by_category / ops_summary ----------------------------------- */
 
@@ -250,52 +243,51 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* Groups launchers by key (+ is_recompute) in ascending key order, then
- * sorts by the direct-time sum descending the way pandas does (§8 note:
- * NumPy's unstable introsort decides the order of ties). Keys are
- * dictionary or interned pointers, one per distinct text. */
-static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys, const char **keys2,
-                             size_t *ng_out, sgroup **store)
+/* Groups launchers by their category (by_name 0) or name (1), plus the
+ * parent module when grouped by it, plus is_recompute, in ascending key
+ * order, then sorts by the direct-time sum descending the way pandas does
+ * (§8 note: NumPy's unstable introsort decides the order of ties). Keys
+ * are dictionary or interned pointers, one per distinct text. */
+static sgroup **group_simple(const pyt_ctx *c, const ltab *L, int by_name, size_t *ng_out, sgroup **store)
 {
     struct { const char *key, *key2; int64_t rec; } bk;
     tl_bmap m;
     tl_bmap_init(&m, sizeof bk, 64);
-    sgroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
-    size_t ng = 0, last = 0;
+    TL_VEC(sgroup) g = {0};
+    size_t last = 0;
     for (size_t j = 0; j < L->n; j++) {
         /* keys are interned (one pointer per text), and runs of launchers
          * of one op are common: the previous launcher's group first */
-        const char *k2 = keys2 ? keys2[j] : NULL;
-        if (!(ng && g[last].key == keys[j] && g[last].key2 == k2 && g[last].rec == L->rec[j])) {
+        const char *k1 = by_name ? l_name(c, j) : c->l_cat[j];
+        const char *k2 = L->pmod ? L->pmod[j] : NULL;
+        int rec = l_rec(c, j);
+        if (!(g.n && g.v[last].key == k1 && g.v[last].key2 == k2 && g.v[last].rec == rec)) {
             memset(&bk, 0, sizeof bk);
-            bk.key = keys[j];
+            bk.key = k1;
             bk.key2 = k2;
-            bk.rec = L->rec[j];
+            bk.rec = rec;
             int isnew;
             size_t *slot = tl_bmap_put(&m, &bk, &isnew);
             if (isnew) {
-                *slot = ng;
-                g[ng].key = keys[j];
-                g[ng].key2 = k2;
-                g[ng].first = j;
-                g[ng].rec = L->rec[j];
-                ng++;
+                *slot = g.n;
+                tl_vec_push(&g, ((sgroup){.key = k1, .key2 = k2, .first = j, .rec = rec}));
             }
             last = *slot;
         }
-        sgroup *s = &g[last];
+        sgroup *s = &g.v[last];
         s->count++;
         /* the group sums run in launcher order (pandas) */
-        tl_kahan_add(&s->dsum, L->direct[j]);
-        tl_kahan_add(&s->ssum, L->subtree[j]);
+        tl_kahan_add(&s->dsum, c->l_direct[j]);
+        tl_kahan_add(&s->ssum, c->l_subtree[j]);
         int have = 0;
         for (size_t q = 0; q < s->cats.n; q++)
-            if (!strcmp(s->cats.v[q], L->cat[j])) have = 1;
-        if (!have) tl_vec_push(&s->cats, L->cat[j]);
+            if (!strcmp(s->cats.v[q], c->l_cat[j])) have = 1;
+        if (!have) tl_vec_push(&s->cats, c->l_cat[j]);
     }
     tl_bmap_free(&m);
+    size_t ng = g.n;
     sgroup **order = tl_xmalloc((ng ? ng : 1) * sizeof *order);
-    for (size_t i = 0; i < ng; i++) order[i] = &g[i];
+    for (size_t i = 0; i < ng; i++) order[i] = &g.v[i];
     qsort(order, ng, sizeof *order, cmp_sgroup);
     double *sums = tl_xmalloc((ng ? ng : 1) * sizeof *sums);
     size_t *idx = tl_xmalloc((ng ? ng : 1) * sizeof *idx);
@@ -307,7 +299,7 @@ static sgroup **group_simple(const pyt_ctx *c, const ltab *L, const char **keys,
     free(sums);
     free(idx);
     *ng_out = ng;
-    *store = g;
+    *store = g.v;
     return sorted;
 }
 
@@ -322,7 +314,7 @@ static tl_table *sheet_by_category(pyt_ctx *c, const ltab *L)
 {
     size_t ng;
     sgroup *g;
-    sgroup **s = group_simple(c, L, L->cat, L->pmod, &ng, &g);
+    sgroup **s = group_simple(c, L, 0, &ng, &g);
     tl_table *t = tl_table_new("ops_summary_by_category");
     size_t c0 = tl_table_add_col(t, "op category", TL_STR);
     long cpm = L->pmod ? (long)tl_table_add_col(t, "parent_module", TL_STR) : -1;
@@ -348,7 +340,7 @@ static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
 {
     size_t ng;
     sgroup *g;
-    sgroup **s = group_simple(c, L, L->name, L->pmod, &ng, &g);
+    sgroup **s = group_simple(c, L, 1, &ng, &g);
     tl_table *t = tl_table_new("ops_summary");
     /* the inference report's module summary: subtree sum and count, no
      * subtree ms; parent_module and call_stack_first when grouped by it */
@@ -397,7 +389,8 @@ static tl_table *sheet_ops_summary(pyt_ctx *c, const ltab *L)
 
 typedef struct ugroup {
     size_t first;            /* launcher index of the first member */
-    TL_VEC(size_t) m;        /* members in launcher order */
+    uint32_t *m;             /* members in launcher order (into the sheet's member array) */
+    size_t nm;
     double dsum;
     int64_t ex_uid;
     /* _kl_overlap sorting: totals over the groups sharing the key without
@@ -419,7 +412,7 @@ static int cmp_ugroup(const void *a, const void *b)
     return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
 }
 
-int pyt_cmp_kl(const void *a, const void *b)
+static int cmp_kl(const void *a, const void *b)
 {
     const ugroup *x = &sort_ugroups[*(const size_t *)a], *y = &sort_ugroups[*(const size_t *)b];
     if (x->base_total != y->base_total) return x->base_total > y->base_total ? -1 : 1;
@@ -439,7 +432,6 @@ static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
 {
     tl_bmap m;
     tl_bmap_init(&m, keylen, ng);
-    size_t *tot_idx = tl_xmalloc((ng ? ng : 1) * sizeof *tot_idx);
     double *tot = tl_xcalloc(ng ? ng : 1, sizeof *tot);
     int64_t *mn = tl_xmalloc((ng ? ng : 1) * sizeof *mn);
     size_t nb = 0;
@@ -453,7 +445,6 @@ static void kl_bases(ugroup *g, size_t ng, const void *keys, size_t keylen)
     }
     for (size_t i = 0; i < ng; i++) { g[i].base_total = tot[g[i].base]; g[i].base_min_uid = mn[g[i].base]; }
     tl_bmap_free(&m);
-    free(tot_idx);
     free(tot);
     free(mn);
 }
@@ -467,22 +458,26 @@ typedef struct ukey {
     const char *ov;
 } ukey;
 
+/* The texts of launcher j that ops_unique_args groups by and prints, in
+ * ukey's p[] order. */
+enum { UK_NAME, UK_CAT, UK_PNAME, UK_PLABEL, UK_TNAME, UK_DIMS, UK_TYPES, UK_STRIDES, UK_CONC, UK_PMOD };
+
 /* Launcher j's key, without the overlap names. */
-static void fill_key(ukey *key, const pyt_ctx *c, const ltab *L, size_t j)
+static void fill_key(ukey *key, pyt_ctx *c, const ltab *L, size_t j)
 {
     memset(key, 0, sizeof *key);
-    key->p[0] = L->name[j];
-    key->p[1] = L->cat[j];
-    key->p[2] = L->pname[j];
-    key->p[3] = L->plabel[j];
-    key->p[4] = L->tname[j];
-    key->p[5] = L->dims[j];
-    key->p[6] = L->types[j];
-    key->p[7] = L->strides[j];
-    key->p[8] = L->conc[j];
-    key->p[9] = L->pmod ? L->pmod[j] : NULL;
-    key->nk = c->o->group_by_num_kernels ? (int64_t)L->nk[j] : 0;
-    key->rec = L->rec[j];
+    const tl_trace *t = c->t;
+    int32_t r = c->l_row[j];
+    key->p[UK_NAME] = l_name(c, j);
+    key->p[UK_CAT] = c->l_cat[j];
+    pyt_meta_names(c, r, &key->p[UK_PNAME], &key->p[UK_PLABEL], &key->p[UK_TNAME]);
+    key->p[UK_DIMS] = pyt_arg_tuple(c, t->in_dims[r]);
+    key->p[UK_TYPES] = pyt_arg_tuple(c, t->in_type[r]);
+    key->p[UK_STRIDES] = pyt_arg_tuple(c, t->in_strides[r]);
+    key->p[UK_CONC] = pyt_arg_tuple(c, t->concrete[r]);
+    key->p[UK_PMOD] = L->pmod ? L->pmod[j] : NULL;
+    key->nk = c->o->group_by_num_kernels ? (int64_t)l_nk(c, j) : 0;
+    key->rec = l_rec(c, j);
 }
 
 /* The overlap cells of a kl_overlap row: the names, the summary and the
@@ -491,53 +486,79 @@ static void set_overlap_cells(tl_table *t, size_t r, const ugroup *G, const pyt_
                               double *tmp, long cov, size_t cos, size_t cot, const size_t *cop)
 {
     if (G->ov_names) tl_table_set_str(t, (size_t)cov, r, G->ov_names);
-    for (size_t q = 0; q < G->m.n; q++) ol[q] = &ovf[G->m.v[q]];
+    for (size_t q = 0; q < G->nm; q++) ol[q] = &ovf[G->m[q]];
     const char *os, *ot;
-    pyt_overlap_summary(ol, G->m.n, &t->arena, &os, &ot);
+    pyt_overlap_summary(ol, G->nm, &t->arena, &os, &ot);
     tl_table_set_str_ref(t, cos, r, os);
     if (ot) tl_table_set_str_ref(t, cot, r, ot);
-    for (size_t q = 0; q < G->m.n; q++) tmp[q] = ovf[G->m.v[q]].pct;
+    for (size_t q = 0; q < G->nm; q++) tmp[q] = ovf[G->m[q]].pct;
     pyt_stats st;
-    pyt_stats_of(tmp, G->m.n, &st);
+    pyt_stats_of(tmp, G->nm, &st);
     if (!isnan(st.mean) && isnan(st.std)) st.std = 0.0; /* filled where a mean exists */
     double v[5] = {st.mean, st.median, st.std, st.min, st.max};
     for (int k = 0; k < 5; k++) tl_table_set_f64(t, cop[k], r, pyt_round2(v[k]));
 }
 
-static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf)
+/* The groups of ops_unique_args in order of their first member, each with
+ * its members (launcher indexes, in launcher order, in *members) and
+ * direct-time sum; *maxm: the largest group's size. */
+static ugroup *group_unique(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf, size_t *ng_out, uint32_t **members,
+                            size_t *maxm)
 {
-    const tl_trace *tr = c->t;
     ukey key;
     tl_bmap m;
-    tl_bmap_init(&m, sizeof key, L->n);
-    ugroup *g = tl_xcalloc(L->n ? L->n : 1, sizeof *g);
-    size_t ng = 0;
+    tl_bmap_init(&m, sizeof key, 64);
+    TL_VEC(ugroup) g = {0};
+    uint32_t *gid = tl_xmalloc((L->n ? L->n : 1) * sizeof *gid);
     for (size_t j = 0; j < L->n; j++) {
         fill_key(&key, c, L, j);
         key.ov = ovf ? ovf[j].names : NULL;
         int isnew;
         size_t *slot = tl_bmap_put(&m, &key, &isnew);
         if (isnew) {
-            *slot = ng;
-            g[ng].first = j;
-            g[ng].ex_uid = tr->uid[L->row[j]];
-            g[ng].ov_names = key.ov;
-            ng++;
+            *slot = g.n;
+            tl_vec_push(&g, ((ugroup){.first = j, .ex_uid = c->t->uid[c->l_row[j]], .ov_names = key.ov}));
         }
-        tl_vec_push(&g[*slot].m, j);
+        gid[j] = (uint32_t)*slot;
+        g.v[*slot].nm++;
     }
     tl_bmap_free(&m);
-
-    size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
-    double *tmp = tl_xmalloc((L->n ? L->n : 1) * sizeof *tmp);
-    for (size_t i = 0; i < ng; i++) {
-        for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = L->direct[g[i].m.v[q]];
-        g[i].dsum = tl_sum_kahan(tmp, g[i].m.n);
-        ord[i] = i;
+    /* members grouped by group, each in launcher order */
+    uint32_t *mem = tl_xmalloc((L->n ? L->n : 1) * sizeof *mem);
+    size_t off = 0, mx = 0;
+    for (size_t i = 0; i < g.n; i++) {
+        g.v[i].m = mem + off;
+        off += g.v[i].nm;
+        if (g.v[i].nm > mx) mx = g.v[i].nm;
+        g.v[i].nm = 0;
     }
+    for (size_t j = 0; j < L->n; j++) {
+        ugroup *G = &g.v[gid[j]];
+        G->m[G->nm++] = (uint32_t)j;
+    }
+    free(gid);
+    double *tmp = tl_xmalloc((mx ? mx : 1) * sizeof *tmp);
+    for (size_t i = 0; i < g.n; i++) {
+        for (size_t q = 0; q < g.v[i].nm; q++) tmp[q] = c->l_direct[g.v[i].m[q]];
+        g.v[i].dsum = tl_sum_kahan(tmp, g.v[i].nm);
+    }
+    free(tmp);
+    *ng_out = g.n;
+    *members = mem;
+    *maxm = mx;
+    return g.v;
+}
+
+/* The row order of ops_unique_args: by direct-time sum; for _kl_overlap
+ * by the totals of the groups sharing the key without the overlap names. */
+static size_t *order_unique(pyt_ctx *c, const ltab *L, ugroup *g, size_t ng, int kl)
+{
+    size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
+    for (size_t i = 0; i < ng; i++) ord[i] = i;
     sort_ugroups = g;
-    if (ovf) {
+    if (kl) {
         /* the key without the overlap names, per group */
+        ukey key;
         char *bk = tl_xcalloc(ng ? ng : 1, sizeof key);
         for (size_t i = 0; i < ng; i++) {
             fill_key(&key, c, L, g[i].first);
@@ -545,10 +566,19 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
         }
         kl_bases(g, ng, bk, sizeof key);
         free(bk);
-        qsort(ord, ng, sizeof *ord, pyt_cmp_kl);
+        qsort(ord, ng, sizeof *ord, cmp_kl);
     } else {
         qsort(ord, ng, sizeof *ord, cmp_ugroup);
     }
+    return ord;
+}
+
+static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf)
+{
+    size_t ng, maxm;
+    uint32_t *members;
+    ugroup *g = group_unique(c, L, ovf, &ng, &members, &maxm);
+    size_t *ord = order_unique(c, L, g, ng, ovf != NULL);
 
     tl_table *t = tl_table_new(ovf ? "ops_unique_args_kl_overlap" : "ops_unique_args");
     size_t cn = tl_table_add_col(t, "name", TL_STR);
@@ -590,91 +620,79 @@ static tl_table *sheet_unique_args(pyt_ctx *c, const ltab *L, const pyt_ovf *ovf
             cop[k] = tl_table_add_col(t, nm, TL_F64);
         }
     }
-    const pyt_ovf **ol = ovf ? tl_xmalloc((L->n ? L->n : 1) * sizeof *ol) : NULL;
+    size_t mz = maxm ? maxm : 1;
+    const pyt_ovf **ol = ovf ? tl_xmalloc(mz * sizeof *ol) : NULL;
+    double *tmp = tl_xmalloc(mz * sizeof *tmp);
+    pyt_klist *kl = tl_xmalloc(mz * sizeof *kl);
 
     double tsmin = INFINITY;
     if (cfo >= 0)
         for (size_t j = 0; j < L->n; j++)
-            if (pyt_ts(c, L->row[j]) < tsmin) tsmin = pyt_ts(c, L->row[j]);
-    pyt_klist *kl = tl_xmalloc((L->n ? L->n : 1) * sizeof *kl);
-    int pending_kd = 0;
+            if (pyt_ts(c, c->l_row[j]) < tsmin) tsmin = pyt_ts(c, c->l_row[j]);
+    ukey key;
     for (size_t oi = 0; oi < ng; oi++) {
         ugroup *G = &g[ord[oi]];
         size_t f = G->first, r = tl_table_add_row(t);
-        tl_table_set_str(t, cn, r, L->name[f]);
-        tl_table_set_str(t, ccat, r, L->cat[f]);
-        if (cpm >= 0) tl_table_set_str(t, (size_t)cpm, r, L->pmod[f]);
-        tl_table_set_str(t, cpn, r, L->pname[f]);
-        tl_table_set_str(t, cpl, r, L->plabel[f]);
-        tl_table_set_str(t, ctn, r, L->tname[f]);
-        if (L->dims[f]) tl_table_set_str(t, cd, r, L->dims[f]);
-        if (L->types[f]) tl_table_set_str(t, cty, r, L->types[f]);
-        if (L->strides[f]) tl_table_set_str(t, cst, r, L->strides[f]);
-        if (L->conc[f]) tl_table_set_str(t, cci, r, L->conc[f]);
-        if (cnk >= 0) tl_table_set_i64(t, (size_t)cnk, r, (int64_t)L->nk[f]);
-        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, L->rec[f]);
-        tl_table_set_i64(t, ccount, r, (int64_t)G->m.n);
+        fill_key(&key, c, L, f);
+        tl_table_set_str(t, cn, r, key.p[UK_NAME]);
+        tl_table_set_str(t, ccat, r, key.p[UK_CAT]);
+        if (cpm >= 0) tl_table_set_str(t, (size_t)cpm, r, key.p[UK_PMOD]);
+        tl_table_set_str(t, cpn, r, key.p[UK_PNAME]);
+        tl_table_set_str(t, cpl, r, key.p[UK_PLABEL]);
+        tl_table_set_str(t, ctn, r, key.p[UK_TNAME]);
+        if (key.p[UK_DIMS]) tl_table_set_str(t, cd, r, key.p[UK_DIMS]);
+        if (key.p[UK_TYPES]) tl_table_set_str(t, cty, r, key.p[UK_TYPES]);
+        if (key.p[UK_STRIDES]) tl_table_set_str(t, cst, r, key.p[UK_STRIDES]);
+        if (key.p[UK_CONC]) tl_table_set_str(t, cci, r, key.p[UK_CONC]);
+        if (cnk >= 0) tl_table_set_i64(t, (size_t)cnk, r, (int64_t)l_nk(c, f));
+        if (crec >= 0) tl_table_set_bool(t, (size_t)crec, r, (int)key.rec);
+        tl_table_set_i64(t, ccount, r, (int64_t)G->nm);
         if (cfo >= 0) {
             double mn = INFINITY;
-            for (size_t q = 0; q < G->m.n; q++)
-                if (pyt_ts(c, L->row[G->m.v[q]]) < mn) mn = pyt_ts(c, L->row[G->m.v[q]]);
+            for (size_t q = 0; q < G->nm; q++)
+                if (pyt_ts(c, c->l_row[G->m[q]]) < mn) mn = pyt_ts(c, c->l_row[G->m[q]]);
             tl_table_set_f64(t, (size_t)cfo, r, mn - tsmin);
         }
         for (int w = 0; w < 2; w++) {
-            for (size_t q = 0; q < G->m.n; q++) tmp[q] = (w ? L->subtree : L->direct)[G->m.v[q]];
+            for (size_t q = 0; q < G->nm; q++) tmp[q] = (w ? c->l_subtree : c->l_direct)[G->m[q]];
             pyt_stats st;
-            pyt_stats_of(tmp, G->m.n, &st);
+            pyt_stats_of(tmp, G->nm, &st);
             double v[6] = {st.mean, st.median, st.std, st.min, st.max, st.sum};
             for (int s = 0; s < 6; s++) tl_table_set_f64(t, cstat[s][w], r, v[s]);
         }
         tl_table_set_i64(t, cex, r, G->ex_uid);
         if (ccs >= 0) tl_table_set_str(t, (size_t)ccs, r, L->stack[f]);
-        for (size_t q = 0; q < G->m.n; q++) {
-            kl[q].rows = L->k[G->m.v[q]];
-            kl[q].n = L->nk[G->m.v[q]];
+        for (size_t q = 0; q < G->nm; q++) {
+            kl[q].rows = L->ks + c->l_koff[G->m[q]];
+            kl[q].n = l_nk(c, G->m[q]);
         }
         const char *ks, *kt;
-        if (pyt_kdetails(c, kl, G->m.n, &t->arena, &ks, &kt) < 0) pending_kd = 1;
+        pyt_kdetails(c, kl, G->nm, &t->arena, &ks, &kt);
         if (ks) tl_table_set_str_ref(t, cks, r, ks);
         if (kt) tl_table_set_str_ref(t, ctr, r, kt);
         if (ovf) set_overlap_cells(t, r, G, ovf, ol, tmp, cov, cos, cot, cop);
     }
     free(ol);
-    (void)pending_kd;
     pyt_add_percentages(t, cstat[5][0]);
     free(kl);
     free(tmp);
     free(ord);
-    for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
+    free(members);
     free(g);
     return t;
 }
 
 /* ops_summary alone, for the per-configuration workbook
- * (query/multirank/corpus_report.c), which pools no other launcher sheet: the
- * launcher table is filled only in the fields this sheet groups and sums
- * (name, category, direct/subtree times, recompute mark); the argument
- * reprs, metadata names and sorted kernel lists of ltab_build are what
- * ops_unique_args needs. Same groups, sums and order as pyt_sheets_ops. */
+ * (query/multirank/corpus_report.c), which pools no other launcher sheet:
+ * the sorted kernel lists and module stacks of ltab_build are what the
+ * other launcher sheets need. Same groups, sums and order as
+ * pyt_sheets_ops. */
 int pyt_sheet_ops_summary(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
 {
     (void)err;
     if (!c->nl) return 0;
-    size_t n = c->nl, nz = n ? n : 1;
-    ltab L = {.n = n, .row = c->l_row, .direct = c->l_direct, .subtree = c->l_subtree};
-    L.name = tl_xmalloc(nz * sizeof *L.name);
-    L.cat = tl_xmalloc(nz * sizeof *L.cat);
-    L.rec = tl_xmalloc(nz * sizeof *L.rec);
-    for (size_t j = 0; j < n; j++) {
-        int32_t r = c->l_row[j];
-        L.name[j] = pyt_name(c, r);
-        L.cat[j] = c->l_cat[j];
-        L.rec[j] = c->recompute ? (int8_t)c->recompute[r] : -1;
-    }
+    ltab L = {.n = c->nl};
     pyt_sheets_push(out, sheet_ops_summary(c, &L));
-    free(L.name);
-    free(L.cat);
-    free(L.rec);
     return 0;
 }
 
@@ -691,9 +709,10 @@ int pyt_sheets_ops(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         if (!c->overlap) c->overlap = pyt_overlap_build(c);
         pyt_ovf *ovf = tl_xcalloc(L.n ? L.n : 1, sizeof *ovf);
         for (size_t j = 0; j < L.n; j++)
-            pyt_overlap_fields(c, c->overlap, L.k[j], L.nk[j], &c->arena, &ovf[j]);
+            pyt_overlap_fields(c, c->overlap, L.ks + c->l_koff[j], l_nk(c, j), &c->arena, &ovf[j]);
         pyt_sheets_push(out, sheet_unique_args(c, &L, ovf));
         free(ovf);
     }
+    ltab_free(&L);
     return 0;
 }

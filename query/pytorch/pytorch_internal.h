@@ -176,6 +176,12 @@ int pyt_family_wanted(const tl_pyt_opts *o, const char *family);
 int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_catreg *cat,
                  tl_err *err);
 void pyt_ctx_free(pyt_ctx *c);
+/* Frees the pre-order (pos, end, order) and the GPU rows by position (13
+ * bytes an event), leaving their pointers NULL: for the report once the
+ * last reader of subtrees is done (unified_perf_summary and the perf
+ * instances; kernel_summary, the short-kernel study and coll_analysis
+ * read none). */
+void pyt_ctx_drop_tree(pyt_ctx *c);
 static inline const char *pyt_name(const pyt_ctx *c, int32_t row) { return tl_trace_str(c->t, c->t->name[row]); }
 /* A pseudo op put over one launch call (query/inference/pseudo_ops.c; the
  * reference's inject_pseudo_op: every "pseudo_op::" name but the flydsl

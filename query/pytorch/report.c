@@ -74,6 +74,11 @@ int tl_pytorch_report(const tl_trace *t, const tl_pyt_opts *o, tl_pyt_sheets *ou
         STAGE("unified");
         pyt_perf_launch(&c, perf);
     }
+    /* no subtree is read from here on, but by the plugin perf sheets
+     * (instances built on demand): the pre-order goes before
+     * coll_analysis, beside which the perf sheets are built (at 10 GB the
+     * report's peak) */
+    if (!o->plugins) pyt_ctx_drop_tree(&c);
     if (o->kernel_summary && (rc = pyt_sheet_kernel_summary(&c, &later, err))) goto fail_perf;
     if (o->short_kernel_study && (rc = pyt_sheets_short_kernels(&c, &later, err))) goto fail_perf;
     STAGE("kernels");

@@ -12,11 +12,12 @@
 typedef TL_VEC(tl_fival) fivec;
 
 /* The merged intervals of the rows of r (sorted by ts) whose GPU class is
- * cls, or of all of them when cls is 0. */
-static void merge_rows(const pyt_ctx *c, const int32_t *r, size_t n, int cls, fivec *out)
+ * cls, or of all of them when cls is 0; nc: how many rows that is (the
+ * arrays are sized by it: a trace's GPU events are mostly of one class). */
+static void merge_rows(const pyt_ctx *c, const int32_t *r, size_t n, int cls, size_t nc, fivec *out)
 {
     out->n = 0;
-    tl_vec_reserve(out, n);
+    tl_vec_reserve(out, nc ? nc : 1);
     for (size_t i = 0; i < n; i++)
         if (!cls || c->gclass[r[i]] == cls) out->v[out->n++] = (tl_fival){pyt_ts(c, r[i]), pyt_te(c, r[i])};
     out->n = tl_fival_union_sorted(out->v, out->n);
@@ -37,11 +38,13 @@ int pyt_timeline_metrics(const pyt_ctx *c, const int32_t *rows, size_t n, pyt_me
     int32_t *r = tl_xmalloc(n * sizeof *r);
     memcpy(r, rows, n * sizeof *r);
     pyt_sort_rows_by_ts(c, r, n);
+    size_t ncls[4] = {0};
+    for (size_t i = 0; i < n; i++) ncls[c->gclass[r[i]] & 3]++;
     fivec all = {0}, comp = {0}, comm = {0}, mc = {0}, t1 = {0}, t2 = {0};
-    merge_rows(c, r, n, 0, &all);
-    merge_rows(c, r, n, PYT_G_COMP, &comp);
-    merge_rows(c, r, n, PYT_G_COMM, &comm);
-    merge_rows(c, r, n, PYT_G_MEMCPY, &mc);
+    merge_rows(c, r, n, 0, n, &all);
+    merge_rows(c, r, n, PYT_G_COMP, ncls[PYT_G_COMP], &comp);
+    merge_rows(c, r, n, PYT_G_COMM, ncls[PYT_G_COMM], &comm);
+    merge_rows(c, r, n, PYT_G_MEMCPY, ncls[PYT_G_MEMCPY], &mc);
 
     m->total = all.v[all.n - 1].e - all.v[0].s;
     m->comp = tl_fival_len(comp.v, comp.n);
@@ -97,7 +100,7 @@ static void add_rows(tl_table *t, const pyt_metrics *m, int micro, int rc, int i
 int pyt_sheet_gpu_timeline(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
 {
     size_t n = c->n, k = 0;
-    int32_t *rows = tl_xmalloc((n ? n : 1) * sizeof *rows);
+    int32_t *rows = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *rows); /* GPU rows only */
     for (size_t i = 0; i < n; i++)
         if (c->gclass[i] && (c->o->include_unlinked_kernels || c->parent[i] >= 0)) rows[k++] = (int32_t)i;
     if (!k) {

@@ -740,6 +740,49 @@ static void test_xlsx_misc(void)
     CHECK_EQ_I(l.n, 0);
 }
 
+/* A scatter with lines on a workbook whose sheet list is full (16
+ * sheets, the list's first capacity): adding the hidden data sheet for the
+ * lines moves the list, and the chart still lands on its sheet (ASan:
+ * no read of the moved list). */
+static void test_xlsx_scatter_full_list(void)
+{
+    tl_err err = {0};
+    tl_xlsx_opts o = {0};
+    o.charts = 1;
+    o.quiet = 1;
+    tl_xlsx *x = NULL;
+    const char *p = tmp_path("scatter16.xlsx");
+    CHECK_EQ_I(tl_report_xlsx_open(p, &o, &x, &err), 0);
+    if (!x) return;
+    tl_report_tables src = {0};
+    tl_vec_push(&src, typed_table());
+    char nm[32];
+    for (int i = 1; i < 16; i++) {
+        snprintf(nm, sizeof nm, "sheet_%d", i);
+        tl_vec_push(&src, named_table(nm, i));
+    }
+    for (size_t i = 0; i < src.n; i++) CHECK_EQ_I(tl_report_xlsx_add_table(x, src.v[i], NULL, &err), 0);
+    double mx[] = {0.01, 100}, my[] = {0.05, 500};
+    tl_xy_series roof = {"memory roof", mx, my, 2};
+    tl_scatter_spec sc = {0};
+    sc.sheet = "typed";
+    sc.x_col = 5;
+    sc.y_col = 6;
+    sc.lines = &roof;
+    sc.nlines = 1;
+    sc.title = "Roofline";
+    sc.anchor_col = -1;
+    CHECK_EQ_I(tl_report_xlsx_add_scatter(x, &sc, &err), 0);
+    int rc = tl_report_xlsx_close(x, &err);
+    if (rc) fprintf(stderr, "%s\n", err.msg);
+    CHECK_EQ_I(rc, 0);
+    tl_report_tables back = {0};
+    CHECK_EQ_I(tl_report_read(p, 0, &back, &err), 0);
+    CHECK_EQ_I(back.n, 16); /* the data sheet is hidden */
+    tl_report_tables_free(&back);
+    tl_report_tables_free(&src);
+}
+
 /* A hand-made package exercising what our writer never produces: a
  * renamed workbook part found through _rels/.rels, absolute targets, a
  * prefixed main namespace, rich-text shared strings with phonetic runs,
@@ -968,6 +1011,7 @@ int main(void)
     test_xlsx_roundtrip(0);
     test_xlsx_roundtrip(1);
     test_xlsx_misc();
+    test_xlsx_scatter_full_list();
     test_xlsx_handmade();
     test_term();
     const char *out = getenv("TL_RENDER_XLSX_OUT");
