@@ -277,7 +277,7 @@ static void memo_add(memo *m, size_t at, const memo_ent *r)
  * a strlen and copy of every arg and kernel name per instance. The output
  * type is the exception: it is
  * copied per instance, so its text goes in. */
-static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
+static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_args *in, const char *const *knames)
 {
     const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs,
                            in->annotation};
@@ -287,45 +287,46 @@ static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
     tl_buf_append(b, &ol, sizeof ol);
     if (ol) tl_buf_append(b, in->output_type, ol);
     if (strcmp(op->family, "GEMM") != 0) return;
-    tl_buf_append(b, &in->fwd.n, sizeof in->fwd.n); /* GEMM transpose reads kernel names */
-    for (size_t i = 0; i < in->fwd.n; i++) tl_buf_append(b, &in->fwd.k[i].name, sizeof in->fwd.k[i].name);
+    tl_buf_append(b, &in->nkernels, sizeof in->nkernels); /* GEMM transpose reads kernel names */
+    for (size_t i = 0; i < in->nkernels; i++) tl_buf_append(b, &knames[i], sizeof knames[i]);
 }
 
 /* Evaluates the model once per distinct memo key (scratch arena freed right
  * away) and fills the static part of the row. Returns 0 if the op has a row. */
 static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
-                       const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx, memo_ent *out)
+                       const tl_pm_source *src, const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx,
+                       memo_ent *out)
 {
     int cacheable = op->model_id != PM_CONVBIAS_FWD && op->model_id != PM_CONVBIAS_BWD;
     size_t at = 0;
     uint64_t h = 0;
+    tl_pm_fields f;
+    src->fields(src->src, inst, &f);
+    tl_pm_args args;
+    tl_pm_args_of(&f, inst, &args);
+    /* the op's own kernels by start time (GEMM transpose detection) */
+    const char *kn1[8], **names = inst->nfwd <= 8 ? kn1 : tl_xmalloc(inst->nfwd * sizeof *names);
+    for (size_t i = 0; i < inst->nfwd; i++) {
+        tl_pm_kernel k;
+        src->kernel(src->src, inst->k[i], &k);
+        names[i] = k.name;
+    }
+    args.kernel_names = names;
+    args.nkernels = inst->nfwd;
     if (cacheable) {
-        memo_key(kb, op, inst);
+        memo_key(kb, op, &args, names);
         h = tl_hash64(kb->p, kb->n, 0);
         const memo_ent *hit = memo_find(mm, h, kb->p, kb->n, &at);
         if (hit) {
+            if (names != kn1) free(names);
             *out = *hit;
             return hit->ok ? 0 : -1;
         }
     }
+    args.name = NULL; /* the sheets evaluate the op's model by its entry */
     memo_ent r = {0};
     tl_arena s;
     tl_arena_init(&s, 16 * 1024);
-    tl_pm_args args = {
-        .input_dims = inst->input_dims,
-        .input_type = inst->input_type,
-        .input_strides = inst->input_strides,
-        .concrete_inputs = inst->concrete_inputs,
-        .output_type = inst->output_type,
-        .annotation = inst->annotation,
-        .pseudo_args = inst->pseudo_args,
-        .has_seq = inst->has_seq,
-        .seq = inst->seq,
-    };
-    const char **names = tl_arena_alloc(&s, (inst->fwd.n ? inst->fwd.n : 1) * sizeof *names);
-    for (size_t i = 0; i < inst->fwd.n; i++) names[i] = inst->fwd.k[i].name;
-    args.kernel_names = names;
-    args.nkernels = inst->fwd.n;
     tl_pm_result res;
     tl_err e;
     if (tl_pm_eval(op, &args, mode, ctx, &s, &res, &e) == 0) {
@@ -359,6 +360,7 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         tl_buf_free(&b);
     }
     tl_arena_free(&s);
+    if (names != kn1) free(names);
     if (cacheable) {
         r.h = h;
         char *k = tl_arena_alloc(a, kb->n ? kb->n : 1);
@@ -372,14 +374,14 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
 }
 
 static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
-                    const tl_pm_instance *inst, tl_pm_mode mode, const tl_pm_sheet_opts *o, tl_pm_ctx *ctx,
-                    prow *row)
+                    const tl_pm_source *src, const tl_pm_instance *inst, tl_pm_mode mode,
+                    const tl_pm_sheet_opts *o, tl_pm_ctx *ctx, prow *row)
 {
     if (mode == TL_PM_BWD && !inst->has_bwd_events) return -1; /* checked on the event itself */
     memo_ent st;
-    if (static_part(a, it, keys, mm, kb, op, inst, mode, ctx, &st) != 0) return -1;
-    const tl_pm_kset *ks = mode == TL_PM_FWD ? &inst->fwd : &inst->bwd;
-    double t = ks->n ? ks->time_us : 0.0;
+    if (static_part(a, it, keys, mm, kb, op, src, inst, mode, ctx, &st) != 0) return -1;
+    tl_pm_kset ks = tl_pm_kset_of(inst, mode);
+    double t = ks.n ? ks.time_us : 0.0;
     memset(row, 0, sizeof *row);
     row->inst = inst;
     row->gflops = st.gflops;
@@ -389,8 +391,8 @@ static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb,
     row->tflops = t != 0 ? (st.gflops / 1e3) / (t / 1e6) : NAN;
     row->tbs = (t != 0 && st.has_bytes) ? (st.bytes / 1e12) / (t / 1e6) : NAN;
     row->kt = t;
-    row->kt_int = ks->n == 0;
-    row->nk = ks->n;
+    row->kt_int = ks.n == 0;
+    row->nk = ks.n;
     tl_pm_roofline rf;
     tl_pm_roofline_eval(o->arch, st.gflops, st.has_bytes, st.bytes, st.cspec, t, &rf);
     row->roof_valid = rf.valid;
@@ -419,12 +421,13 @@ static void fill_overlap(tl_arena *a, const prow *rows, const size_t *mem, size_
 {
     const double **pl = tl_xmalloc((c ? c : 1) * sizeof *pl);
     for (size_t i = 0; i < c; i++) {
-        const tl_pm_instance *in = rows[mem[i]].inst;
-        if (!grp->ov_names && in->ov_names) grp->ov_names = in->ov_names;
-        kl[i] = in->ov_names ? in->ov_details : NULL;
-        kn[i] = in->ov_names ? in->ov_ndetails : 0;
-        pl[i] = in->ov_names ? in->ov_detail_pct : NULL;
-        vals[i] = in->ov_names ? in->ov_pct : NAN;
+        const tl_pm_extra *x = rows[mem[i]].inst->extra;
+        const char *names = x ? x->ov_names : NULL;
+        if (!grp->ov_names && names) grp->ov_names = names;
+        kl[i] = names ? x->ov_details : NULL;
+        kn[i] = names ? x->ov_ndetails : 0;
+        pl[i] = names ? x->ov_detail_pct : NULL;
+        vals[i] = names ? x->ov_pct : NAN;
     }
     sb->n = tb->n = 0;
     int has_trunc = tl_pm_kdetails_summarize_overlap(kl, pl, kn, c, sb, tb);
@@ -436,14 +439,54 @@ static void fill_overlap(tl_arena *a, const prow *rows, const size_t *mem, size_
     for (int k = 0; k < 5; k++) grp->ov_pct[k] = np_round2(grp->ov_pct[k]);
 }
 
-static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *mem, size_t c, size_t nk,
-                       const int *ctype, tl_pm_mode mode, int kl_overlap, agg_group *grp)
+/* The group's "first" cells of the event's texts: the first non-missing
+ * value of each in row order (pandas first). */
+static void group_texts(tl_arena *a, const tl_pm_source *src, const prow *rows, const size_t *mem, size_t c,
+                        agg_group *grp)
+{
+    for (size_t i = 0; i < c; i++) {
+        if (grp->pname && grp->plabel && grp->tname && grp->dims && grp->types && grp->strides && grp->ci) break;
+        tl_pm_fields f;
+        src->fields(src->src, rows[mem[i]].inst, &f);
+        if (!grp->pname && f.process_name) grp->pname = f.process_name;
+        if (!grp->plabel && f.process_label) grp->plabel = f.process_label;
+        if (!grp->tname && f.thread_name) grp->tname = f.thread_name;
+        if (!grp->dims && f.input_dims) grp->dims = arg_text(a, f.input_dims);
+        if (!grp->types && f.input_type) grp->types = arg_text(a, f.input_type);
+        if (!grp->strides && f.input_strides) grp->strides = arg_text(a, f.input_strides);
+        if (!grp->ci && f.concrete_inputs) grp->ci = arg_text(a, f.concrete_inputs);
+    }
+}
+
+/* The group's kernel lists in the mode, one per row (each by start time),
+ * read from the source into one block (*block, to free) and listed in
+ * kl / kn. */
+static void group_kernels(const tl_pm_source *src, const prow *rows, const size_t *mem, size_t c,
+                          tl_pm_mode mode, tl_pm_kernel **block, const tl_pm_kernel **kl, size_t *kn)
+{
+    size_t tot = 0;
+    for (size_t i = 0; i < c; i++) tot += tl_pm_kset_of(rows[mem[i]].inst, mode).n;
+    tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
+    size_t at = 0;
+    for (size_t i = 0; i < c; i++) {
+        tl_pm_kset ks = tl_pm_kset_of(rows[mem[i]].inst, mode);
+        kl[i] = k + at;
+        kn[i] = ks.n;
+        for (size_t j = 0; j < ks.n; j++) src->kernel(src->src, ks.k[j], &k[at++]);
+    }
+    *block = k;
+}
+
+static void fill_group(tl_arena *a, intern *it, const tl_pm_source *src, const prow *rows, const size_t *mem,
+                       size_t c, size_t nk, const int *ctype, tl_pm_mode mode, int kl_overlap, agg_group *grp)
 {
     const prow *r0 = &rows[mem[0]];
     double *vals = tl_xmalloc(c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
     const tl_pm_kernel **kl = tl_xmalloc(c * sizeof *kl);
     size_t *kn = tl_xmalloc(c * sizeof *kn);
-    grp->name = r0->inst->name;
+    tl_pm_fields f0;
+    src->fields(src->src, r0->inst, &f0);
+    grp->name = f0.name;
     grp->ptext = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *grp->ptext);
     for (size_t k = 0; k < nk; k++) {
         const char *key;
@@ -452,24 +495,18 @@ static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *
     grp->num_kernels = (int64_t)r0->nk;
     grp->recompute = r0->inst->is_recompute;
     grp->count = (int64_t)c;
-    grp->uid_first = r0->inst->uid;
+    grp->uid_first = f0.uid;
     grp->gflops = grp->mb = grp->fpb = grp->roof_time = NAN;
     for (size_t i = 0; i < c; i++) { /* pandas first: first non-missing in row order */
         const prow *p = &rows[mem[i]];
         if (isnan(grp->gflops) && !isnan(p->gflops)) grp->gflops = p->gflops;
         if (isnan(grp->mb) && !isnan(p->mb)) grp->mb = p->mb;
         if (isnan(grp->fpb) && !isnan(p->fpb)) grp->fpb = p->fpb;
-        if (!grp->pname && p->inst->process_name) grp->pname = p->inst->process_name;
-        if (!grp->plabel && p->inst->process_label) grp->plabel = p->inst->process_label;
-        if (!grp->tname && p->inst->thread_name) grp->tname = p->inst->thread_name;
         if (!grp->cspec && p->cspec) grp->cspec = p->cspec;
         if (p->roof_valid && isnan(grp->roof_time)) grp->roof_time = p->roof_time;
         if (p->roof_valid && !grp->roof_bound) grp->roof_bound = p->roof_bound;
-        if (!grp->dims && p->inst->input_dims) grp->dims = arg_text(a, p->inst->input_dims);
-        if (!grp->types && p->inst->input_type) grp->types = arg_text(a, p->inst->input_type);
-        if (!grp->strides && p->inst->input_strides) grp->strides = arg_text(a, p->inst->input_strides);
-        if (!grp->ci && p->inst->concrete_inputs) grp->ci = arg_text(a, p->inst->concrete_inputs);
     }
+    group_texts(a, src, rows, mem, c, grp);
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tbs;
     stats5(vals, c, grp->tb, tmp);
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tflops;
@@ -479,15 +516,11 @@ static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
     stats5(vals, c, grp->kt, tmp);
     grp->kt[5] = tl_sum_kahan(vals, c);
-    /* kernel lists of the mode, each sorted by ts */
-    for (size_t i = 0; i < c; i++) {
-        const tl_pm_instance *in = rows[mem[i]].inst;
-        const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
-        kl[i] = ks->k;
-        kn[i] = ks->n;
-    }
+    tl_pm_kernel *kblock;
+    group_kernels(src, rows, mem, c, mode, &kblock, kl, kn);
     tl_buf sb = {0}, tb = {0};
     int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
+    free(kblock);
     grp->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
     grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
     if (kl_overlap) fill_overlap(a, rows, mem, c, kl, kn, vals, tmp, &sb, &tb, grp);
@@ -540,7 +573,7 @@ static void base_totals(agg_sheet *s, const char *const *keys)
     free(uid);
 }
 
-static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
+static int aggregate(tl_arena *a, const tl_pm_source *src, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
                      const tl_pm_sheet_opts *o, tl_pm_ctx *ctx, agg_sheet *out)
 {
     memset(out, 0, sizeof *out);
@@ -553,10 +586,11 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     tl_buf mkb = {0};
     opcache *oc = tl_xcalloc(1, sizeof *oc);
     for (size_t i = 0; i < n; i++) {
-        const tl_pm_op *op = find_op(oc, inst[i].name);
+        const char *name = src->name(src->src, &inst[i]);
+        const tl_pm_op *op = find_op(oc, name);
         if (!op) continue;
-        if (mode == TL_PM_BWD && strcmp(inst[i].name, "vllm::unified_attention_with_output") == 0) continue;
-        if (make_row(a, &it, &keys, &mm, &mkb, op, &inst[i], mode, o, ctx, &rows[nr]) == 0) nr++;
+        if (mode == TL_PM_BWD && strcmp(name, "vllm::unified_attention_with_output") == 0) continue;
+        if (make_row(a, &it, &keys, &mm, &mkb, op, src, &inst[i], mode, o, ctx, &rows[nr]) == 0) nr++;
     }
     tl_hidx_free(&mm.idx);
     tl_vec_free(&mm.e);
@@ -596,14 +630,15 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
         size_t nkr = o->group_by_num_kernels ? rows[r].nk : 0;
         int rcr = o->detect_recompute ? rows[r].inst->is_recompute : 0;
         int isnew;
-        const char *ovr = o->kl_overlap ? rows[r].inst->ov_names : NULL;
+        const tl_pm_extra *x = rows[r].inst->extra;
+        const char *ovr = o->kl_overlap && x ? x->ov_names : NULL;
         size_t *pg = tl_bmap_put(&pc, &(struct pkey){rows[r].p, nkr, rcr, ovr}, &isnew);
         if (!isnew) {
             gof[r] = (long)*pg;
             continue;
         }
         kb.n = 0;
-        tl_buf_puts(&kb, rows[r].inst->name);
+        tl_buf_puts(&kb, src->name(src->src, rows[r].inst));
         for (size_t k = 0; k < nk; k++) {
             const char *key;
             typed_text(&it, row_param(&rows[r], (uint32_t)k), ctype[k], &key);
@@ -644,7 +679,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
 
     for (size_t g = 0; g < ng; g++)
-        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, o->kl_overlap, &out->groups[g]);
+        fill_group(a, &it, src, rows, members + start[g], cnt[g], nk, ctype, mode, o->kl_overlap, &out->groups[g]);
     if (o->kl_overlap) base_totals(out, gkeys.v);
     tl_vec_free(&gkeys);
     free(cnt);
@@ -826,8 +861,8 @@ static const tl_pm_sheet_opts *opts_or_default(const tl_pm_sheet_opts *o)
     return o ? o : &none;
 }
 
-int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
-                      const tl_pm_sheet_opts *opts, tl_table **out, tl_err *err)
+int tl_pm_sheet_build(const char *sheet_name, const tl_pm_source *src, const tl_pm_instance *inst, size_t n,
+                      tl_pm_mode mode, const tl_pm_sheet_opts *opts, tl_table **out, tl_err *err)
 {
     (void)err;
     *out = NULL;
@@ -836,7 +871,7 @@ int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t
     tl_arena_init(&a, 1 << 16);
     tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
     agg_sheet s;
-    aggregate(&a, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
+    aggregate(&a, src, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
     if (s.ngroups) {
         sort_groups(&s, opts);
         *out = emit(&s, sheet_name, opts);
@@ -893,8 +928,8 @@ static void concat(tl_arena *a, agg_sheet *dst, const agg_sheet *src)
     dst->ngroups += src->ngroups;
 }
 
-int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n, const tl_pm_sheet_opts *opts,
-                        tl_table **fwd, tl_table **bwd, tl_err *err)
+int tl_pm_family_sheets(const char *family, const tl_pm_source *src, const tl_pm_instance *inst, size_t n,
+                        const tl_pm_sheet_opts *opts, tl_table **fwd, tl_table **bwd, tl_err *err)
 {
     *fwd = NULL;
     if (bwd) *bwd = NULL;
@@ -910,7 +945,7 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
     size_t nm = 0;
     opcache *oc = tl_xcalloc(1, sizeof *oc);
     for (size_t i = 0; i < n; i++) {
-        const tl_pm_op *op = find_op(oc, inst[i].name);
+        const tl_pm_op *op = find_op(oc, src->name(src->src, &inst[i]));
         if (op && strcmp(op->family, family) == 0) mine[nm++] = inst[i];
     }
     free(oc);
@@ -918,7 +953,7 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
     const char *kl = opts->kl_overlap ? "_kl_overlap" : "";
     char name[128];
     agg_sheet f, b, aside;
-    aggregate(&a, mine, nm, TL_PM_FWD, opts, ctx, &f);
+    aggregate(&a, src, mine, nm, TL_PM_FWD, opts, ctx, &f);
     sort_groups(&f, opts);
     if (single) {
         snprintf(name, sizeof name, "%s%s", family, kl);
@@ -937,7 +972,7 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
         snprintf(name, sizeof name, "%s_fwd%s", family, kl);
         if (f.ngroups) *fwd = emit(&f, name, opts);
 
-        aggregate(&a, mine, nm, TL_PM_BWD, opts, ctx, &b);
+        aggregate(&a, src, mine, nm, TL_PM_BWD, opts, ctx, &b);
         sort_groups(&b, opts);
         if (aside.ngroups) concat(&a, &b, &aside);
         size_t k2 = 0;

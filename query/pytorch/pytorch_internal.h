@@ -102,11 +102,6 @@ typedef struct pyt_ctx {
     int pm_uncached;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
-    /* last pid / tid texts made for perf-model instances (consecutive ops
-     * mostly share them) */
-    int64_t idtxt_v[2];
-    int idtxt_str[2];
-    const char *idtxt[2];
     uint8_t *pm_op_done;
     /* args of the events the report reads args of (pyt_args); NULL when
      * tl_trace_args is used directly */
@@ -286,6 +281,9 @@ struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,
  * backward = subtrees of its backward events), built once per report. */
 const struct tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row);
+/* Its event's fields from the trace, process and thread names left NULL
+ * (the perf sheets' source fills those). */
+void pyt_pm_fields(const pyt_ctx *c, const tl_pm_instance *in, tl_pm_fields *f);
 
 /* plugin perf models (query/pytorch/plugin.h) */
 struct tl_plugin_perf_model;
