@@ -172,10 +172,18 @@ void pyt_pm_fields(const pyt_ctx *c, const tl_pm_instance *in, tl_pm_fields *f)
     trace_fields(c->t, in->row, f);
 }
 
-/* The instance cache: row -> instance, for the modelled events only (a
- * small share of all events, so a map rather than an array over them). */
+/* The instance cache, for the modelled events only (a small share of all
+ * events): the perf job's instances in row order, then a map for the rows
+ * asked for outside the job (Inductor Triton kernels, plugin models). */
 static tl_pm_instance *pm_cached(const pyt_ctx *c, int32_t row)
 {
+    size_t lo = 0, hi = c->pm_nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->pm_sorted[mid].row < row) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->pm_nsorted && c->pm_sorted[lo].row == row) return (tl_pm_instance *)&c->pm_sorted[lo];
     const size_t *v = tl_imap_get(&c->pm_inst, (uint64_t)row);
     return v ? (tl_pm_instance *)(uintptr_t)*v : NULL;
 }
@@ -198,12 +206,12 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
     return in;
 }
 
-/* The perf-model family sheets need only the instances (in the job's
- * family order; the context's cache points at them) and the perf-model
- * module, never the context: they are built on a worker thread
- * (pyt_perf_launch) while the caller goes on with the sheets after
- * unified_perf_summary (the instances are built first, on the caller's
- * thread, since that fills the context's cache). */
+/* The perf-model family sheets need only the instances (in row order; the
+ * context's cache is this array) and the perf-model module, never the
+ * context: they are built on a worker thread (pyt_perf_launch) while the
+ * caller goes on with the sheets after unified_perf_summary (the
+ * instances are built first, on the caller's thread, since that fills the
+ * context's cache). */
 /* An event's process and thread names by its (pid, tid, id flags), for
  * the sheets' worker (pyt_meta_names interns on the context). */
 typedef struct pm_meta {
@@ -217,10 +225,11 @@ struct pyt_perf_job {
     tl_pm_source src;     /* the sheets' view of the trace: this job */
     pm_meta *meta;        /* sorted by (pid, tid, fl) */
     size_t nmeta;
-    tl_pm_instance *inst; /* grouped by family, UID order within one */
+    tl_pm_instance *inst; /* row (UID) order */
     int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
     size_t n;
-    size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
+    uint8_t *fam;         /* each instance's family index */
+    size_t *fam_n;        /* instances per family */
     tl_pm_sheet_opts so;
     int kl_overlap;         /* also the _kl_overlap twins (--include_overlap_info) */
     size_t nfam;
@@ -298,13 +307,36 @@ static void *perf_worker(void *arg)
     tl_pm_sheet_opts kl = j->so;
     kl.kl_overlap = 1;
     for (size_t f = 0; f < j->nfam && !j->rc; f++) {
-        const tl_pm_instance *in = j->inst + j->fam_off[f];
-        size_t n = j->fam_off[f + 1] - j->fam_off[f];
+        /* the family's instances alone, so that its sheets read only those */
+        size_t n = j->fam_n[f], m = 0;
+        if (!n) continue;
+        tl_pm_instance *in = tl_xmalloc(n * sizeof *in);
+        for (size_t i = 0; i < j->n; i++)
+            if (j->fam[i] == f) in[m++] = j->inst[i];
         j->rc = tl_pm_family_sheets(tl_pm_family_at(f), &j->src, in, n, &j->so, &j->fw[f], &j->bw[f], &j->err);
         if (!j->rc && j->kl_overlap)
             j->rc = tl_pm_family_sheets(tl_pm_family_at(f), &j->src, in, n, &kl, &j->fwk[f], &j->bwk[f], &j->err);
+        free(in);
     }
     return NULL;
+}
+
+/* The job's sheet settings and result slots. */
+static void job_sheets_init(pyt_ctx *c, pyt_perf_job *j, size_t nfam)
+{
+    j->kl_overlap = c->o->include_overlap_info;
+    j->t = c->t;
+    j->src = (tl_pm_source){.src = j, .name = src_name, .fields = src_fields, .kernel = src_kernel};
+    collect_meta(c, j);
+    j->so.arch = c->o->arch;
+    j->so.group_by_num_kernels = c->o->group_by_num_kernels;
+    j->so.detect_recompute = c->o->detect_recompute;
+    j->so.ctx = tl_pm_ctx_new();
+    j->nfam = nfam;
+    j->fw = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fw);
+    j->bw = tl_xcalloc(nfam ? nfam : 1, sizeof *j->bw);
+    j->fwk = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fwk);
+    j->bwk = tl_xcalloc(nfam ? nfam : 1, sizeof *j->bwk);
 }
 
 pyt_perf_job *pyt_perf_start(pyt_ctx *c)
@@ -313,15 +345,12 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
     pyt_perf_job *j = tl_xcalloc(1, sizeof *j);
     size_t nfam = tl_pm_nfamilies();
     /* candidates: every event (any category) whose name has a model, with
-     * its family's index (-1: no model), found once per name. Each family
-     * gets its own slice of the instances, so that a family's sheets read
-     * its instances alone, not every candidate's. */
+     * its family's index (-1: no model), found once per name */
     enum { FAM_UNSEEN = -2 };
     int *famof = tl_xmalloc((t->dict.n ? t->dict.n : 1) * sizeof *famof);
     for (size_t d = 0; d < t->dict.n; d++) famof[d] = FAM_UNSEEN;
-    int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
     size_t n = 0;
-    j->fam_off = tl_xcalloc(nfam + 2, sizeof *j->fam_off);
+    j->fam_n = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fam_n);
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
@@ -331,62 +360,45 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
             famof[id] = -1;
             if (op && !pyt_family_wanted(c->o, op->family)) op = NULL;
-            for (size_t f = 0; op && f < nfam; f++)
+            for (size_t f = 0; op && f < nfam && f < UINT8_MAX; f++)
                 if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
         }
         if (famof[id] >= 0) {
-            rows[n++] = (int32_t)i;
-            j->fam_off[famof[id] + 2]++;
+            n++;
+            j->fam_n[famof[id]]++;
         }
     }
     if (n) {
-        /* instances are built in row order (that fills the context's caches
-         * in the order unified_perf_summary uses) and placed by family */
-        /* family f's count sits at fam_off[f + 2]: after the prefix sum
-         * fam_off[f + 1] is f's start, which the placement below moves to
-         * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
-        for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
+        /* built in row order (that fills the context's caches in the order
+         * unified_perf_summary uses); the worker reads each family's apart */
         j->inst = tl_xmalloc(n * sizeof *j->inst);
+        j->fam = tl_xmalloc(n);
         int32_t *lj = c->o->include_overlap_info ? pyt_launcher_index(c) : NULL;
-        int lent = 0; /* the cache points into j->inst */
-        for (size_t i = 0; i < n; i++) {
-            tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
-            if (c->pm_uncached) {
-                build_instance(c, rows[i], slot);
-            } else if (pm_cached(c, rows[i])) {
-                *slot = *pm_cached(c, rows[i]);
-            } else {
-                /* one copy, shared by the cache and the job (read only from
-                 * here on, on both threads; the overlap fields below are
-                 * read by the perf sheets alone) */
-                build_instance(c, rows[i], slot);
-                pm_cache_put(c, rows[i], slot);
-                lent = 1;
-            }
-            if (lj) pyt_instance_overlap(c, lj, rows[i], slot);
+        size_t k = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            uint32_t id = t->name[i];
+            if (id >= t->dict.n || famof[id] < 0) continue;
+            tl_pm_instance *slot = &j->inst[k];
+            j->fam[k++] = (uint8_t)famof[id];
+            const tl_pm_instance *had = c->pm_uncached ? NULL : pm_cached(c, (int32_t)i);
+            if (had) *slot = *had;
+            else build_instance(c, (int32_t)i, slot);
+            if (lj) pyt_instance_overlap(c, lj, (int32_t)i, slot);
         }
-        if (lent) {
+        if (!c->pm_uncached) {
+            /* one copy, shared by the cache and the job (read only from here
+             * on, on both threads; the overlap fields are read by the perf
+             * sheets alone) */
+            c->pm_sorted = j->inst;
+            c->pm_nsorted = n;
             tl_vec_push(&c->pm_blocks, j->inst);
             j->inst_owned_by_ctx = 1;
         }
         free(lj);
-        j->kl_overlap = c->o->include_overlap_info;
         j->n = n;
-        j->t = t;
-        j->src = (tl_pm_source){.src = j, .name = src_name, .fields = src_fields, .kernel = src_kernel};
-        collect_meta(c, j);
-        j->so.arch = c->o->arch;
-        j->so.group_by_num_kernels = c->o->group_by_num_kernels;
-        j->so.detect_recompute = c->o->detect_recompute;
-        j->so.ctx = tl_pm_ctx_new();
-        j->nfam = nfam;
-        j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
-        j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
-        j->fwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fwk);
-        j->bwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bwk);
+        job_sheets_init(c, j, nfam);
     }
     free(famof);
-    free(rows);
     return j;
 }
 
@@ -420,7 +432,8 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     free(j->bwk);
     if (!j->inst_owned_by_ctx) free(j->inst);
     free(j->meta);
-    free(j->fam_off);
+    free(j->fam);
+    free(j->fam_n);
     free(j);
     if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
     return rc;

@@ -79,10 +79,14 @@ typedef struct pyt_ctx {
     int any_gpu;
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
-    tl_imap pm_inst;                 /* row -> struct tl_pm_instance * (perf.c) */
-    /* perf jobs' instance blocks that pm_inst points into: the context
-     * owns them (perf.c builds an uncached row's instance in its job's
-     * slot and caches a pointer to it, rather than a second copy) */
+    /* the perf-model instances (perf.c): the perf job's, in row order
+     * (found by binary search on their row), and in pm_inst (row ->
+     * struct tl_pm_instance *) those of other rows built on demand */
+    const struct tl_pm_instance *pm_sorted;
+    size_t pm_nsorted;
+    tl_imap pm_inst;
+    /* perf jobs' instance blocks that pm_sorted points into: the context
+     * owns them (perf.c builds each job instance once, in its job's slot) */
     TL_VEC(struct tl_pm_instance *) pm_blocks;
     struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
     /* kernel-detail summary cache (pyt_kdetails) */
