@@ -613,7 +613,7 @@ static int aggregate(tl_arena *a, const tl_pm_source *src, const tl_pm_instance 
     /* group keys: name + typed param texts (+ num_kernels, is_recompute) */
     long *gof = tl_xmalloc(nr * sizeof *gof);
     tl_smap gmap = {0}; /* group key text -> group */
-    tl_smap_init(&gmap, nr);
+    tl_smap_init(&gmap, 64); /* grows with the groups */
     TL_VEC(size_t) first = {0}; /* first row of each group */
     TL_VEC(const char *) gkeys = {0}; /* its key text */
     out->kt_int = 1;

@@ -774,10 +774,10 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
      * the overlap names (base[group]: its bm group), for the totals the
      * overlap sheet orders by */
     tl_bmap m, bm = {0};
-    tl_bmap_init(&m, sizeof key, nr);
+    tl_bmap_init(&m, sizeof key, 64); /* grows with the groups, which are few next to the rows */
     size_t *base = NULL, nbase = 0;
     if (ovf) {
-        tl_bmap_init(&bm, sizeof key, nr);
+        tl_bmap_init(&bm, sizeof key, 64);
         base = tl_xmalloc((nr ? nr : 1) * sizeof *base);
     }
     ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);
