@@ -455,23 +455,25 @@ static void group_texts(tl_arena *a, const tl_pm_source *src, const prow *rows, 
     }
 }
 
+typedef TL_VEC(tl_pm_kernel) kvec;
+
 /* The group's kernel lists in the mode, one per row (each by start time),
- * read from the source into one block (*block, to free) and listed in
+ * read from the source into kb (reused from group to group) and listed in
  * kl / kn. */
 static void group_kernels(const tl_pm_source *src, const prow *rows, const size_t *mem, size_t c,
-                          tl_pm_mode mode, tl_pm_kernel **block, const tl_pm_kernel **kl, size_t *kn)
+                          tl_pm_mode mode, kvec *kb, const tl_pm_kernel **kl, size_t *kn)
 {
-    size_t tot = 0;
-    for (size_t i = 0; i < c; i++) tot += tl_pm_kset_of(rows[mem[i]].inst, mode).n;
-    tl_pm_kernel *k = tl_xmalloc((tot ? tot : 1) * sizeof *k);
-    size_t at = 0;
+    kb->n = 0;
     for (size_t i = 0; i < c; i++) {
         tl_pm_kset ks = tl_pm_kset_of(rows[mem[i]].inst, mode);
-        kl[i] = k + at;
         kn[i] = ks.n;
-        for (size_t j = 0; j < ks.n; j++) src->kernel(src->src, ks.k[j], &k[at++]);
+        for (size_t j = 0; j < ks.n; j++) {
+            tl_pm_kernel k;
+            src->kernel(src->src, ks.k[j], &k);
+            tl_vec_push(kb, k);
+        }
     }
-    *block = k;
+    for (size_t i = 0, at = 0; i < c; at += kn[i++]) kl[i] = kn[i] ? kb->v + at : NULL; /* kb is complete: no more moves */
 }
 
 /* The group's model cells (pandas first: the first non-missing in row
@@ -499,7 +501,7 @@ static void group_rates(const prow *rows, const size_t *mem, size_t c, const mem
 
 static void fill_group(tl_arena *a, intern *it, const tl_pm_source *src, const prow *rows, const size_t *mem,
                        size_t c, const memo_ent *E, size_t nk, const int *ctype, tl_pm_mode mode,
-                       const tl_pm_sheet_opts *o, agg_group *grp)
+                       const tl_pm_sheet_opts *o, kvec *kbuf, agg_group *grp)
 {
     const prow *r0 = &rows[mem[0]];
     double *vals = tl_xmalloc(4 * c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
@@ -526,11 +528,9 @@ static void fill_group(tl_arena *a, intern *it, const tl_pm_source *src, const p
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
     stats5(vals, c, grp->kt, tmp);
     grp->kt[5] = tl_sum_kahan(vals, c);
-    tl_pm_kernel *kblock;
-    group_kernels(src, rows, mem, c, mode, &kblock, kl, kn);
+    group_kernels(src, rows, mem, c, mode, kbuf, kl, kn);
     tl_buf sb = {0}, tbuf = {0};
     int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tbuf);
-    free(kblock);
     grp->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
     grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tbuf.p ? tbuf.p : "", tbuf.n) : NULL;
     if (o->kl_overlap) fill_overlap(a, rows, mem, c, kl, kn, vals, tmp, &sb, &tbuf, grp);
@@ -693,8 +693,10 @@ static int aggregate(tl_arena *a, const tl_pm_source *src, const tl_pm_instance 
     size_t *members = tl_xmalloc(nr * sizeof *members), *fill = tl_xcalloc(ng, sizeof *fill);
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
 
+    kvec kbuf = {0};
     for (size_t g = 0; g < ng; g++)
-        fill_group(a, &it, src, rows, members + start[g], cnt[g], E, nk, ctype, mode, o, &out->groups[g]);
+        fill_group(a, &it, src, rows, members + start[g], cnt[g], E, nk, ctype, mode, o, &kbuf, &out->groups[g]);
+    tl_vec_free(&kbuf);
     if (o->kl_overlap) base_totals(out, gkeys.v);
     tl_vec_free(&gkeys);
     free(cnt);

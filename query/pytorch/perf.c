@@ -27,10 +27,11 @@ static double sort_kset(pyt_ctx *c, int32_t *rows, size_t n)
 }
 
 /* GPU events of the backward subtree of row (§4.6): the subtrees of the
- * bwd events of row and of all its descendants, deduplicated. */
-static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8_t *mark)
+ * bwd events of row and of all its descendants, deduplicated, appended to
+ * (*out)[n0 ..]. Returns how many. */
+static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t n0, size_t *cap, uint8_t *mark)
 {
-    size_t n = 0;
+    size_t n = n0;
     int32_t *tmp = NULL;
     size_t tn = 0, tcap = 0;
     for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
@@ -47,9 +48,9 @@ static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8
             (*out)[n++] = tmp[i];
         }
     }
-    for (size_t i = 0; i < n; i++) mark[(*out)[i]] = 0;
+    for (size_t i = n0; i < n; i++) mark[(*out)[i]] = 0;
     free(tmp);
-    return n;
+    return n - n0;
 }
 
 static _Thread_local const int64_t *g_ann_ts;
@@ -132,23 +133,19 @@ static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
     pyt_subtree_gpu(c, row, &rows, &nf, &cap);
     in->fwd_time_us = sort_kset(c, rows, nf);
     in->has_bwd_events = pyt_bwd_of(c, row) >= 0;
-    int32_t *brows = NULL;
-    size_t bcap = 0;
     if (in->has_bwd_events) {
-        nb = bwd_gpu(c, row, &brows, &bcap, c->pm_mark);
-        in->bwd_time_us = sort_kset(c, brows, nb);
+        nb = bwd_gpu(c, row, &rows, nf, &cap, c->pm_mark);
+        in->bwd_time_us = sort_kset(c, rows + nf, nb);
     }
     if (nf + nb) {
         int32_t *k = tl_arena_alloc(&c->arena, (nf + nb) * sizeof *k);
-        if (nf) memcpy(k, rows, nf * sizeof *k);
-        if (nb) memcpy(k + nf, brows, nb * sizeof *k);
+        memcpy(k, rows, (nf + nb) * sizeof *k);
         in->k = k;
     }
     in->nfwd = (uint32_t)nf;
     in->nbwd = (uint32_t)nb;
     in->is_recompute = (int8_t)(c->recompute ? c->recompute[row] : -1);
     free(rows);
-    free(brows);
     return 0;
 }
 
