@@ -225,7 +225,7 @@ struct pyt_perf_job {
     tl_pm_instance *inst; /* row (UID) order */
     int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
     size_t n;
-    uint8_t *fam;         /* each instance's family index */
+    uint8_t *fam;         /* each instance's family index (the registry has at most 32) */
     size_t *fam_n;        /* instances per family */
     tl_pm_sheet_opts so;
     int kl_overlap;         /* also the _kl_overlap twins (--include_overlap_info) */
@@ -357,7 +357,7 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
             const tl_pm_op *op = c->o->plugins && tl_plugin_perf_model_for(c->o->plugins, nm) ? NULL : tl_pm_find(nm);
             famof[id] = -1;
             if (op && !pyt_family_wanted(c->o, op->family)) op = NULL;
-            for (size_t f = 0; op && f < nfam && f < UINT8_MAX; f++)
+            for (size_t f = 0; op && f < nfam; f++)
                 if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
         }
         if (famof[id] >= 0) {

@@ -99,10 +99,10 @@ typedef struct pyt_ctx {
     int32_t *ann_rows;
     size_t n_ann;
     int ann_done;
-    /* pyt_perf_start builds each instance straight into its job instead of
-     * through pyt_pm_instance's per-row cache (the cache pointer array and a
-     * second copy of every instance): for callers that build no
-     * unified_perf_summary afterwards (the corpus workbook) */
+    /* pyt_perf_start's instances are its job's alone, freed with it, and
+     * not the context's cache too, which keeps them until the context is
+     * freed: for callers that build no unified_perf_summary afterwards (the
+     * corpus workbook) */
     int pm_uncached;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
