@@ -117,35 +117,49 @@ void tl_pm_roofline_eval(const tl_pm_arch *arch, double gflops, int has_bytes, d
     out->pct = t == 0 ? NAN : out->time_us / t * 100;
 }
 
-int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mode mode,
-                       const tl_pm_arch *arch, tl_pm_ctx *ctx, tl_arena *a, tl_pm_metrics *m,
-                       tl_err *err)
+void tl_pm_args_of(const tl_pm_fields *f, const tl_pm_instance *in, tl_pm_args *out)
+{
+    const tl_pm_extra *x = in->extra;
+    *out = (tl_pm_args){
+        .name = f->name,
+        .input_dims = f->input_dims,
+        .input_type = f->input_type,
+        .input_strides = f->input_strides,
+        .concrete_inputs = f->concrete_inputs,
+        .output_type = x ? x->output_type : NULL,
+        .annotation = x ? x->annotation : NULL,
+        .pseudo_args = x ? x->pseudo_args : NULL,
+        .has_seq = f->has_seq,
+        .seq = f->seq,
+    };
+}
+
+int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_source *src, const tl_pm_instance *inst, tl_pm_mode mode,
+                       const tl_pm_arch *arch, tl_pm_ctx *ctx, tl_arena *a, tl_pm_metrics *m, tl_err *err)
 {
     memset(m, 0, sizeof *m);
+    tl_pm_fields f;
+    src->fields(src->src, inst, &f);
     if (mode == TL_PM_BWD && !inst->has_bwd_events)
-        return tl_errf(err, TL_ENOTFOUND, "%s: no linked backward events", inst->name ? inst->name : "?");
-    const tl_pm_kset *ks = mode == TL_PM_FWD ? &inst->fwd : &inst->bwd;
-    tl_pm_args args = {
-        .input_dims = inst->input_dims,
-        .input_type = inst->input_type,
-        .input_strides = inst->input_strides,
-        .concrete_inputs = inst->concrete_inputs,
-        .output_type = inst->output_type,
-        .annotation = inst->annotation,
-        .pseudo_args = inst->pseudo_args,
-        .has_seq = inst->has_seq,
-        .seq = inst->seq,
-    };
+        return tl_errf(err, TL_ENOTFOUND, "%s: no linked backward events", f.name ? f.name : "?");
+    tl_pm_kset ks = tl_pm_kset_of(inst, mode);
+    tl_pm_args args;
+    tl_pm_args_of(&f, inst, &args);
+    args.name = NULL; /* the op's */
     /* transpose detection reads the op's own kernels (forward subtree) */
-    const char **names = tl_arena_alloc(a, (inst->fwd.n ? inst->fwd.n : 1) * sizeof *names);
-    for (size_t i = 0; i < inst->fwd.n; i++) names[i] = inst->fwd.k[i].name;
+    const char **names = tl_arena_alloc(a, (inst->nfwd ? inst->nfwd : 1) * sizeof *names);
+    for (size_t i = 0; i < inst->nfwd; i++) {
+        tl_pm_kernel k;
+        src->kernel(src->src, inst->k[i], &k);
+        names[i] = k.name;
+    }
     args.kernel_names = names;
-    args.nkernels = inst->fwd.n;
+    args.nkernels = inst->nfwd;
     int rc = tl_pm_eval(op, &args, mode, ctx, a, &m->r, err);
     if (rc) return rc;
-    m->kernel_time_is_int = ks->n == 0;
-    m->num_kernels = ks->n;
-    tl_pm_metrics_rates(arch, ks->n ? ks->time_us : 0.0, m);
+    m->kernel_time_is_int = ks.n == 0;
+    m->num_kernels = ks.n;
+    tl_pm_metrics_rates(arch, ks.n ? ks.time_us : 0.0, m);
     return 0;
 }
 

@@ -17,8 +17,9 @@
  * Plus the roofline (GPU arch tables, data/arch/NAME.json) and the kernel-list
  * summary text shared with ops_unique_args / unified_perf_summary.
  *
- * The caller (the report code) owns the trace: it supplies raw arg texts,
- * kernel lists and busy times; nothing here reads the store. */
+ * The caller (the report code) owns the trace: it supplies kernel sets and
+ * busy times in the instances, and raw arg texts and kernel names through
+ * a tl_pm_source; nothing here reads the store. */
 #ifndef TL_PERFMODEL_H
 #define TL_PERFMODEL_H
 
@@ -247,38 +248,34 @@ typedef struct tl_pm_kernel {
     int64_t stream;     /* args.stream */
 } tl_pm_kernel;
 
-/* The GPU activities timed for one instance in one mode. */
-typedef struct tl_pm_kset {
-    /* Busy time in µs (pytorch-report.md §5.3: union of [ts, ts+dur] in
-     * double µs), computed by the caller; 0 when n == 0 (which the sheet
-     * treats as the reference's integer 0). */
-    double time_us;
-    const tl_pm_kernel *k; /* sorted by ts */
-    size_t n;
-} tl_pm_kset;
-
-/* One candidate event of a family, filled by the report code. Strings are
- * borrowed (must outlive the call); NULL text = absent. */
+/* One candidate event of a family, filled by the report code: only what
+ * cannot be read again from the trace. Its texts (name, args, process and
+ * thread names) and its kernels' name, duration and stream are fetched
+ * through the caller's tl_pm_source where they are printed or grouped, so
+ * an instance costs 48 bytes and 4 bytes a kernel. */
+typedef struct tl_pm_extra tl_pm_extra;
 typedef struct tl_pm_instance {
-    int64_t uid;                 /* 0-based index in traceEvents */
-    const char *name;
-    const char *cat;
-    const char *pid, *tid;       /* as text */
-    const char *process_name;    /* "Unknown" when the trace has no metadata */
-    const char *process_label;
-    const char *thread_name;
-    int has_external_id;
-    int64_t external_id;
-    const char *input_dims, *input_type, *input_strides, *concrete_inputs; /* raw JSON */
-    const char *output_type;
+    /* kernel handles (tl_pm_source.kernel): the forward set (the event's
+     * own subtree) k[0 .. nfwd), then the backward set (the union of its
+     * backward events' subtrees) k[nfwd .. nfwd + nbwd), each by start time;
+     * NULL when both are empty */
+    const int32_t *k;
+    const tl_pm_extra *extra;    /* NULL: none of its fields */
+    /* busy time of each set in µs (pytorch-report.md §5.3: union of
+     * [ts, ts+dur] in double µs), computed by the caller; 0 for an empty
+     * set (which the sheet treats as the reference's integer 0) */
+    double fwd_time_us, bwd_time_us;
+    int32_t row;                 /* the caller's handle of the event */
+    uint32_t nfwd, nbwd;
+    int8_t has_bwd_events;       /* the event itself has linked backward events */
+    int8_t is_recompute;         /* -1 absent, else 0/1 (--detect_recompute) */
+} tl_pm_instance;
+
+/* What few instances have (NULL text = absent). */
+struct tl_pm_extra {
+    const char *output_type;     /* args["Output type"] (Reduce only) */
     const char *annotation;      /* as tl_pm_args.annotation (one text, one address) */
     const char *pseudo_args;     /* as tl_pm_args.pseudo_args */
-    int has_seq;                 /* "Sequence number" */
-    int64_t seq;
-    tl_pm_kset fwd;              /* forward mode: the event's own subtree */
-    int has_bwd_events;          /* the event itself has linked backward events */
-    tl_pm_kset bwd;              /* backward mode: union of those subtrees */
-    int is_recompute;            /* -1 absent, else 0/1 (--detect_recompute) */
     /* The event's kernel-overlap fields (--include_overlap_info), read only
      * for the _kl_overlap sheets: set for a kernel launcher whose direct
      * kernels overlap others, else ov_names NULL (the reference's None). */
@@ -287,7 +284,50 @@ typedef struct tl_pm_instance {
     const double *ov_detail_pct; /* each detail's overlap_pct */
     size_t ov_ndetails;
     double ov_pct;               /* NaN: none */
-} tl_pm_instance;
+};
+
+/* An instance's event as the models and sheets read it. Strings are
+ * borrowed from the caller's trace (one address per distinct text: the
+ * sheets' memo keys hold addresses); NULL text = absent. */
+typedef struct tl_pm_fields {
+    const char *name;
+    int64_t uid;                 /* 0-based index in traceEvents */
+    const char *process_name;    /* "Unknown" when the trace has no metadata */
+    const char *process_label;
+    const char *thread_name;
+    const char *input_dims, *input_type, *input_strides, *concrete_inputs; /* raw JSON */
+    int has_seq;                 /* "Sequence number" */
+    int64_t seq;
+} tl_pm_fields;
+
+/* How the sheets read the caller's trace, for any instance it passed:
+ * name (the event's name), fields (all of tl_pm_fields) and kernel (a
+ * kernel handle's name, duration and stream). src is the caller's; the
+ * functions may run on a worker thread and must only read. */
+typedef struct tl_pm_source {
+    const void *src;
+    const char *(*name)(const void *src, const tl_pm_instance *in);
+    void (*fields)(const void *src, const tl_pm_instance *in, tl_pm_fields *out);
+    void (*kernel)(const void *src, int32_t k, tl_pm_kernel *out);
+} tl_pm_source;
+
+/* The GPU activities timed for one instance in one mode: a view of its
+ * kernel handles (tl_pm_kset_of). */
+typedef struct tl_pm_kset {
+    double time_us;
+    const int32_t *k;
+    size_t n;
+} tl_pm_kset;
+
+static inline tl_pm_kset tl_pm_kset_of(const tl_pm_instance *in, tl_pm_mode mode)
+{
+    if (mode == TL_PM_FWD) return (tl_pm_kset){in->fwd_time_us, in->k, in->nfwd};
+    return (tl_pm_kset){in->bwd_time_us, in->k ? in->k + in->nfwd : NULL, in->nbwd};
+}
+
+/* The model inputs of an instance (every tl_pm_args member but the kernel
+ * names, which the caller lists from the forward set). */
+void tl_pm_args_of(const tl_pm_fields *f, const tl_pm_instance *in, tl_pm_args *out);
 
 typedef struct tl_pm_sheet_opts {
     const tl_pm_arch *arch;   /* non-NULL: roofline columns */
@@ -309,14 +349,14 @@ typedef struct tl_pm_sheet_opts {
  * move from _fwd to _bwd; forward conv names are dropped from _bwd). A sheet
  * without rows comes back NULL (no file). Instances whose name is not in
  * the family are ignored. */
-int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n,
-                        const tl_pm_sheet_opts *opts, tl_table **fwd, tl_table **bwd,
+int tl_pm_family_sheets(const char *family, const tl_pm_source *src, const tl_pm_instance *inst,
+                        size_t n, const tl_pm_sheet_opts *opts, tl_table **fwd, tl_table **bwd,
                         tl_err *err);
 
 /* Lower level: one aggregated sheet from the given instances in one mode,
  * no set-aside rules. *out is NULL when no instance survives. */
-int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t n,
-                      tl_pm_mode mode, const tl_pm_sheet_opts *opts, tl_table **out,
+int tl_pm_sheet_build(const char *sheet_name, const tl_pm_source *src, const tl_pm_instance *inst,
+                      size_t n, tl_pm_mode mode, const tl_pm_sheet_opts *opts, tl_table **out,
                       tl_err *err);
 
 /* Per-instance metrics (§9.6.2), also what unified_perf_summary copies
@@ -334,8 +374,8 @@ typedef struct tl_pm_metrics {
 
 /* Returns as tl_pm_eval; additionally fails (TL_ENOTFOUND) in backward mode
  * when the instance has no backward events. */
-int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_instance *inst, tl_pm_mode mode,
-                       const tl_pm_arch *arch, tl_pm_ctx *ctx, tl_arena *a, tl_pm_metrics *m,
+int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_source *src, const tl_pm_instance *inst,
+                       tl_pm_mode mode, const tl_pm_arch *arch, tl_pm_ctx *ctx, tl_arena *a, tl_pm_metrics *m,
                        tl_err *err);
 /* The rates of m->r over kernel time t (µs): sets kernel_time_us,
  * tflops_s, tb_s and roof as tl_pm_metrics_eval does, for callers that

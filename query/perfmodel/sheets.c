@@ -86,16 +86,65 @@ typedef struct pparam {
 
 typedef struct prow {
     const tl_pm_instance *inst;
-    double gflops, mb, fpb, tflops, tbs, kt;
-    int kt_int;
-    size_t nk;
-    int roof_valid;
-    double roof_time, roof_pct;
-    const char *roof_bound;
+    uint32_t st;  /* its memo entry (the model's result), shared by equal rows */
+    uint32_t nk;  /* kernels in the mode's set */
+    double kt;    /* their busy time; 0 when there are none */
+} prow;
+
+/* Model results repeat: a trace runs the same layer with the same shapes many
+ * times. The static part of a row (everything but the kernel-time rates) is
+ * memoised per (name, arg texts, kernel names) within one sheet build.
+ * ConvBias ops are never memoised: evaluating them fills the ctx cache. */
+typedef struct memo_ent {
+    uint64_t h;
+    const char *key; /* memo_key's bytes */
+    size_t klen;
+    int ok;
+    double gflops, mb, fpb, bytes;
+    int has_bytes;
     const char *cspec;
     pparam *p;
     size_t np;
-} prow;
+} memo_ent;
+
+typedef struct memo {
+    tl_hidx idx;           /* memo key -> index in e */
+    TL_VEC(memo_ent) e;
+} memo;
+
+/* The entry of key, NULL when absent; *at is then the slot memo_add
+ * fills. */
+static memo_ent *memo_find(memo *m, uint64_t h, const char *key, size_t klen, size_t *at)
+{
+    size_t i = tl_hidx_home(&m->idx, h);
+    for (; m->idx.ids[i]; i = tl_hidx_next(&m->idx, i)) {
+        memo_ent *x = &m->e.v[m->idx.ids[i] - 1];
+        if (m->idx.hashes[i] == h && x->klen == klen && memcmp(x->key, key, klen) == 0) return x;
+    }
+    *at = i;
+    return NULL;
+}
+
+static void memo_add(memo *m, size_t at, const memo_ent *r)
+{
+    tl_hidx_set(&m->idx, at, r->h, (uint32_t)m->e.n);
+    tl_vec_push(&m->e, *r);
+}
+
+/* A row's kernel-time rates (§6.3, the same arithmetic as
+ * tl_pm_metrics_eval) and roofline (§6.5), from its model result and
+ * kernel time t, derived where the group reads them. */
+typedef struct prates {
+    double tflops, tbs;
+    tl_pm_roofline rf;
+} prates;
+
+static void row_rates(const memo_ent *st, double t, const tl_pm_arch *arch, prates *r)
+{
+    r->tflops = t != 0 ? (st->gflops / 1e3) / (t / 1e6) : NAN;
+    r->tbs = (t != 0 && st->has_bytes) ? (st->bytes / 1e12) / (t / 1e6) : NAN;
+    tl_pm_roofline_eval(arch, st->gflops, st->has_bytes, st->bytes, st->cspec, t, &r->rf);
+}
 
 /* Statistics over non-NaN values, pandas' group-by arithmetic: Kahan mean,
  * Welford sample std (both in row order), selection median. */
@@ -147,29 +196,30 @@ static const char *intern_str(intern *t, const char *s, size_t n)
 
 enum { COL_OBJECT, COL_INT, COL_FLOAT, COL_BOOL };
 
-static const pparam *row_param(const prow *r, uint32_t key)
+static const pparam *find_param(const pparam *p, size_t np, uint32_t key)
 {
-    for (size_t i = 0; i < r->np; i++)
-        if (r->p[i].key == key) return &r->p[i];
+    for (size_t i = 0; i < np; i++)
+        if (p[i].key == key) return &p[i];
     return NULL;
 }
 
 /* Every param column's type in one pass over the rows (a pass per column
  * re-read every row once per key: a tenth of the workbook's family
  * sheets). A row's value of a key is its first param of that key, missing
- * when it has none. */
-static void col_types(const prow *rows, size_t nr, size_t nk, int *ctype)
+ * when it has none. E: the memo entries the rows refer to. */
+static void col_types(const prow *rows, size_t nr, const memo_ent *E, size_t nk, int *ctype)
 {
     enum { F_MISSING = 1, F_BOOL = 2, F_INT = 4, F_FLOAT = 8, F_OTHER = 16 };
     unsigned char *fl = tl_xcalloc(nk ? nk : 1, 1);
     size_t *present = tl_xcalloc(nk ? nk : 1, sizeof *present);
     for (size_t r = 0; r < nr; r++) {
-        const prow *row = &rows[r];
-        for (size_t i = 0; i < row->np; i++) {
-            uint32_t key = row->p[i].key;
-            if (key >= nk || row_param(row, key) != &row->p[i]) continue; /* not the first of its key */
+        const pparam *p = E[rows[r].st].p;
+        size_t np = E[rows[r].st].np;
+        for (size_t i = 0; i < np; i++) {
+            uint32_t key = p[i].key;
+            if (key >= nk || find_param(p, np, key) != &p[i]) continue; /* not the first of its key */
             present[key]++;
-            int k = row->p[i].kind;
+            int k = p[i].kind;
             if (k == PK_MISSING_NAN || k == PK_NONE) fl[key] |= F_MISSING;
             else if (k == PK_BOOL) fl[key] |= F_BOOL;
             else if (k == PK_INT) fl[key] |= F_INT;
@@ -229,45 +279,6 @@ static uint32_t key_index(keyvec *keys, const char *key)
     return (uint32_t)(keys->n - 1);
 }
 
-/* Model results repeat: a trace runs the same layer with the same shapes many
- * times. The static part of a row (everything but the kernel-time rates) is
- * memoised per (name, arg texts, kernel names) within one sheet build.
- * ConvBias ops are never memoised: evaluating them fills the ctx cache. */
-typedef struct memo_ent {
-    uint64_t h;
-    const char *key; /* memo_key's bytes */
-    size_t klen;
-    int ok;
-    double gflops, mb, fpb, bytes;
-    int has_bytes;
-    const char *cspec;
-    pparam *p;
-    size_t np;
-} memo_ent;
-
-typedef struct memo {
-    tl_hidx idx;           /* memo key -> index in e */
-    TL_VEC(memo_ent) e;
-} memo;
-
-/* The entry of key, NULL when absent; *at is then the slot memo_add
- * fills. */
-static memo_ent *memo_find(memo *m, uint64_t h, const char *key, size_t klen, size_t *at)
-{
-    size_t i = tl_hidx_home(&m->idx, h);
-    for (; m->idx.ids[i]; i = tl_hidx_next(&m->idx, i)) {
-        memo_ent *x = &m->e.v[m->idx.ids[i] - 1];
-        if (m->idx.hashes[i] == h && x->klen == klen && memcmp(x->key, key, klen) == 0) return x;
-    }
-    *at = i;
-    return NULL;
-}
-
-static void memo_add(memo *m, size_t at, const memo_ent *r)
-{
-    tl_hidx_set(&m->idx, at, r->h, (uint32_t)m->e.n);
-    tl_vec_push(&m->e, *r);
-}
 
 /* The memo key: the addresses of the name and arg texts (and, for GEMM,
  * of the kernel names), not the texts. Instance strings are a trace
@@ -277,7 +288,7 @@ static void memo_add(memo *m, size_t at, const memo_ent *r)
  * a strlen and copy of every arg and kernel name per instance. The output
  * type is the exception: it is
  * copied per instance, so its text goes in. */
-static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
+static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_args *in, const char *const *knames)
 {
     const char *parts[] = {in->name, in->input_dims, in->input_type, in->input_strides, in->concrete_inputs,
                            in->annotation};
@@ -287,45 +298,47 @@ static void memo_key(tl_buf *b, const tl_pm_op *op, const tl_pm_instance *in)
     tl_buf_append(b, &ol, sizeof ol);
     if (ol) tl_buf_append(b, in->output_type, ol);
     if (strcmp(op->family, "GEMM") != 0) return;
-    tl_buf_append(b, &in->fwd.n, sizeof in->fwd.n); /* GEMM transpose reads kernel names */
-    for (size_t i = 0; i < in->fwd.n; i++) tl_buf_append(b, &in->fwd.k[i].name, sizeof in->fwd.k[i].name);
+    tl_buf_append(b, &in->nkernels, sizeof in->nkernels); /* GEMM transpose reads kernel names */
+    for (size_t i = 0; i < in->nkernels; i++) tl_buf_append(b, &knames[i], sizeof knames[i]);
 }
 
 /* Evaluates the model once per distinct memo key (scratch arena freed right
- * away) and fills the static part of the row. Returns 0 if the op has a row. */
+ * away); *st gets the row's memo entry (an entry of its own when the op is
+ * not memoised). Returns 0 if the op has a row. */
 static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
-                       const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx, memo_ent *out)
+                       const tl_pm_source *src, const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx,
+                       uint32_t *st)
 {
     int cacheable = op->model_id != PM_CONVBIAS_FWD && op->model_id != PM_CONVBIAS_BWD;
     size_t at = 0;
     uint64_t h = 0;
+    tl_pm_fields f;
+    src->fields(src->src, inst, &f);
+    tl_pm_args args;
+    tl_pm_args_of(&f, inst, &args);
+    /* the op's own kernels by start time (GEMM transpose detection) */
+    const char *kn1[8], **names = inst->nfwd <= 8 ? kn1 : tl_xmalloc(inst->nfwd * sizeof *names);
+    for (size_t i = 0; i < inst->nfwd; i++) {
+        tl_pm_kernel k;
+        src->kernel(src->src, inst->k[i], &k);
+        names[i] = k.name;
+    }
+    args.kernel_names = names;
+    args.nkernels = inst->nfwd;
     if (cacheable) {
-        memo_key(kb, op, inst);
+        memo_key(kb, op, &args, names);
         h = tl_hash64(kb->p, kb->n, 0);
         const memo_ent *hit = memo_find(mm, h, kb->p, kb->n, &at);
         if (hit) {
-            *out = *hit;
+            if (names != kn1) free(names);
+            *st = (uint32_t)(hit - mm->e.v);
             return hit->ok ? 0 : -1;
         }
     }
+    args.name = NULL; /* the sheets evaluate the op's model by its entry */
     memo_ent r = {0};
     tl_arena s;
     tl_arena_init(&s, 16 * 1024);
-    tl_pm_args args = {
-        .input_dims = inst->input_dims,
-        .input_type = inst->input_type,
-        .input_strides = inst->input_strides,
-        .concrete_inputs = inst->concrete_inputs,
-        .output_type = inst->output_type,
-        .annotation = inst->annotation,
-        .pseudo_args = inst->pseudo_args,
-        .has_seq = inst->has_seq,
-        .seq = inst->seq,
-    };
-    const char **names = tl_arena_alloc(&s, (inst->fwd.n ? inst->fwd.n : 1) * sizeof *names);
-    for (size_t i = 0; i < inst->fwd.n; i++) names[i] = inst->fwd.k[i].name;
-    args.kernel_names = names;
-    args.nkernels = inst->fwd.n;
     tl_pm_result res;
     tl_err e;
     if (tl_pm_eval(op, &args, mode, ctx, &s, &res, &e) == 0) {
@@ -359,6 +372,7 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         tl_buf_free(&b);
     }
     tl_arena_free(&s);
+    if (names != kn1) free(names);
     if (cacheable) {
         r.h = h;
         char *k = tl_arena_alloc(a, kb->n ? kb->n : 1);
@@ -366,40 +380,25 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
         r.key = k;
         r.klen = kb->n;
         memo_add(mm, at, &r);
+    } else if (r.ok) {
+        tl_vec_push(&mm->e, r); /* the row's alone, found by no key */
     }
-    *out = r;
+    *st = (uint32_t)(mm->e.n - 1);
     return r.ok ? 0 : -1;
 }
 
 static int make_row(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *kb, const tl_pm_op *op,
-                    const tl_pm_instance *inst, tl_pm_mode mode, const tl_pm_sheet_opts *o, tl_pm_ctx *ctx,
+                    const tl_pm_source *src, const tl_pm_instance *inst, tl_pm_mode mode, tl_pm_ctx *ctx,
                     prow *row)
 {
     if (mode == TL_PM_BWD && !inst->has_bwd_events) return -1; /* checked on the event itself */
-    memo_ent st;
-    if (static_part(a, it, keys, mm, kb, op, inst, mode, ctx, &st) != 0) return -1;
-    const tl_pm_kset *ks = mode == TL_PM_FWD ? &inst->fwd : &inst->bwd;
-    double t = ks->n ? ks->time_us : 0.0;
-    memset(row, 0, sizeof *row);
+    uint32_t st;
+    if (static_part(a, it, keys, mm, kb, op, src, inst, mode, ctx, &st) != 0) return -1;
+    tl_pm_kset ks = tl_pm_kset_of(inst, mode);
     row->inst = inst;
-    row->gflops = st.gflops;
-    row->mb = st.mb;
-    row->fpb = st.fpb;
-    /* §6.3 rates; the same arithmetic as tl_pm_metrics_eval */
-    row->tflops = t != 0 ? (st.gflops / 1e3) / (t / 1e6) : NAN;
-    row->tbs = (t != 0 && st.has_bytes) ? (st.bytes / 1e12) / (t / 1e6) : NAN;
-    row->kt = t;
-    row->kt_int = ks->n == 0;
-    row->nk = ks->n;
-    tl_pm_roofline rf;
-    tl_pm_roofline_eval(o->arch, st.gflops, st.has_bytes, st.bytes, st.cspec, t, &rf);
-    row->roof_valid = rf.valid;
-    row->roof_time = rf.time_us;
-    row->roof_pct = rf.pct;
-    row->roof_bound = rf.bound; /* static strings */
-    row->cspec = st.cspec;
-    row->p = st.p; /* shared between rows with the same memo key: read-only */
-    row->np = st.np;
+    row->st = st;
+    row->nk = (uint32_t)ks.n;
+    row->kt = ks.n ? ks.time_us : 0.0;
     return 0;
 }
 
@@ -419,12 +418,13 @@ static void fill_overlap(tl_arena *a, const prow *rows, const size_t *mem, size_
 {
     const double **pl = tl_xmalloc((c ? c : 1) * sizeof *pl);
     for (size_t i = 0; i < c; i++) {
-        const tl_pm_instance *in = rows[mem[i]].inst;
-        if (!grp->ov_names && in->ov_names) grp->ov_names = in->ov_names;
-        kl[i] = in->ov_names ? in->ov_details : NULL;
-        kn[i] = in->ov_names ? in->ov_ndetails : 0;
-        pl[i] = in->ov_names ? in->ov_detail_pct : NULL;
-        vals[i] = in->ov_names ? in->ov_pct : NAN;
+        const tl_pm_extra *x = rows[mem[i]].inst->extra;
+        const char *names = x ? x->ov_names : NULL;
+        if (!grp->ov_names && names) grp->ov_names = names;
+        kl[i] = names ? x->ov_details : NULL;
+        kn[i] = names ? x->ov_ndetails : 0;
+        pl[i] = names ? x->ov_detail_pct : NULL;
+        vals[i] = names ? x->ov_pct : NAN;
     }
     sb->n = tb->n = 0;
     int has_trunc = tl_pm_kdetails_summarize_overlap(kl, pl, kn, c, sb, tb);
@@ -436,63 +436,106 @@ static void fill_overlap(tl_arena *a, const prow *rows, const size_t *mem, size_
     for (int k = 0; k < 5; k++) grp->ov_pct[k] = np_round2(grp->ov_pct[k]);
 }
 
-static void fill_group(tl_arena *a, intern *it, const prow *rows, const size_t *mem, size_t c, size_t nk,
-                       const int *ctype, tl_pm_mode mode, int kl_overlap, agg_group *grp)
+/* The group's "first" cells of the event's texts: the first non-missing
+ * value of each in row order (pandas first). */
+static void group_texts(tl_arena *a, const tl_pm_source *src, const prow *rows, const size_t *mem, size_t c,
+                        agg_group *grp)
+{
+    for (size_t i = 0; i < c; i++) {
+        if (grp->pname && grp->plabel && grp->tname && grp->dims && grp->types && grp->strides && grp->ci) break;
+        tl_pm_fields f;
+        src->fields(src->src, rows[mem[i]].inst, &f);
+        if (!grp->pname && f.process_name) grp->pname = f.process_name;
+        if (!grp->plabel && f.process_label) grp->plabel = f.process_label;
+        if (!grp->tname && f.thread_name) grp->tname = f.thread_name;
+        if (!grp->dims && f.input_dims) grp->dims = arg_text(a, f.input_dims);
+        if (!grp->types && f.input_type) grp->types = arg_text(a, f.input_type);
+        if (!grp->strides && f.input_strides) grp->strides = arg_text(a, f.input_strides);
+        if (!grp->ci && f.concrete_inputs) grp->ci = arg_text(a, f.concrete_inputs);
+    }
+}
+
+typedef TL_VEC(tl_pm_kernel) kvec;
+
+/* The group's kernel lists in the mode, one per row (each by start time),
+ * read from the source into kb (reused from group to group) and listed in
+ * kl / kn. */
+static void group_kernels(const tl_pm_source *src, const prow *rows, const size_t *mem, size_t c,
+                          tl_pm_mode mode, kvec *kb, const tl_pm_kernel **kl, size_t *kn)
+{
+    kb->n = 0;
+    for (size_t i = 0; i < c; i++) {
+        tl_pm_kset ks = tl_pm_kset_of(rows[mem[i]].inst, mode);
+        kn[i] = ks.n;
+        for (size_t j = 0; j < ks.n; j++) {
+            tl_pm_kernel k;
+            src->kernel(src->src, ks.k[j], &k);
+            tl_vec_push(kb, k);
+        }
+    }
+    for (size_t i = 0, at = 0; i < c; at += kn[i++]) kl[i] = kn[i] ? kb->v + at : NULL; /* kb is complete: no more moves */
+}
+
+/* The group's model cells (pandas first: the first non-missing in row
+ * order) and its rows' rates: tb, tf, pct each c values. */
+static void group_rates(const prow *rows, const size_t *mem, size_t c, const memo_ent *E, const tl_pm_arch *arch,
+                        double *tb, double *tf, double *pct, agg_group *grp)
+{
+    grp->gflops = grp->mb = grp->fpb = grp->roof_time = NAN;
+    for (size_t i = 0; i < c; i++) {
+        const prow *p = &rows[mem[i]];
+        const memo_ent *st = &E[p->st];
+        prates r;
+        row_rates(st, p->kt, arch, &r);
+        if (isnan(grp->gflops) && !isnan(st->gflops)) grp->gflops = st->gflops;
+        if (isnan(grp->mb) && !isnan(st->mb)) grp->mb = st->mb;
+        if (isnan(grp->fpb) && !isnan(st->fpb)) grp->fpb = st->fpb;
+        if (!grp->cspec && st->cspec) grp->cspec = st->cspec;
+        if (r.rf.valid && isnan(grp->roof_time)) grp->roof_time = r.rf.time_us;
+        if (r.rf.valid && !grp->roof_bound) grp->roof_bound = r.rf.bound; /* static strings */
+        tb[i] = r.tbs;
+        tf[i] = r.tflops;
+        pct[i] = r.rf.valid ? r.rf.pct : NAN;
+    }
+}
+
+static void fill_group(tl_arena *a, intern *it, const tl_pm_source *src, const prow *rows, const size_t *mem,
+                       size_t c, const memo_ent *E, size_t nk, const int *ctype, tl_pm_mode mode,
+                       const tl_pm_sheet_opts *o, kvec *kbuf, agg_group *grp)
 {
     const prow *r0 = &rows[mem[0]];
-    double *vals = tl_xmalloc(c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
+    double *vals = tl_xmalloc(4 * c * sizeof *vals), *tmp = tl_xmalloc(c * sizeof *tmp);
     const tl_pm_kernel **kl = tl_xmalloc(c * sizeof *kl);
     size_t *kn = tl_xmalloc(c * sizeof *kn);
-    grp->name = r0->inst->name;
+    tl_pm_fields f0;
+    src->fields(src->src, r0->inst, &f0);
+    grp->name = f0.name;
     grp->ptext = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *grp->ptext);
     for (size_t k = 0; k < nk; k++) {
         const char *key;
-        grp->ptext[k] = typed_text(it, row_param(r0, (uint32_t)k), ctype[k], &key);
+        grp->ptext[k] = typed_text(it, find_param(E[r0->st].p, E[r0->st].np, (uint32_t)k), ctype[k], &key);
     }
     grp->num_kernels = (int64_t)r0->nk;
     grp->recompute = r0->inst->is_recompute;
     grp->count = (int64_t)c;
-    grp->uid_first = r0->inst->uid;
-    grp->gflops = grp->mb = grp->fpb = grp->roof_time = NAN;
-    for (size_t i = 0; i < c; i++) { /* pandas first: first non-missing in row order */
-        const prow *p = &rows[mem[i]];
-        if (isnan(grp->gflops) && !isnan(p->gflops)) grp->gflops = p->gflops;
-        if (isnan(grp->mb) && !isnan(p->mb)) grp->mb = p->mb;
-        if (isnan(grp->fpb) && !isnan(p->fpb)) grp->fpb = p->fpb;
-        if (!grp->pname && p->inst->process_name) grp->pname = p->inst->process_name;
-        if (!grp->plabel && p->inst->process_label) grp->plabel = p->inst->process_label;
-        if (!grp->tname && p->inst->thread_name) grp->tname = p->inst->thread_name;
-        if (!grp->cspec && p->cspec) grp->cspec = p->cspec;
-        if (p->roof_valid && isnan(grp->roof_time)) grp->roof_time = p->roof_time;
-        if (p->roof_valid && !grp->roof_bound) grp->roof_bound = p->roof_bound;
-        if (!grp->dims && p->inst->input_dims) grp->dims = arg_text(a, p->inst->input_dims);
-        if (!grp->types && p->inst->input_type) grp->types = arg_text(a, p->inst->input_type);
-        if (!grp->strides && p->inst->input_strides) grp->strides = arg_text(a, p->inst->input_strides);
-        if (!grp->ci && p->inst->concrete_inputs) grp->ci = arg_text(a, p->inst->concrete_inputs);
-    }
-    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tbs;
-    stats5(vals, c, grp->tb, tmp);
-    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].tflops;
-    stats5(vals, c, grp->tf, tmp);
-    for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].roof_valid ? rows[mem[i]].roof_pct : NAN;
-    stats5(vals, c, grp->pct, tmp);
+    grp->uid_first = f0.uid;
+    double *tb = vals + c, *tf = vals + 2 * c, *pct = vals + 3 * c;
+    group_rates(rows, mem, c, E, o->arch, tb, tf, pct, grp);
+    group_texts(a, src, rows, mem, c, grp);
+    stats5(tb, c, grp->tb, tmp);
+    stats5(tf, c, grp->tf, tmp);
+    stats5(pct, c, grp->pct, tmp);
     for (size_t i = 0; i < c; i++) vals[i] = rows[mem[i]].kt;
     stats5(vals, c, grp->kt, tmp);
     grp->kt[5] = tl_sum_kahan(vals, c);
-    /* kernel lists of the mode, each sorted by ts */
-    for (size_t i = 0; i < c; i++) {
-        const tl_pm_instance *in = rows[mem[i]].inst;
-        const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
-        kl[i] = ks->k;
-        kn[i] = ks->n;
-    }
-    tl_buf sb = {0}, tb = {0};
-    int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tb);
+    group_kernels(src, rows, mem, c, mode, kbuf, kl, kn);
+    tl_buf sb = {0}, tbuf = {0};
+    int has_trunc = tl_pm_kdetails_summarize(kl, kn, c, &sb, &tbuf);
     grp->kd_summary = tl_arena_strndup(a, sb.p ? sb.p : "", sb.n);
-    grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tb.p ? tb.p : "", tb.n) : NULL;
-    if (kl_overlap) fill_overlap(a, rows, mem, c, kl, kn, vals, tmp, &sb, &tb, grp);
+    grp->kd_trunc = has_trunc ? tl_arena_strndup(a, tbuf.p ? tbuf.p : "", tbuf.n) : NULL;
+    if (o->kl_overlap) fill_overlap(a, rows, mem, c, kl, kn, vals, tmp, &sb, &tbuf, grp);
     tl_buf_free(&sb);
-    tl_buf_free(&tb);
+    tl_buf_free(&tbuf);
     free(vals);
     free(tmp);
     free(kl);
@@ -540,7 +583,7 @@ static void base_totals(agg_sheet *s, const char *const *keys)
     free(uid);
 }
 
-static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
+static int aggregate(tl_arena *a, const tl_pm_source *src, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
                      const tl_pm_sheet_opts *o, tl_pm_ctx *ctx, agg_sheet *out)
 {
     memset(out, 0, sizeof *out);
@@ -553,16 +596,17 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     tl_buf mkb = {0};
     opcache *oc = tl_xcalloc(1, sizeof *oc);
     for (size_t i = 0; i < n; i++) {
-        const tl_pm_op *op = find_op(oc, inst[i].name);
+        const char *name = src->name(src->src, &inst[i]);
+        const tl_pm_op *op = find_op(oc, name);
         if (!op) continue;
-        if (mode == TL_PM_BWD && strcmp(inst[i].name, "vllm::unified_attention_with_output") == 0) continue;
-        if (make_row(a, &it, &keys, &mm, &mkb, op, &inst[i], mode, o, ctx, &rows[nr]) == 0) nr++;
+        if (mode == TL_PM_BWD && strcmp(name, "vllm::unified_attention_with_output") == 0) continue;
+        if (make_row(a, &it, &keys, &mm, &mkb, op, src, &inst[i], mode, ctx, &rows[nr]) == 0) nr++;
     }
     tl_hidx_free(&mm.idx);
-    tl_vec_free(&mm.e);
     free(oc);
     tl_buf_free(&mkb);
     if (!nr) {
+        tl_vec_free(&mm.e);
         free(rows);
         tl_smap_free(&it.map);
         tl_vec_free(&keys);
@@ -574,12 +618,13 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     out->nkeys = nk;
     tl_vec_free(&keys);
     int *ctype = tl_arena_alloc(a, (nk ? nk : 1) * sizeof *ctype);
-    col_types(rows, nr, nk, ctype);
+    const memo_ent *E = mm.e.v; /* the rows' model results, complete from here on */
+    col_types(rows, nr, E, nk, ctype);
 
     /* group keys: name + typed param texts (+ num_kernels, is_recompute) */
     long *gof = tl_xmalloc(nr * sizeof *gof);
     tl_smap gmap = {0}; /* group key text -> group */
-    tl_smap_init(&gmap, nr);
+    tl_smap_init(&gmap, 64); /* grows with the groups */
     TL_VEC(size_t) first = {0}; /* first row of each group */
     TL_VEC(const char *) gkeys = {0}; /* its key text */
     out->kt_int = 1;
@@ -591,26 +636,31 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     tl_bmap pc; /* pkey -> group */
     tl_bmap_init(&pc, sizeof(struct pkey), 64);
     for (size_t r = 0; r < nr; r++) {
-        if (!rows[r].kt_int) out->kt_int = 0;
-        if (rows[r].roof_valid) out->any_roof = 1;
+        if (rows[r].nk) out->kt_int = 0;
+        if (o->arch && !out->any_roof) {
+            prates pr;
+            row_rates(&E[rows[r].st], rows[r].kt, o->arch, &pr);
+            out->any_roof = pr.rf.valid;
+        }
         size_t nkr = o->group_by_num_kernels ? rows[r].nk : 0;
         int rcr = o->detect_recompute ? rows[r].inst->is_recompute : 0;
         int isnew;
-        const char *ovr = o->kl_overlap ? rows[r].inst->ov_names : NULL;
-        size_t *pg = tl_bmap_put(&pc, &(struct pkey){rows[r].p, nkr, rcr, ovr}, &isnew);
+        const tl_pm_extra *x = rows[r].inst->extra;
+        const char *ovr = o->kl_overlap && x ? x->ov_names : NULL;
+        size_t *pg = tl_bmap_put(&pc, &(struct pkey){E[rows[r].st].p, nkr, rcr, ovr}, &isnew);
         if (!isnew) {
             gof[r] = (long)*pg;
             continue;
         }
         kb.n = 0;
-        tl_buf_puts(&kb, rows[r].inst->name);
+        tl_buf_puts(&kb, src->name(src->src, rows[r].inst));
         for (size_t k = 0; k < nk; k++) {
             const char *key;
-            typed_text(&it, row_param(&rows[r], (uint32_t)k), ctype[k], &key);
+            typed_text(&it, find_param(E[rows[r].st].p, E[rows[r].st].np, (uint32_t)k), ctype[k], &key);
             tl_buf_putc(&kb, '\x1f');
             tl_buf_puts(&kb, key);
         }
-        if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%zu", rows[r].nk);
+        if (o->group_by_num_kernels) tl_buf_printf(&kb, "\x1f%u", (unsigned)rows[r].nk);
         if (o->detect_recompute) tl_buf_printf(&kb, "\x1f%d", rows[r].inst->is_recompute);
         if (o->kl_overlap) { /* the names last: the key before them is the base group's */
             tl_buf_putc(&kb, '\x1e');
@@ -643,8 +693,10 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     size_t *members = tl_xmalloc(nr * sizeof *members), *fill = tl_xcalloc(ng, sizeof *fill);
     for (size_t r = 0; r < nr; r++) members[start[gof[r]] + fill[gof[r]]++] = r;
 
+    kvec kbuf = {0};
     for (size_t g = 0; g < ng; g++)
-        fill_group(a, &it, rows, members + start[g], cnt[g], nk, ctype, mode, o->kl_overlap, &out->groups[g]);
+        fill_group(a, &it, src, rows, members + start[g], cnt[g], E, nk, ctype, mode, o, &kbuf, &out->groups[g]);
+    tl_vec_free(&kbuf);
     if (o->kl_overlap) base_totals(out, gkeys.v);
     tl_vec_free(&gkeys);
     free(cnt);
@@ -654,6 +706,7 @@ static int aggregate(tl_arena *a, const tl_pm_instance *inst, size_t n, tl_pm_mo
     free(gof);
     tl_smap_free(&it.map);
     tl_vec_free(&first);
+    tl_vec_free(&mm.e);
     free(rows);
     return 0;
 }
@@ -826,8 +879,8 @@ static const tl_pm_sheet_opts *opts_or_default(const tl_pm_sheet_opts *o)
     return o ? o : &none;
 }
 
-int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t n, tl_pm_mode mode,
-                      const tl_pm_sheet_opts *opts, tl_table **out, tl_err *err)
+int tl_pm_sheet_build(const char *sheet_name, const tl_pm_source *src, const tl_pm_instance *inst, size_t n,
+                      tl_pm_mode mode, const tl_pm_sheet_opts *opts, tl_table **out, tl_err *err)
 {
     (void)err;
     *out = NULL;
@@ -836,7 +889,7 @@ int tl_pm_sheet_build(const char *sheet_name, const tl_pm_instance *inst, size_t
     tl_arena_init(&a, 1 << 16);
     tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
     agg_sheet s;
-    aggregate(&a, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
+    aggregate(&a, src, inst, n, mode, opts, opts->ctx ? opts->ctx : own, &s);
     if (s.ngroups) {
         sort_groups(&s, opts);
         *out = emit(&s, sheet_name, opts);
@@ -893,8 +946,8 @@ static void concat(tl_arena *a, agg_sheet *dst, const agg_sheet *src)
     dst->ngroups += src->ngroups;
 }
 
-int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n, const tl_pm_sheet_opts *opts,
-                        tl_table **fwd, tl_table **bwd, tl_err *err)
+int tl_pm_family_sheets(const char *family, const tl_pm_source *src, const tl_pm_instance *inst, size_t n,
+                        const tl_pm_sheet_opts *opts, tl_table **fwd, tl_table **bwd, tl_err *err)
 {
     *fwd = NULL;
     if (bwd) *bwd = NULL;
@@ -905,20 +958,29 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
     tl_pm_ctx *own = opts->ctx ? NULL : tl_pm_ctx_new();
     tl_pm_ctx *ctx = opts->ctx ? opts->ctx : own;
 
-    /* this family's candidates, in the given (UID) order */
-    tl_pm_instance *mine = tl_xmalloc((n ? n : 1) * sizeof *mine);
+    /* this family's candidates, in the given (UID) order: inst itself when
+     * every instance is one (the report passes each family's apart) */
+    tl_pm_instance *own_inst = NULL;
+    const tl_pm_instance *mine = inst;
     size_t nm = 0;
     opcache *oc = tl_xcalloc(1, sizeof *oc);
     for (size_t i = 0; i < n; i++) {
-        const tl_pm_op *op = find_op(oc, inst[i].name);
-        if (op && strcmp(op->family, family) == 0) mine[nm++] = inst[i];
+        const tl_pm_op *op = find_op(oc, src->name(src->src, &inst[i]));
+        int in_family = op && strcmp(op->family, family) == 0;
+        if (!in_family && !own_inst) { /* the first one not of the family */
+            own_inst = tl_xmalloc(n * sizeof *own_inst);
+            memcpy(own_inst, inst, i * sizeof *inst);
+            mine = own_inst;
+        }
+        if (in_family && own_inst) own_inst[nm] = inst[i];
+        nm += in_family;
     }
     free(oc);
     int single = tl_pm_family_single(family);
     const char *kl = opts->kl_overlap ? "_kl_overlap" : "";
     char name[128];
     agg_sheet f, b, aside;
-    aggregate(&a, mine, nm, TL_PM_FWD, opts, ctx, &f);
+    aggregate(&a, src, mine, nm, TL_PM_FWD, opts, ctx, &f);
     sort_groups(&f, opts);
     if (single) {
         snprintf(name, sizeof name, "%s%s", family, kl);
@@ -937,7 +999,7 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
         snprintf(name, sizeof name, "%s_fwd%s", family, kl);
         if (f.ngroups) *fwd = emit(&f, name, opts);
 
-        aggregate(&a, mine, nm, TL_PM_BWD, opts, ctx, &b);
+        aggregate(&a, src, mine, nm, TL_PM_BWD, opts, ctx, &b);
         sort_groups(&b, opts);
         if (aside.ngroups) concat(&a, &b, &aside);
         size_t k2 = 0;
@@ -947,7 +1009,7 @@ int tl_pm_family_sheets(const char *family, const tl_pm_instance *inst, size_t n
         snprintf(name, sizeof name, "%s_bwd%s", family, kl);
         if (b.ngroups && bwd) *bwd = emit(&b, name, opts);
     }
-    free(mine);
+    free(own_inst);
     tl_pm_ctx_free(own);
     tl_arena_free(&a);
     return 0;

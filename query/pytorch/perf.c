@@ -19,25 +19,19 @@ static const char *arg_raw(pyt_ctx *c, uint32_t sid)
     return tl_trace_str(c->t, sid);
 }
 
-static void fill_kset(pyt_ctx *c, int32_t *rows, size_t n, tl_arena *a, tl_pm_kset *ks)
+/* Sorts a kernel set's rows by start time and returns its busy time. */
+static double sort_kset(pyt_ctx *c, int32_t *rows, size_t n)
 {
     pyt_sort_rows_by_ts(c, rows, n);
-    tl_pm_kernel *k = tl_arena_alloc(a, (n ? n : 1) * sizeof *k);
-    for (size_t i = 0; i < n; i++) {
-        k[i].name = pyt_name(c, rows[i]);
-        k[i].dur = pyt_dur(c, rows[i]);
-        k[i].has_stream = pyt_stream(c, rows[i], &k[i].stream);
-    }
-    ks->k = k;
-    ks->n = n;
-    ks->time_us = n ? pyt_busy(c, rows, n) : 0;
+    return n ? pyt_busy(c, rows, n) : 0;
 }
 
 /* GPU events of the backward subtree of row (§4.6): the subtrees of the
- * bwd events of row and of all its descendants, deduplicated. */
-static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8_t *mark)
+ * bwd events of row and of all its descendants, deduplicated, appended to
+ * (*out)[n0 ..]. Returns how many. */
+static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t n0, size_t *cap, uint8_t *mark)
 {
-    size_t n = 0;
+    size_t n = n0;
     int32_t *tmp = NULL;
     size_t tn = 0, tcap = 0;
     for (uint32_t q = c->pos[row]; q < c->end[row]; q++) {
@@ -54,23 +48,9 @@ static size_t bwd_gpu(pyt_ctx *c, int32_t row, int32_t **out, size_t *cap, uint8
             (*out)[n++] = tmp[i];
         }
     }
-    for (size_t i = 0; i < n; i++) mark[(*out)[i]] = 0;
+    for (size_t i = n0; i < n; i++) mark[(*out)[i]] = 0;
     free(tmp);
-    return n;
-}
-
-/* pid (which 0) / tid (1) text of an event, made once per run of equal
- * values (a string id is its dictionary text, which lives as long as the
- * trace; a number is printed into the context's arena) */
-static const char *id_text(pyt_ctx *c, int which, int64_t v, int is_str)
-{
-    if (c->idtxt[which] && c->idtxt_v[which] == v && c->idtxt_str[which] == is_str) return c->idtxt[which];
-    char b[32];
-    c->idtxt[which] = is_str ? tl_trace_str(c->t, (uint32_t)v)
-                             : tl_arena_strndup(&c->arena, b, (size_t)snprintf(b, sizeof b, "%lld", (long long)v));
-    c->idtxt_v[which] = v;
-    c->idtxt_str[which] = is_str;
-    return c->idtxt[which];
+    return n - n0;
 }
 
 static _Thread_local const int64_t *g_ann_ts;
@@ -115,60 +95,92 @@ static const char *step_annotation(pyt_ctx *c, int32_t row)
     return "NA";
 }
 
-/* Builds row's instance into *in; its kernel lists and texts live in the
- * context's arena. */
-static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
+/* The fields of row's event that few instances have (Reduce ops' output
+ * type, attention calls' step annotation, pseudo ops' args), in the
+ * context's arena; NULL when it has none. */
+static const tl_pm_extra *build_extra(pyt_ctx *c, int32_t row)
 {
-    tl_arena *a = &c->arena;
-    if (!c->pm_mark) c->pm_mark = tl_xcalloc(c->n ? c->n : 1, 1); /* bwd_gpu's dedup marks */
-    uint8_t *mark = c->pm_mark;
-    const tl_trace *t = c->t;
-    memset(in, 0, sizeof *in);
-    in->uid = t->uid[row];
-    in->name = pyt_name(c, row);
-    in->cat = tl_trace_str(t, t->cat[row]);
-    in->pid = id_text(c, 0, tl_trace_pid(t, row), (t->idflags[row] & 1) != 0);
-    in->tid = id_text(c, 1, tl_trace_tid(t, row), (t->idflags[row] & 2) != 0);
-    pyt_meta_names(c, row, &in->process_name, &in->process_label, &in->thread_name);
-    in->has_external_id = tl_trace_ext_id(t, row) != TL_NONE;
-    in->external_id = tl_trace_ext_id(t, row);
-    in->input_dims = arg_raw(c, t->in_dims[row]);
-    in->input_type = arg_raw(c, t->in_type[row]);
-    in->input_strides = arg_raw(c, t->in_strides[row]);
-    in->concrete_inputs = arg_raw(c, t->concrete[row]);
+    tl_pm_extra x = {.ov_pct = NAN};
     const tl_pm_op *op = pyt_pm_op(c, row);
     if (op && !strcmp(op->family, "Reduce")) {
         size_t len, vl;
         const char *args = pyt_args(c, row, &len);
         const char *v = tl_args_get(args, len, TL_ARG_OUTPUT_TYPE, &vl);
-        if (v) in->output_type = tl_arena_strndup(a, v, vl);
+        if (v) x.output_type = tl_arena_strndup(&c->arena, v, vl);
     }
-    in->annotation = step_annotation(c, row);
-    if (!strncmp(in->name, "pseudo_op::", 11)) {
+    x.annotation = step_annotation(c, row);
+    if (!strncmp(pyt_name(c, row), "pseudo_op::", 11)) {
         size_t len;
         const char *args = pyt_args(c, row, &len);
-        if (args) in->pseudo_args = tl_arena_strndup(a, args, len);
+        if (args) x.pseudo_args = tl_arena_strndup(&c->arena, args, len);
     }
-    in->has_seq = tl_trace_seq(t, row) != TL_NONE;
-    in->seq = tl_trace_seq(t, row);
+    if (!x.output_type && !x.annotation && !x.pseudo_args) return NULL;
+    tl_pm_extra *e = tl_arena_alloc(&c->arena, sizeof *e);
+    *e = x;
+    return e;
+}
+
+/* Builds row's instance into *in; its kernel handles (the event rows) and
+ * extra fields live in the context's arena. */
+static int build_instance(pyt_ctx *c, int32_t row, tl_pm_instance *in)
+{
+    if (!c->pm_mark) c->pm_mark = tl_xcalloc(c->n ? c->n : 1, 1); /* bwd_gpu's dedup marks */
+    memset(in, 0, sizeof *in);
+    in->row = row;
+    in->extra = build_extra(c, row);
     int32_t *rows = NULL;
-    size_t n = 0, cap = 0;
-    pyt_subtree_gpu(c, row, &rows, &n, &cap);
-    fill_kset(c, rows, n, a, &in->fwd);
+    size_t nf = 0, nb = 0, cap = 0;
+    pyt_subtree_gpu(c, row, &rows, &nf, &cap);
+    in->fwd_time_us = sort_kset(c, rows, nf);
     in->has_bwd_events = pyt_bwd_of(c, row) >= 0;
     if (in->has_bwd_events) {
-        n = bwd_gpu(c, row, &rows, &cap, mark);
-        fill_kset(c, rows, n, a, &in->bwd);
+        nb = bwd_gpu(c, row, &rows, nf, &cap, c->pm_mark);
+        in->bwd_time_us = sort_kset(c, rows + nf, nb);
     }
-    in->is_recompute = c->recompute ? c->recompute[row] : -1;
+    if (nf + nb) {
+        int32_t *k = tl_arena_alloc(&c->arena, (nf + nb) * sizeof *k);
+        memcpy(k, rows, (nf + nb) * sizeof *k);
+        in->k = k;
+    }
+    in->nfwd = (uint32_t)nf;
+    in->nbwd = (uint32_t)nb;
+    in->is_recompute = (int8_t)(c->recompute ? c->recompute[row] : -1);
     free(rows);
     return 0;
 }
 
-/* The instance cache: row -> instance, for the modelled events only (a
- * small share of all events, so a map rather than an array over them). */
+/* The event fields of an instance read from the trace alone (no context
+ * cache, so any thread may call it); process and thread names are left
+ * NULL. */
+static void trace_fields(const tl_trace *t, int32_t row, tl_pm_fields *f)
+{
+    memset(f, 0, sizeof *f);
+    f->name = tl_trace_str(t, t->name[row]);
+    f->uid = t->uid[row];
+    uint32_t sid[4] = {t->in_dims[row], t->in_type[row], t->in_strides[row], t->concrete[row]};
+    const char **dst[4] = {&f->input_dims, &f->input_type, &f->input_strides, &f->concrete_inputs};
+    for (int i = 0; i < 4; i++) *dst[i] = sid[i] && sid[i] < t->dict.n ? tl_trace_str(t, sid[i]) : NULL;
+    f->seq = tl_trace_seq(t, row);
+    f->has_seq = f->seq != TL_NONE;
+}
+
+void pyt_pm_fields(const pyt_ctx *c, const tl_pm_instance *in, tl_pm_fields *f)
+{
+    trace_fields(c->t, in->row, f);
+}
+
+/* The instance cache, for the modelled events only (a small share of all
+ * events): the perf job's instances in row order, then a map for the rows
+ * asked for outside the job (Inductor Triton kernels, plugin models). */
 static tl_pm_instance *pm_cached(const pyt_ctx *c, int32_t row)
 {
+    size_t lo = 0, hi = c->pm_nsorted;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->pm_sorted[mid].row < row) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->pm_nsorted && c->pm_sorted[lo].row == row) return (tl_pm_instance *)&c->pm_sorted[lo];
     const size_t *v = tl_imap_get(&c->pm_inst, (uint64_t)row);
     return v ? (tl_pm_instance *)(uintptr_t)*v : NULL;
 }
@@ -191,17 +203,30 @@ const tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row)
     return in;
 }
 
-/* The perf-model family sheets need only the instances (in the job's
- * family order; the context's cache points at them) and the perf-model
- * module, never the context: they are built on a worker thread
- * (pyt_perf_launch) while the caller goes on with the sheets after
- * unified_perf_summary (the instances are built first, on the caller's
- * thread, since that fills the context's cache). */
+/* The perf-model family sheets need only the instances (in row order; the
+ * context's cache is this array) and the perf-model module, never the
+ * context: they are built on a worker thread (pyt_perf_launch) while the
+ * caller goes on with the sheets after unified_perf_summary (the
+ * instances are built first, on the caller's thread, since that fills the
+ * context's cache). */
+/* An event's process and thread names by its (pid, tid, id flags), for
+ * the sheets' worker (pyt_meta_names interns on the context). */
+typedef struct pm_meta {
+    int64_t pid, tid;
+    int64_t fl;
+    const char *pname, *plabel, *tname;
+} pm_meta;
+
 struct pyt_perf_job {
-    tl_pm_instance *inst; /* grouped by family, UID order within one */
+    const tl_trace *t;
+    tl_pm_source src;     /* the sheets' view of the trace: this job */
+    pm_meta *meta;        /* sorted by (pid, tid, fl) */
+    size_t nmeta;
+    tl_pm_instance *inst; /* row (UID) order */
     int inst_owned_by_ctx; /* inst is in the context's pm_blocks */
     size_t n;
-    size_t *fam_off;      /* family f's instances: inst[fam_off[f] .. fam_off[f + 1]) */
+    uint8_t *fam;         /* each instance's family index (the registry has at most 32) */
+    size_t *fam_n;        /* instances per family */
     tl_pm_sheet_opts so;
     int kl_overlap;         /* also the _kl_overlap twins (--include_overlap_info) */
     size_t nfam;
@@ -214,19 +239,101 @@ struct pyt_perf_job {
     int launched;           /* the sheets are being built or done (pyt_perf_launch) */
 };
 
+static int cmp_meta(const void *a, const void *b)
+{
+    const pm_meta *x = a, *y = b;
+    if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+    return (x->fl > y->fl) - (x->fl < y->fl);
+}
+
+static const char *src_name(const void *src, const tl_pm_instance *in)
+{
+    const pyt_perf_job *j = src;
+    return tl_trace_str(j->t, j->t->name[in->row]);
+}
+
+static void src_fields(const void *src, const tl_pm_instance *in, tl_pm_fields *f)
+{
+    const pyt_perf_job *j = src;
+    trace_fields(j->t, in->row, f);
+    pm_meta key = {tl_trace_pid(j->t, in->row), tl_trace_tid(j->t, in->row), j->t->idflags[in->row] & 3, 0, 0, 0};
+    const pm_meta *m = bsearch(&key, j->meta, j->nmeta, sizeof *j->meta, cmp_meta);
+    if (!m) return; /* every instance's pair is listed (pyt_perf_start) */
+    f->process_name = m->pname;
+    f->process_label = m->plabel;
+    f->thread_name = m->tname;
+}
+
+static void src_kernel(const void *src, int32_t k, tl_pm_kernel *out)
+{
+    const tl_trace *t = ((const pyt_perf_job *)src)->t;
+    out->name = tl_trace_str(t, t->name[k]);
+    out->dur = tl_trace_dur_us(t, (size_t)k);
+    out->stream = tl_trace_stream(t, (size_t)k);
+    out->has_stream = out->stream != TL_NONE;
+}
+
+/* The process and thread names of the job's instances, one entry per
+ * distinct (pid, tid, id flags), sorted for src_fields. */
+static void collect_meta(pyt_ctx *c, pyt_perf_job *j)
+{
+    const tl_trace *t = c->t;
+    TL_VEC(pm_meta) v = {0};
+    tl_bmap seen;
+    tl_bmap_init(&seen, 3 * sizeof(int64_t), 64);
+    for (size_t i = 0; i < j->n; i++) {
+        int32_t row = j->inst[i].row;
+        pm_meta m = {tl_trace_pid(t, row), tl_trace_tid(t, row), t->idflags[row] & 3, 0, 0, 0};
+        if (v.n && !cmp_meta(&m, &v.v[v.n - 1])) continue; /* consecutive ops mostly share it */
+        int isnew;
+        tl_bmap_put(&seen, &m, &isnew); /* the key is the struct's first 24 bytes */
+        if (!isnew) continue;
+        pyt_meta_names(c, row, &m.pname, &m.plabel, &m.tname);
+        tl_vec_push(&v, m);
+    }
+    tl_bmap_free(&seen);
+    qsort(v.v, v.n, sizeof *v.v, cmp_meta);
+    j->meta = v.v;
+    j->nmeta = v.n;
+}
+
 static void *perf_worker(void *arg)
 {
     pyt_perf_job *j = arg;
     tl_pm_sheet_opts kl = j->so;
     kl.kl_overlap = 1;
     for (size_t f = 0; f < j->nfam && !j->rc; f++) {
-        const tl_pm_instance *in = j->inst + j->fam_off[f];
-        size_t n = j->fam_off[f + 1] - j->fam_off[f];
-        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), in, n, &j->so, &j->fw[f], &j->bw[f], &j->err);
+        /* the family's instances alone, so that its sheets read only those */
+        size_t n = j->fam_n[f], m = 0;
+        if (!n) continue;
+        tl_pm_instance *in = tl_xmalloc(n * sizeof *in);
+        for (size_t i = 0; i < j->n; i++)
+            if (j->fam[i] == f) in[m++] = j->inst[i];
+        j->rc = tl_pm_family_sheets(tl_pm_family_at(f), &j->src, in, n, &j->so, &j->fw[f], &j->bw[f], &j->err);
         if (!j->rc && j->kl_overlap)
-            j->rc = tl_pm_family_sheets(tl_pm_family_at(f), in, n, &kl, &j->fwk[f], &j->bwk[f], &j->err);
+            j->rc = tl_pm_family_sheets(tl_pm_family_at(f), &j->src, in, n, &kl, &j->fwk[f], &j->bwk[f], &j->err);
+        free(in);
     }
     return NULL;
+}
+
+/* The job's sheet settings and result slots. */
+static void job_sheets_init(pyt_ctx *c, pyt_perf_job *j, size_t nfam)
+{
+    j->kl_overlap = c->o->include_overlap_info;
+    j->t = c->t;
+    j->src = (tl_pm_source){.src = j, .name = src_name, .fields = src_fields, .kernel = src_kernel};
+    collect_meta(c, j);
+    j->so.arch = c->o->arch;
+    j->so.group_by_num_kernels = c->o->group_by_num_kernels;
+    j->so.detect_recompute = c->o->detect_recompute;
+    j->so.ctx = tl_pm_ctx_new();
+    j->nfam = nfam;
+    j->fw = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fw);
+    j->bw = tl_xcalloc(nfam ? nfam : 1, sizeof *j->bw);
+    j->fwk = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fwk);
+    j->bwk = tl_xcalloc(nfam ? nfam : 1, sizeof *j->bwk);
 }
 
 pyt_perf_job *pyt_perf_start(pyt_ctx *c)
@@ -235,15 +342,12 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
     pyt_perf_job *j = tl_xcalloc(1, sizeof *j);
     size_t nfam = tl_pm_nfamilies();
     /* candidates: every event (any category) whose name has a model, with
-     * its family's index (-1: no model), found once per name. Each family
-     * gets its own slice of the instances, so that a family's sheets read
-     * its instances alone, not every candidate's. */
+     * its family's index (-1: no model), found once per name */
     enum { FAM_UNSEEN = -2 };
     int *famof = tl_xmalloc((t->dict.n ? t->dict.n : 1) * sizeof *famof);
     for (size_t d = 0; d < t->dict.n; d++) famof[d] = FAM_UNSEEN;
-    int32_t *rows = tl_xmalloc((c->n ? c->n : 1) * sizeof *rows);
     size_t n = 0;
-    j->fam_off = tl_xcalloc(nfam + 2, sizeof *j->fam_off);
+    j->fam_n = tl_xcalloc(nfam ? nfam : 1, sizeof *j->fam_n);
     for (size_t i = 0; i < c->n; i++) {
         uint32_t id = t->name[i];
         if (id >= t->dict.n) continue;
@@ -257,55 +361,41 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
                 if (!strcmp(op->family, tl_pm_family_at(f))) { famof[id] = (int)f; break; }
         }
         if (famof[id] >= 0) {
-            rows[n++] = (int32_t)i;
-            j->fam_off[famof[id] + 2]++;
+            n++;
+            j->fam_n[famof[id]]++;
         }
     }
     if (n) {
-        /* instances are built in row order (that fills the context's caches
-         * in the order unified_perf_summary uses) and placed by family */
-        /* family f's count sits at fam_off[f + 2]: after the prefix sum
-         * fam_off[f + 1] is f's start, which the placement below moves to
-         * f's end, leaving fam_off[f] .. fam_off[f + 1] as f's slice */
-        for (size_t f = 0; f < nfam; f++) j->fam_off[f + 2] += j->fam_off[f + 1];
+        /* built in row order (that fills the context's caches in the order
+         * unified_perf_summary uses); the worker reads each family's apart */
         j->inst = tl_xmalloc(n * sizeof *j->inst);
+        j->fam = tl_xmalloc(n);
         int32_t *lj = c->o->include_overlap_info ? pyt_launcher_index(c) : NULL;
-        int lent = 0; /* the cache points into j->inst */
-        for (size_t i = 0; i < n; i++) {
-            tl_pm_instance *slot = &j->inst[j->fam_off[famof[t->name[rows[i]]] + 1]++];
-            if (c->pm_uncached) {
-                build_instance(c, rows[i], slot);
-            } else if (pm_cached(c, rows[i])) {
-                *slot = *pm_cached(c, rows[i]);
-            } else {
-                /* one copy, shared by the cache and the job (read only from
-                 * here on, on both threads; the overlap fields below are
-                 * read by the perf sheets alone) */
-                build_instance(c, rows[i], slot);
-                pm_cache_put(c, rows[i], slot);
-                lent = 1;
-            }
-            if (lj) pyt_instance_overlap(c, lj, rows[i], slot);
+        size_t k = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            uint32_t id = t->name[i];
+            if (id >= t->dict.n || famof[id] < 0) continue;
+            tl_pm_instance *slot = &j->inst[k];
+            j->fam[k++] = (uint8_t)famof[id];
+            const tl_pm_instance *had = c->pm_uncached ? NULL : pm_cached(c, (int32_t)i);
+            if (had) *slot = *had;
+            else build_instance(c, (int32_t)i, slot);
+            if (lj) pyt_instance_overlap(c, lj, (int32_t)i, slot);
         }
-        if (lent) {
+        if (!c->pm_uncached) {
+            /* one copy, shared by the cache and the job (read only from here
+             * on, on both threads; the overlap fields are read by the perf
+             * sheets alone) */
+            c->pm_sorted = j->inst;
+            c->pm_nsorted = n;
             tl_vec_push(&c->pm_blocks, j->inst);
             j->inst_owned_by_ctx = 1;
         }
         free(lj);
-        j->kl_overlap = c->o->include_overlap_info;
         j->n = n;
-        j->so.arch = c->o->arch;
-        j->so.group_by_num_kernels = c->o->group_by_num_kernels;
-        j->so.detect_recompute = c->o->detect_recompute;
-        j->so.ctx = tl_pm_ctx_new();
-        j->nfam = nfam;
-        j->fw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fw);
-        j->bw = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bw);
-        j->fwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->fwk);
-        j->bwk = tl_xcalloc(j->nfam ? j->nfam : 1, sizeof *j->bwk);
+        job_sheets_init(c, j, nfam);
     }
     free(famof);
-    free(rows);
     return j;
 }
 
@@ -338,7 +428,9 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     free(j->fwk);
     free(j->bwk);
     if (!j->inst_owned_by_ctx) free(j->inst);
-    free(j->fam_off);
+    free(j->meta);
+    free(j->fam);
+    free(j->fam_n);
     free(j);
     if (!rc && out && c->o->plugins) rc = pyt_sheets_plugin_perf(c, out, err);
     return rc;
@@ -368,7 +460,7 @@ int pyt_plugin_eval(pyt_ctx *c, const tl_plugin_perf_model *pm, int32_t row, pyt
         return -1;
     if (par->n > 16) par->n = 16;
     const tl_pm_instance *in = pyt_pm_instance(c, row);
-    double kt = in->fwd.n ? in->fwd.time_us : 0;
+    double kt = in->nfwd ? in->fwd_time_us : 0;
     m->params = par;
     m->gflops = flops / 1e9;
     m->has_bytes = has_bytes;

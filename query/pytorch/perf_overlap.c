@@ -20,11 +20,6 @@ int32_t *pyt_launcher_index(const pyt_ctx *c)
 
 void pyt_instance_overlap(pyt_ctx *c, const int32_t *lj, int32_t row, tl_pm_instance *in)
 {
-    in->ov_names = NULL;
-    in->ov_details = NULL;
-    in->ov_detail_pct = NULL;
-    in->ov_ndetails = 0;
-    in->ov_pct = NAN;
     int32_t j = lj[row];
     if (j < 0) return;
     if (!c->overlap) c->overlap = pyt_overlap_build(c);
@@ -37,9 +32,15 @@ void pyt_instance_overlap(pyt_ctx *c, const int32_t *lj, int32_t row, tl_pm_inst
     pyt_overlap_fields(c, c->overlap, d, dn, &c->arena, &f);
     free(d);
     if (!f.names) return;
-    in->ov_names = f.names;
-    in->ov_details = f.details;
-    in->ov_detail_pct = f.detail_pct;
-    in->ov_ndetails = f.ndetails;
-    in->ov_pct = f.pct;
+    /* a new extra record: an instance copied from the context's cache
+     * shares the cached one's */
+    tl_pm_extra *x = tl_arena_alloc(&c->arena, sizeof *x);
+    if (in->extra) *x = *in->extra;
+    else *x = (tl_pm_extra){.ov_pct = NAN};
+    x->ov_names = f.names;
+    x->ov_details = f.details;
+    x->ov_detail_pct = f.detail_pct;
+    x->ov_ndetails = f.ndetails;
+    x->ov_pct = f.pct;
+    in->extra = x;
 }

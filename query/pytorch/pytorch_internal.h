@@ -79,10 +79,14 @@ typedef struct pyt_ctx {
     int any_gpu;
     double total_time_ms;      /* first gpu_timeline total_time / 1000 */
     tl_arena arena;
-    tl_imap pm_inst;                 /* row -> struct tl_pm_instance * (perf.c) */
-    /* perf jobs' instance blocks that pm_inst points into: the context
-     * owns them (perf.c builds an uncached row's instance in its job's
-     * slot and caches a pointer to it, rather than a second copy) */
+    /* the perf-model instances (perf.c): the perf job's, in row order
+     * (found by binary search on their row), and in pm_inst (row ->
+     * struct tl_pm_instance *) those of other rows built on demand */
+    const struct tl_pm_instance *pm_sorted;
+    size_t pm_nsorted;
+    tl_imap pm_inst;
+    /* perf jobs' instance blocks that pm_sorted points into: the context
+     * owns them (perf.c builds each job instance once, in its job's slot) */
     TL_VEC(struct tl_pm_instance *) pm_blocks;
     struct pyt_overlap *overlap;     /* --include_overlap_info sweep, lazily */
     /* kernel-detail summary cache (pyt_kdetails) */
@@ -95,18 +99,13 @@ typedef struct pyt_ctx {
     int32_t *ann_rows;
     size_t n_ann;
     int ann_done;
-    /* pyt_perf_start builds each instance straight into its job instead of
-     * through pyt_pm_instance's per-row cache (the cache pointer array and a
-     * second copy of every instance): for callers that build no
-     * unified_perf_summary afterwards (the corpus workbook) */
+    /* pyt_perf_start's instances are its job's alone, freed with it, and
+     * not the context's cache too, which keeps them until the context is
+     * freed: for callers that build no unified_perf_summary afterwards (the
+     * corpus workbook) */
     int pm_uncached;
     int32_t execute_id;        /* name id of "execute" (-1 none) */
     const struct tl_pm_op **pm_op_of; /* per name id: registry entry (pyt_pm_op), lazily */
-    /* last pid / tid texts made for perf-model instances (consecutive ops
-     * mostly share them) */
-    int64_t idtxt_v[2];
-    int idtxt_str[2];
-    const char *idtxt[2];
     uint8_t *pm_op_done;
     /* args of the events the report reads args of (pyt_args); NULL when
      * tl_trace_args is used directly */
@@ -292,6 +291,9 @@ struct tl_pm_instance;
 /* The perf-model instance of an event (kernel sets: forward = its subtree,
  * backward = subtrees of its backward events), built once per report. */
 const struct tl_pm_instance *pyt_pm_instance(pyt_ctx *c, int32_t row);
+/* Its event's fields from the trace, process and thread names left NULL
+ * (the perf sheets' source fills those). */
+void pyt_pm_fields(const pyt_ctx *c, const tl_pm_instance *in, tl_pm_fields *f);
 
 /* plugin perf models (query/pytorch/plugin.h) */
 struct tl_plugin_perf_model;

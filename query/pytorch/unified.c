@@ -86,14 +86,15 @@ static const tl_pm_op *model_op(uctx *u, int32_t row)
 {
     const tl_pm_op *op = pm_op(u, row);
     if (op || !tl_pm_triton_name(pyt_name(u->c, row))) return op;
-    const tl_pm_instance *in = pyt_pm_instance(u->c, row);
+    tl_pm_fields f;
+    pyt_pm_fields(u->c, pyt_pm_instance(u->c, row), &f);
     tl_pm_args args = {
-        .name = in->name,
-        .input_dims = in->input_dims,
-        .input_type = in->input_type,
-        .concrete_inputs = in->concrete_inputs,
+        .name = f.name,
+        .input_dims = f.input_dims,
+        .input_type = f.input_type,
+        .concrete_inputs = f.concrete_inputs,
     };
-    return tl_pm_resolve(in->name, &args);
+    return tl_pm_resolve(f.name, &args);
 }
 
 /* Own perf model: model_op or a plugin model. */
@@ -151,24 +152,28 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     memset(m, 0, sizeof *m);
     *entp = NULL;
     if (mode == TL_PM_BWD && !in->has_bwd_events) return TL_ENOTFOUND;
-    const tl_pm_kset *ks = mode == TL_PM_FWD ? &in->fwd : &in->bwd;
+    tl_pm_kset ks = tl_pm_kset_of(in, mode);
+    tl_pm_fields f;
+    pyt_pm_fields(c, in, &f);
+    tl_pm_args args;
+    tl_pm_args_of(&f, in, &args);
     evalent *e = NULL;
     int shareable = strncmp(op->name, "ConvBias", 8) != 0;
-    size_t keyn = 10 + in->fwd.n;
+    size_t keyn = 10 + in->nfwd;
     const void **key = NULL;
     if (shareable) {
         key = tl_xcalloc(keyn, sizeof *key);
         key[0] = op;
         key[1] = (const void *)(uintptr_t)(mode + 1);
-        key[2] = in->input_dims;
-        key[3] = in->input_type;
-        key[4] = in->input_strides;
-        key[5] = in->concrete_inputs;
-        key[6] = in->output_type ? pyt_intern(c, in->output_type) : NULL;
-        key[7] = (const void *)(uintptr_t)in->fwd.n;
-        key[8] = in->name; /* pattern-matched models read the event's name */
-        key[9] = in->annotation;
-        for (size_t i = 0; i < in->fwd.n; i++) key[10 + i] = in->fwd.k[i].name;
+        key[2] = args.input_dims;
+        key[3] = args.input_type;
+        key[4] = args.input_strides;
+        key[5] = args.concrete_inputs;
+        key[6] = args.output_type ? pyt_intern(c, args.output_type) : NULL;
+        key[7] = (const void *)(uintptr_t)in->nfwd;
+        key[8] = args.name; /* pattern-matched models read the event's name */
+        key[9] = args.annotation;
+        for (size_t i = 0; i < in->nfwd; i++) key[10 + i] = pyt_name(c, in->k[i]);
         /* variable-length key: hash it into the fixed map key, verify below */
         struct { uint64_t h; size_t n; } hk = {tl_hash64(key, keyn * sizeof *key, 7), keyn};
         int isnew;
@@ -187,22 +192,10 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
         }
     }
     if (!e || e->rc == 1) {
-        tl_pm_args args = {
-            .name = in->name,
-            .input_dims = in->input_dims,
-            .input_type = in->input_type,
-            .input_strides = in->input_strides,
-            .concrete_inputs = in->concrete_inputs,
-            .output_type = in->output_type,
-            .annotation = in->annotation,
-            .pseudo_args = in->pseudo_args,
-            .has_seq = in->has_seq,
-            .seq = in->seq,
-        };
-        const char **names = tl_arena_alloc(&u->a, (in->fwd.n ? in->fwd.n : 1) * sizeof *names);
-        for (size_t i = 0; i < in->fwd.n; i++) names[i] = in->fwd.k[i].name;
+        const char **names = tl_arena_alloc(&u->a, (in->nfwd ? in->nfwd : 1) * sizeof *names);
+        for (size_t i = 0; i < in->nfwd; i++) names[i] = pyt_name(c, in->k[i]);
         args.kernel_names = names;
-        args.nkernels = in->fwd.n;
+        args.nkernels = in->nfwd;
         if (!e) e = tl_arena_zalloc(&u->a, sizeof *e);
         tl_err err = {0};
         e->rc = tl_pm_eval(op, &args, mode, u->pm, &u->a, &e->r, &err);
@@ -210,9 +203,9 @@ static int metrics_cached(uctx *u, const tl_pm_op *op, const tl_pm_instance *in,
     free(key);
     *entp = e;
     if (e->rc) return e->rc;
-    m->kernel_time_is_int = ks->n == 0;
-    m->num_kernels = ks->n;
-    metrics_rates(c, &e->r, ks->n ? ks->time_us : 0.0, m);
+    m->kernel_time_is_int = ks.n == 0;
+    m->num_kernels = ks.n;
+    metrics_rates(c, &e->r, ks.n ? ks.time_us : 0.0, m);
     return 0;
 }
 
@@ -781,10 +774,10 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
      * the overlap names (base[group]: its bm group), for the totals the
      * overlap sheet orders by */
     tl_bmap m, bm = {0};
-    tl_bmap_init(&m, sizeof key, nr);
+    tl_bmap_init(&m, sizeof key, 64); /* grows with the groups, which are few next to the rows */
     size_t *base = NULL, nbase = 0;
     if (ovf) {
-        tl_bmap_init(&bm, sizeof key, nr);
+        tl_bmap_init(&bm, sizeof key, 64);
         base = tl_xmalloc((nr ? nr : 1) * sizeof *base);
     }
     ugrp *g = tl_xcalloc(nr ? nr : 1, sizeof *g);

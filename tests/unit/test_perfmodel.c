@@ -657,19 +657,90 @@ static const double ADDMM_T[17] = {5.3310546875, 5.0908203125, 4.97021484375, 5.
 static const double ADDMM_DUR[17] = {5.331, 5.091, 4.970, 5.411, 4.890, 4.770, 4.890, 4.890, 5.251,
                                      4.850, 4.850, 5.050, 5.010, 4.729, 5.051, 5.211, 5.491};
 
+/* A test event: the fields a report's source would read from its trace,
+ * with its kernel sets. The sheets get instances whose row is the event's
+ * index and a source reading these (test_source). */
+typedef struct tkset {
+    double time_us;
+    const tl_pm_kernel *k;
+    size_t n;
+} tkset;
+typedef struct tdesc {
+    int64_t uid;
+    const char *name, *process_name, *process_label, *thread_name;
+    const char *input_dims, *input_type, *input_strides, *concrete_inputs;
+    tkset fwd;
+    int has_bwd_events;
+    tkset bwd;
+    int is_recompute;
+} tdesc;
+
+static const tdesc *g_desc;            /* the events of the current call */
+static const tl_pm_kernel *g_kern[64]; /* kernel handle -> kernel */
+
+static const char *t_name(const void *src, const tl_pm_instance *in)
+{
+    (void)src;
+    return g_desc[in->row].name;
+}
+
+static void t_fields(const void *src, const tl_pm_instance *in, tl_pm_fields *f)
+{
+    (void)src;
+    const tdesc *d = &g_desc[in->row];
+    *f = (tl_pm_fields){.name = d->name, .uid = d->uid, .process_name = d->process_name,
+                        .process_label = d->process_label, .thread_name = d->thread_name,
+                        .input_dims = d->input_dims, .input_type = d->input_type,
+                        .input_strides = d->input_strides, .concrete_inputs = d->concrete_inputs};
+}
+
+static void t_kernel(const void *src, int32_t k, tl_pm_kernel *out)
+{
+    (void)src;
+    *out = *g_kern[k];
+}
+
+static const tl_pm_source test_source = {NULL, t_name, t_fields, t_kernel};
+
+/* The instances of d[0 .. n) (in A), their kernels registered in g_kern. */
+static tl_pm_instance *instances(const tdesc *d, size_t n)
+{
+    size_t nk = 0;
+    g_desc = d;
+    tl_pm_instance *in = tl_arena_zalloc(&A, (n ? n : 1) * sizeof *in);
+    for (size_t i = 0; i < n; i++) {
+        size_t tot = d[i].fwd.n + d[i].bwd.n;
+        int32_t *k = tl_arena_alloc(&A, (tot ? tot : 1) * sizeof *k);
+        for (size_t j = 0; j < tot; j++) {
+            CHECK(nk < sizeof g_kern / sizeof g_kern[0]);
+            g_kern[nk] = j < d[i].fwd.n ? &d[i].fwd.k[j] : &d[i].bwd.k[j - d[i].fwd.n];
+            k[j] = (int32_t)nk++;
+        }
+        in[i] = (tl_pm_instance){.k = tot ? k : NULL, .fwd_time_us = d[i].fwd.time_us,
+                                 .bwd_time_us = d[i].bwd.time_us, .row = (int32_t)i,
+                                 .nfwd = (uint32_t)d[i].fwd.n, .nbwd = (uint32_t)d[i].bwd.n,
+                                 .has_bwd_events = (int8_t)d[i].has_bwd_events,
+                                 .is_recompute = (int8_t)d[i].is_recompute};
+    }
+    return in;
+}
+
+static int family_sheets(const char *family, const tdesc *d, size_t n, const tl_pm_sheet_opts *o, tl_table **g,
+                         tl_table **b, tl_err *e)
+{
+    return tl_pm_family_sheets(family, &test_source, instances(d, n), n, o, g, b, e);
+}
+
 static tl_pm_kernel addmm_k[17];
-static tl_pm_instance addmm_inst[17];
+static tdesc addmm_inst[17];
 
 static void make_addmm(void)
 {
     for (int i = 0; i < 17; i++) {
         addmm_k[i] = (tl_pm_kernel){.name = GEMM_KERNEL, .dur = ADDMM_DUR[i], .has_stream = 1, .stream = 0};
-        addmm_inst[i] = (tl_pm_instance){
+        addmm_inst[i] = (tdesc){
             .uid = ADDMM_UIDS[i],
             .name = "aten::addmm",
-            .cat = "cpu_op",
-            .pid = "6240",
-            .tid = "6240",
             .process_name = "python3",
             .process_label = "CPU",
             .thread_name = "thread 6240 (python3)",
@@ -753,7 +824,7 @@ static void test_sheets(void)
     tl_pm_sheet_opts o = {0};
     tl_table *g = NULL, *b = NULL;
     tl_err e;
-    CHECK_EQ_I(tl_pm_family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e), 0);
+    CHECK_EQ_I(family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e), 0);
     CHECK(g && !b);
     if (!g) return;
     const char *hdr[] = {"name", "param: M", "param: N", "param: K", "param: bias", "param: stride_A", "param: stride_B",
@@ -792,7 +863,7 @@ static void test_sheets(void)
     const char *js = "{\"name\": \"MI300X\", \"mem_bw_gbps\": 5300, \"max_achievable_tflops\": {\"matrix_bf16\": 708}}";
     tl_pm_arch_parse(js, strlen(js), &arch, &e);
     o.arch = arch;
-    tl_pm_family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
+    family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
     if (g) {
         CHECK_EQ_S(g->cols[27].name, "Roofline Time (\xc2\xb5s)_first");
         CHECK_EQ_S(g->cols[28].name, "Roofline Bound_first");
@@ -808,7 +879,7 @@ static void test_sheets(void)
     o.group_by_num_kernels = 1;
     o.detect_recompute = 1;
     addmm_inst[3].is_recompute = 1;
-    tl_pm_family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
+    family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
     if (g) {
         CHECK_EQ_S(g->cols[10].name, "num_kernels");
         CHECK_EQ_S(g->cols[11].name, "is_recompute");
@@ -825,7 +896,7 @@ static void test_sheets(void)
     const char *cstr = "[[150528, 50176, 224, 1], [768, 256, 16, 1], [1], [], [], [], [], [], []]";
     const char *cci = "[\"\", \"\", \"\", \"[16, 16]\", \"[0, 0]\", \"[1, 1]\", \"False\", \"[0, 0]\", \"1\"]";
     tl_pm_kernel ck = {"conv_fwd_kernel", 10.0, 1, 0}, cb = {"conv_bwd_kernel", 20.0, 1, 0};
-    tl_pm_instance conv[3] = {
+    tdesc conv[3] = {
         {.uid = 5, .name = "aten::convolution", .input_dims = cdims, .input_type = ctypes, .input_strides = cstr,
          .concrete_inputs = cci, .fwd = {10.0, &ck, 1}, .has_bwd_events = 1, .bwd = {20.0, &cb, 1},
          .is_recompute = -1},
@@ -839,7 +910,7 @@ static void test_sheets(void)
          .fwd = {20.0, &cb, 1}, .is_recompute = -1},
         {.uid = 12, .name = "aten::add", .is_recompute = -1},
     };
-    tl_pm_family_sheets("CONV", conv, 3, &o, &g, &b, &e);
+    family_sheets("CONV", conv, 3, &o, &g, &b, &e);
     CHECK(g && b);
     if (g) {
         CHECK_EQ_S(g->name, "CONV_fwd");
@@ -859,13 +930,13 @@ static void test_sheets(void)
     const char *qkv = "[[1, 8, 141, 64], [1, 8, 141, 64], [1, 8, 141, 64], [], [], [], []]";
     const char *qkvt = "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\", \"Scalar\", \"Scalar\"]";
     const char *qkvci = "[\"\", \"\", \"\", \"0.\", \"False\", \"False\", \"0.125\"]";
-    tl_pm_instance at[2] = {
+    tdesc at[2] = {
         {.uid = 1, .name = "aten::_scaled_dot_product_flash_attention", .input_dims = qkv, .input_type = qkvt,
          .concrete_inputs = qkvci, .has_bwd_events = 1, .bwd = {30.0, &cb, 1}, .is_recompute = -1},
         {.uid = 2, .name = "aten::_scaled_dot_product_flash_attention", .input_dims = qkv, .input_type = qkvt,
          .concrete_inputs = qkvci, .is_recompute = -1},
     };
-    tl_pm_family_sheets("SDPA", at, 2, &o, &g, &b, &e);
+    family_sheets("SDPA", at, 2, &o, &g, &b, &e);
     CHECK(g && b);
     if (g) {
         CHECK_EQ_S(cell(g, "name_count", 0), "2");
@@ -886,7 +957,7 @@ static void test_sheets(void)
     }
 
     /* Normalization: a float num_channels anywhere makes the whole column float */
-    tl_pm_instance nm[2] = {
+    tdesc nm[2] = {
         {.uid = 1, .name = "aten::layer_norm", .input_dims = "[[1, 141, 512], [], [512], [512], [], []]",
          .input_type = "[\"c10::BFloat16\", \"ScalarList\", \"c10::BFloat16\", \"c10::BFloat16\", \"Scalar\", \"Scalar\"]",
          .input_strides = "[[72192, 512, 1], [], [1], [1], [], []]",
@@ -899,7 +970,7 @@ static void test_sheets(void)
          .concrete_inputs = "[\"\", \"\", \"\", \"\", \"\", \"8\", \"16\", \"1024\", \"4\", \"[True, True, True]\"]",
          .is_recompute = -1},
     };
-    tl_pm_family_sheets("Normalization", nm, 2, &o, &g, &b, &e);
+    family_sheets("Normalization", nm, 2, &o, &g, &b, &e);
     if (g) {
         CHECK_EQ_I(g->nrows, 2);
         CHECK_EQ_S(cell(g, "param: num_channels", 0), "512.0");
@@ -908,21 +979,22 @@ static void test_sheets(void)
         CHECK_EQ_S(cell(g, "param: stride_output", 0), "");
         tl_table_free(g);
     }
-    tl_pm_family_sheets("Normalization", nm, 1, &o, &g, &b, &e);
+    family_sheets("Normalization", nm, 1, &o, &g, &b, &e);
     if (g) {
         CHECK_EQ_S(cell(g, "param: num_channels", 0), "512");
         tl_table_free(g);
     }
     /* nothing modelled: no sheet */
-    tl_pm_family_sheets("Reduce", nm, 2, &o, &g, &b, &e);
+    family_sheets("Reduce", nm, 2, &o, &g, &b, &e);
     CHECK(g == NULL && b == NULL);
 
     /* unified-summary helper: per-instance metrics */
     tl_pm_metrics m;
-    CHECK_EQ_I(tl_pm_metrics_eval(tl_pm_find("aten::addmm"), &addmm_inst[13], TL_PM_FWD, NULL, NULL, &A, &m, &e), 0);
+    const tl_pm_instance *ai = instances(addmm_inst, 17);
+    CHECK_EQ_I(tl_pm_metrics_eval(tl_pm_find("aten::addmm"), &test_source, &ai[13], TL_PM_FWD, NULL, NULL, &A, &m, &e), 0);
     CHECK_EQ_S(fmtf(m.tflops_s), "15.64743896747548");
     CHECK_EQ_S(fmtf(m.tb_s), "0.17214618895198763");
-    CHECK(tl_pm_metrics_eval(tl_pm_find("aten::addmm"), &addmm_inst[13], TL_PM_BWD, NULL, NULL, &A, &m, &e) != 0);
+    CHECK(tl_pm_metrics_eval(tl_pm_find("aten::addmm"), &test_source, &ai[13], TL_PM_BWD, NULL, NULL, &A, &m, &e) != 0);
 }
 
 /* ---------------------------------------------------------------------------
@@ -1260,7 +1332,7 @@ static void golden_bert_sheet(const char *root)
     tl_pm_sheet_opts o = {0};
     tl_table *g = NULL, *b = NULL;
     tl_err e;
-    tl_pm_family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
+    family_sheets("GEMM", addmm_inst, 17, &o, &g, &b, &e);
     CHECK(g != NULL);
     if (g && c.nrows) {
         CHECK_EQ_I(g->ncols, c.ncols);
