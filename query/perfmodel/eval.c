@@ -117,6 +117,15 @@ void tl_pm_roofline_eval(const tl_pm_arch *arch, double gflops, int has_bytes, d
     out->pct = t == 0 ? NAN : out->time_us / t * 100;
 }
 
+void tl_pm_kernel_names(const tl_pm_source *src, const tl_pm_instance *in, const char **names)
+{
+    for (size_t i = 0; i < in->nfwd; i++) {
+        tl_pm_kernel k;
+        src->kernel(src->src, in->k[i], &k);
+        names[i] = k.name;
+    }
+}
+
 void tl_pm_args_of(const tl_pm_fields *f, const tl_pm_instance *in, tl_pm_args *out)
 {
     const tl_pm_extra *x = in->extra;
@@ -148,11 +157,7 @@ int tl_pm_metrics_eval(const tl_pm_op *op, const tl_pm_source *src, const tl_pm_
     args.name = NULL; /* the op's */
     /* transpose detection reads the op's own kernels (forward subtree) */
     const char **names = tl_arena_alloc(a, (inst->nfwd ? inst->nfwd : 1) * sizeof *names);
-    for (size_t i = 0; i < inst->nfwd; i++) {
-        tl_pm_kernel k;
-        src->kernel(src->src, inst->k[i], &k);
-        names[i] = k.name;
-    }
+    tl_pm_kernel_names(src, inst, names);
     args.kernel_names = names;
     args.nkernels = inst->nfwd;
     int rc = tl_pm_eval(op, &args, mode, ctx, a, &m->r, err);

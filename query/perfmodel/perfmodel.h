@@ -328,6 +328,9 @@ static inline tl_pm_kset tl_pm_kset_of(const tl_pm_instance *in, tl_pm_mode mode
 /* The model inputs of an instance (every tl_pm_args member but the kernel
  * names, which the caller lists from the forward set). */
 void tl_pm_args_of(const tl_pm_fields *f, const tl_pm_instance *in, tl_pm_args *out);
+/* The names of an instance's forward kernels in order, read through src,
+ * into names[0, in->nfwd): tl_pm_args.kernel_names (transpose detection). */
+void tl_pm_kernel_names(const tl_pm_source *src, const tl_pm_instance *in, const char **names);
 
 typedef struct tl_pm_sheet_opts {
     const tl_pm_arch *arch;   /* non-NULL: roofline columns */

@@ -318,11 +318,7 @@ static int static_part(tl_arena *a, intern *it, keyvec *keys, memo *mm, tl_buf *
     tl_pm_args_of(&f, inst, &args);
     /* the op's own kernels by start time (GEMM transpose detection) */
     const char *kn1[8], **names = inst->nfwd <= 8 ? kn1 : tl_xmalloc(inst->nfwd * sizeof *names);
-    for (size_t i = 0; i < inst->nfwd; i++) {
-        tl_pm_kernel k;
-        src->kernel(src->src, inst->k[i], &k);
-        names[i] = k.name;
-    }
+    tl_pm_kernel_names(src, inst, names);
     args.kernel_names = names;
     args.nkernels = inst->nfwd;
     if (cacheable) {
