@@ -701,8 +701,8 @@ static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_er
     mdb_env_stat(s->env, &ms);
     size_t ncopies = 0;
     tl_dirty_copy *copies = tl_xmalloc((end - w->wpos + 1) * sizeof *copies);
-    int rc = 0;
-    for (size_t i = w->wpos; i < end && !rc; i++) {
+    int rc = 0, rerr = 0; /* rerr: an errno reading the spill file */
+    for (size_t i = w->wpos; i < end && !rc && !rerr; i++) {
         wchunk *c = &w->chunks.v[i];
         if (!c->val && !c->spilled) { /* freed by an attempt that hit MAP_FULL */
             rc = tl_errf(err, TL_ESTORE, "store %s: the map filled during a write", s->dir);
@@ -711,28 +711,22 @@ static int put_chunks(tl_store *s, MDB_txn *txn, tl_wtrace *w, size_t end, tl_er
         MDB_val ck = {c->klen, c->key};
         MDB_val cv = {c->vlen, NULL};
         if ((rc = mdb_put(txn, s->columns, &ck, &cv, MDB_RESERVE))) break;
-        if (c->spilled && c->vlen > ms.ms_psize) {
-            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, NULL, c->vlen, w->spill_fd, c->off};
-            continue;
-        }
-        if (c->spilled) {
-            if ((rc = tl_store_read_at(w->spill_fd, cv.mv_data, c->vlen, c->off)))
-                rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
-            continue;
-        }
-        if (c->vlen > ms.ms_psize) {
-            copies[ncopies++] = (tl_dirty_copy){cv.mv_data, c->val, c->vlen, -1, 0};
-        } else {
+        if (c->vlen > ms.ms_psize) /* overflow pages of its own: copied after the last put */
+            copies[ncopies++] = c->spilled ? (tl_dirty_copy){cv.mv_data, NULL, c->vlen, w->spill_fd, c->off}
+                                           : (tl_dirty_copy){cv.mv_data, c->val, c->vlen, -1, 0};
+        else if (c->spilled)
+            rerr = tl_store_read_at(w->spill_fd, cv.mv_data, c->vlen, c->off);
+        else {
             memcpy(cv.mv_data, c->val, c->vlen);
             free(c->val);
         }
         c->val = NULL;
     }
-    if (rc) {
+    if (rc || rerr)
         for (size_t i = 0; i < ncopies; i++) free(copies[i].src);
-    } else if ((rc = tl_store_dirty_copy(copies, ncopies))) {
-        rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rc));
-    }
+    else
+        rerr = tl_store_dirty_copy(copies, ncopies);
+    if (rerr) rc = tl_errf(err, TL_ESTORE, "store %s: reading the ingest's spill file: %s", s->dir, strerror(rerr));
     free(copies);
     return rc;
 }

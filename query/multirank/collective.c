@@ -7,7 +7,6 @@
 #include "query/core/pyval.h"
 
 #include <libgen.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,32 +54,25 @@ static tl_table *no_columns(tl_table *t)
 typedef struct pool {
     tl_store *s;
     const uint64_t *ids;
-    size_t world;
     coll_rank *ranks;
-    atomic_size_t next;
     atomic_int failed;
     int *rc;
     tl_err *errs;
 } pool;
 
-static void *worker(void *arg)
+/* Rank r (tl_par_for); none more once one has failed. */
+static void read_one(void *ctx, size_t r)
 {
-    pool *p = arg;
-    for (;;) {
-        if (atomic_load(&p->failed)) break;
-        size_t r = atomic_fetch_add(&p->next, 1);
-        if (r >= p->world) break;
-        p->rc[r] = coll_read_rank(p->s, p->ids[r], (int)r, &p->ranks[r], &p->errs[r]);
-        if (p->rc[r]) atomic_store(&p->failed, 1);
-    }
-    return NULL;
+    pool *p = ctx;
+    if (atomic_load(&p->failed)) return;
+    p->rc[r] = coll_read_rank(p->s, p->ids[r], (int)r, &p->ranks[r], &p->errs[r]);
+    if (p->rc[r]) atomic_store(&p->failed, 1);
 }
 
 static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int workers, coll_rank *ranks,
                       tl_err *err)
 {
-    pool p = {.s = s, .ids = ids, .world = world, .ranks = ranks};
-    atomic_init(&p.next, 0);
+    pool p = {.s = s, .ids = ids, .ranks = ranks};
     atomic_init(&p.failed, 0);
     p.rc = tl_xcalloc(world, sizeof *p.rc);
     p.errs = tl_xcalloc(world, sizeof *p.errs);
@@ -89,16 +81,7 @@ static int read_ranks(tl_store *s, const uint64_t *ids, size_t world, int worker
         workers = cpus > 0 ? (int)cpus : 1;
         if (workers > 8) workers = 8;
     }
-    if ((size_t)workers > world) workers = (int)world;
-    pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
-    int started = 0;
-    for (int i = 0; i + 1 < workers; i++) {
-        if (pthread_create(&th[i], NULL, worker, &p)) break;
-        started++;
-    }
-    worker(&p); /* the calling thread works too */
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    free(th);
+    tl_par_for(world, workers, NULL, read_one, &p); /* the calling thread works too */
     int rc = 0;
     for (size_t r = 0; r < world; r++)
         if (p.rc[r]) {
@@ -161,15 +144,13 @@ static void finish_sheet(coll_run *run, tl_table *t)
  * and imbalance sheets): once nccl_implicit_sync is built they only read
  * the run and that sheet, so each is built on a thread of its own. The
  * calling thread builds the smallest (by rank: a row per rank) and no
- * other, so that the analysis' own thread does the least: a fixed share,
- * where tl_par_for's threads take what is left. */
+ * other, so that the analysis' own thread does the least: a fixed share
+ * (with a shared work loop it would take whichever sheets come next). */
 typedef struct sync_job {
     coll_run *run;
     const tl_table *sync;
     int which; /* 0 imbalance by rank, 1 summary, 2 straggler, 3 imbalance by collective */
     tl_table *out;
-    pthread_t th;
-    int threaded;
 } sync_job;
 
 static void *sync_sheet(void *arg)
@@ -192,14 +173,12 @@ static void *sync_sheet(void *arg)
 static void sync_sheets(coll_run *run, const tl_table *sync, tl_table *outs[4])
 {
     sync_job j[4];
+    coll_job th[4];
+    for (int i = 0; i < 4; i++) j[i] = (sync_job){.run = run, .sync = sync, .which = i};
+    for (int i = 3; i >= 0; i--) /* the others started first: the caller's own last */
+        coll_job_start(&th[i], i > 0 && run->o->max_workers != 1, sync_sheet, &j[i]);
     for (int i = 0; i < 4; i++) {
-        j[i] = (sync_job){.run = run, .sync = sync, .which = i};
-        j[i].threaded = i > 0 && run->o->max_workers != 1 && pthread_create(&j[i].th, NULL, sync_sheet, &j[i]) == 0;
-    }
-    for (int i = 0; i < 4; i++)
-        if (!j[i].threaded) sync_sheet(&j[i]);
-    for (int i = 0; i < 4; i++) {
-        if (j[i].threaded) pthread_join(j[i].th, NULL);
+        coll_job_join(&th[i]);
         outs[i] = j[i].out;
     }
 }
@@ -287,18 +266,16 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
      * the long sheets on a thread) */
     long_job lj = {&run, NULL, NULL};
     a2a_job aj = {.run = &run};
-    pthread_t lth, ath;
-    int threaded = o->max_workers != 1 && pthread_create(&lth, NULL, long_sheets, &lj) == 0;
-    if (!threaded) long_sheets(&lj);
-    int a2a_threaded = o->max_workers != 1 && pthread_create(&ath, NULL, a2a_sheets, &aj) == 0;
-    if (!a2a_threaded) a2a_sheets(&aj);
+    coll_job lth, ath;
+    coll_job_start(&lth, o->max_workers != 1, long_sheets, &lj);
+    coll_job_start(&ath, o->max_workers != 1, a2a_sheets, &aj);
     tl_table *sync = NULL, *after[4] = {0};
     rc = coll_sheet_implicit(&run, &sync, err);
     if (!rc) sync_sheets(&run, sync, after);
     if (!rc) finish_sheet(&run, sync); /* once the sheets read off it are built */
     tl_table *imb_r = after[0], *sum_sync = after[1], *strag = after[2], *imb_c = after[3];
-    if (threaded) pthread_join(lth, NULL);
-    if (a2a_threaded) pthread_join(ath, NULL);
+    coll_job_join(&lth);
+    coll_job_join(&ath);
     tl_table *lng = lj.lng, *sum_long = lj.sum_long, *a2a = aj.a2a, *sum_a2a = aj.sum_a2a, *heat = aj.heat;
     if (!rc && aj.rc) {
         rc = aj.rc;

@@ -5,6 +5,7 @@
 #define TL_COLLECTIVE_INTERNAL_H
 
 #include <math.h>
+#include <pthread.h>
 #include "query/multirank/multirank.h"
 #include "query/core/stats.h"
 #include "base/base.h"
@@ -89,6 +90,16 @@ typedef struct coll_run {
 } coll_run;
 
 /* ---- collective_sheets.c ---- */
+/* Work run beside the calling thread: fn(arg) on a thread of its own when
+ * `allow` and one starts, else at once on the caller's. */
+typedef struct coll_job {
+    pthread_t th;
+    int threaded;
+} coll_job;
+void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg);
+/* Waits for the job (returns at once when it ran on the caller's thread). */
+void coll_job_join(coll_job *j);
+
 int coll_match(coll_run *run, tl_err *err);
 /* Strict mode (and not simplified): the reference's "Metadata mismatch"
  * error when a collective's ranks disagree; with_stream: the all_to_allv

@@ -734,9 +734,8 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
     long cpus = run->o->max_workers == 1 ? 1 : sysconf(_SC_NPROCESSORS_ONLN);
     part.nparts = ns / IMPLICIT_ROWS_PER_THREAD + 1;
     if (cpus > 0 && part.nparts > (size_t)cpus) part.nparts = (size_t)cpus;
-    pthread_t th;
-    int threaded = cpus > 1 && pthread_create(&th, NULL, implicit_all_rows, &part) == 0;
-    if (!threaded) implicit_all_rows(&part);
+    coll_job rows;
+    coll_job_start(&rows, cpus > 1, implicit_all_rows, &part);
     for (size_t c = 0; c < t->ncols; c++) /* a missing text is a cell left unset */
         if (t->cols[c].type == TL_STR) tl_table_clear_rows(t, c, 0, ns);
     pcache pc = {0};
@@ -750,7 +749,7 @@ int coll_sheet_implicit(coll_run *run, tl_table **out, tl_err *err)
         set_str_pc(t, c_dt, i, e->dtype, &pc);
     }
     pc_free(&pc);
-    if (threaded) pthread_join(th, NULL);
+    coll_job_join(&rows);
     *out = t;
     return 0;
 }

@@ -5,8 +5,6 @@
  * tl_coll_report, so the sheets are the one-process sheets. */
 #include "query/multirank/partials_internal.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -216,15 +214,13 @@ typedef struct read_pool {
     coll_rank *ranks; /* [hi - lo] */
     int *rc;
     tl_err *errs;
-    atomic_size_t next;
 } read_pool;
 
-static void *read_worker(void *arg)
+/* Rank lo + i (tl_par_for). */
+static void read_one(void *ctx, size_t i)
 {
-    read_pool *p = arg;
-    for (size_t i; (i = atomic_fetch_add(&p->next, 1)) < p->hi - p->lo;)
-        p->rc[i] = coll_read_rank(p->s, p->ids[p->lo + i], (int)(p->lo + i), &p->ranks[i], &p->errs[i]);
-    return NULL;
+    read_pool *p = ctx;
+    p->rc[i] = coll_read_rank(p->s, p->ids[p->lo + i], (int)(p->lo + i), &p->ranks[i], &p->errs[i]);
 }
 
 int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int max_workers, tl_buf *out,
@@ -235,16 +231,9 @@ int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int
     p.ranks = tl_xcalloc(n ? n : 1, sizeof *p.ranks);
     p.rc = tl_xcalloc(n ? n : 1, sizeof *p.rc);
     p.errs = tl_xcalloc(n ? n : 1, sizeof *p.errs);
-    atomic_init(&p.next, 0);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    size_t workers = max_workers > 0 ? (size_t)max_workers : cpus > 8 ? 8 : cpus > 0 ? (size_t)cpus : 1;
-    if (workers > n) workers = n ? n : 1;
-    pthread_t th[64];
-    size_t started = 0;
-    for (size_t i = 0; i + 1 < workers && i < 64; i++)
-        if (pthread_create(&th[i], NULL, read_worker, &p) == 0) started++;
-    read_worker(&p);
-    for (size_t i = 0; i < started; i++) pthread_join(th[i], NULL);
+    int workers = max_workers > 0 ? max_workers : cpus > 8 ? 8 : cpus > 0 ? (int)cpus : 1;
+    tl_par_for(n, workers, NULL, read_one, &p);
     int rc = TL_OK;
     for (size_t i = 0; i < n; i++) {
         if (p.rc[i] && !rc) {

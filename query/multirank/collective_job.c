@@ -1,0 +1,15 @@
+/* collective_job.c — work of the collective analysis run beside the
+ * calling thread (collective_internal.h: coll_job). */
+#include "query/multirank/collective_internal.h"
+
+void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg)
+{
+    j->threaded = allow && pthread_create(&j->th, NULL, fn, arg) == 0;
+    if (!j->threaded) fn(arg);
+}
+
+void coll_job_join(coll_job *j)
+{
+    if (j->threaded) pthread_join(j->th, NULL);
+    j->threaded = 0;
+}
