@@ -1155,19 +1155,23 @@ static int chunk_sum_ok(const MDB_val *v, uint32_t stored)
     return get_le64(p + CHUNK_HDR + stored) == tl_hash64(p, CHUNK_HDR + (size_t)stored, 0);
 }
 
-/* Blob offsets (n + 1 of them): from 0, never decreasing, ending at the
- * payload's end, so every value lies inside the bytes. */
+/* Blob offsets (n + 1 of them): from 0, each past the previous, ending at
+ * the payload's end, and each value NUL-terminated, so every value lies
+ * inside the bytes and a reader's length (next offset - offset - 1) is
+ * never negative. */
 static int blob_offsets_ok(const unsigned char *payload, uint32_t n, uint32_t raw)
 {
     uint64_t prev = 0, o;
+    uint64_t nbytes = (uint64_t)raw - ((uint64_t)n + 1) * 8;
+    const unsigned char *bytes = payload + ((size_t)n + 1) * 8;
     memcpy(&o, payload, 8);
     if (o != 0) return 0;
     for (uint32_t i = 1; i <= n; i++) {
         memcpy(&o, payload + (size_t)i * 8, 8);
-        if (o < prev) return 0;
+        if (o <= prev || o > nbytes || bytes[o - 1] != 0) return 0;
         prev = o;
     }
-    return prev == (uint64_t)raw - ((uint64_t)n + 1) * 8;
+    return prev == nbytes;
 }
 
 /* A chunk value that was decoded into memory is not read from the map
@@ -1236,7 +1240,7 @@ static int decode_chunk(tl_reader *r, const MDB_val *k, const MDB_val *v, char *
         drop_pages(p, v->mv_size);
     }
     if (type == TL_CT_BLOB && !blob_offsets_ok((const unsigned char *)payload, nrows, raw))
-        return chunk_damaged(r->s->dir, k, "blob offsets out of order or past the payload", err);
+        return chunk_damaged(r->s->dir, k, "blob offsets out of order, past the payload or not at a NUL", err);
     out->type = type;
     out->n = nrows;
     if (type == TL_CT_BLOB) {
@@ -1510,6 +1514,12 @@ int tl_reader_one_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
     tl_colview v;
     int rc = tl_reader_one_column(r, id, "dict", "str", &v, err);
     if (rc) return rc;
+    if (v.type != TL_CT_BLOB) {
+        char hex[17];
+        tl_id_format(id, hex);
+        return tl_errf(err, TL_ESTORE, "trace %s: column dict.str holds %s values, not text: the store is damaged "
+                       "(run `tracelens check`)", hex, tl_ctype_name(v.type));
+    }
     out->n = v.n;
     out->offsets = v.offsets;
     out->bytes = v.bytes;

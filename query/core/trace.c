@@ -354,6 +354,7 @@ static int load_head(tl_trace *t, tl_err *err)
                     NULL, &t->m_idflags, err);
     if (rc) return rc;
     if ((rc = tl_reader_column(t->reader, t->id, TL_T_META, TL_C_ARGS, &t->m_args, err))) return rc;
+    if (t->m_args.type != TL_CT_BLOB) return col_damaged(err, t->id, TL_T_META, TL_C_ARGS, "holds values other than text");
     if (t->m_args.n != t->nmeta) return col_damaged(err, t->id, TL_T_META, TL_C_ARGS, "row count differs from the catalog's");
     return TL_OK;
 }
@@ -656,6 +657,9 @@ void tl_trace_free(tl_trace *t)
 
 typedef struct chunk_walk {
     const coldef *d;   /* NULL: a column the table does not define */
+    const char *col;
+    int type;          /* every chunk's type: d's, else the first chunk's; -1 before it */
+    int values;        /* check the values (not for pid / tid, which need idflags) */
     uint64_t id, rows; /* rows walked so far */
     check_in c;
     int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v);
@@ -668,16 +672,17 @@ typedef struct chunk_walk {
 static int checked_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 {
     chunk_walk *w = ctx;
-    if (w->d && v->type != w->d->type) {
+    if (w->type < 0) w->type = v->type;
+    if ((int)v->type != w->type) {
         char what[96];
         snprintf(what, sizeof what, "chunk %u holds %s values, not %s", chunk, tl_ctype_name(v->type),
-                 tl_ctype_name(w->d->type));
-        w->rc = col_damaged(w->err, w->id, TL_T_EVENTS, w->d->name, what);
+                 tl_ctype_name((tl_ctype)w->type));
+        w->rc = col_damaged(w->err, w->id, TL_T_EVENTS, w->col, what);
         return 1;
     }
-    if (w->d && (w->rc = check_values(w->id, TL_T_EVENTS, w->d, v->data, (size_t)v->n, w->rows, &w->c, w->err)))
+    if (w->values && (w->rc = check_values(w->id, TL_T_EVENTS, w->d, v->data, (size_t)v->n, w->rows, &w->c, w->err)))
         return 1;
-    if (w->d && w->d->check == CK_ASC && v->n) w->c.prev = ((const uint32_t *)v->data)[v->n - 1];
+    if (w->values && w->d->check == CK_ASC && v->n) w->c.prev = ((const uint32_t *)v->data)[v->n - 1];
     w->rows += v->n;
     return w->stopped = w->cb(w->ctx, chunk, v);
 }
@@ -685,12 +690,13 @@ static int checked_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 int tl_trace_column_chunks(tl_reader *r, uint64_t id, const char *col, const tl_trace_bounds *b,
                            int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx, tl_err *err)
 {
-    chunk_walk w = {.id = id, .c = {.rows = b->rows, .dict_n = b->dict_n, .prev = -1}, .cb = cb, .ctx = ctx,
-                    .err = err};
+    chunk_walk w = {.col = col, .type = -1, .id = id, .c = {.rows = b->rows, .dict_n = b->dict_n, .prev = -1},
+                    .cb = cb, .ctx = ctx, .err = err};
     for (int i = 0; i < TL_TCI_N; i++)
         if (!strcmp(EVENT_COLS[i].name, col)) w.d = &EVENT_COLS[i];
+    if (w.d) w.type = w.d->type;
     /* pid and tid need idflags, which a walk of one column does not have */
-    if (w.d && w.d->check == CK_IDSTR) w.d = NULL;
+    w.values = w.d && w.d->check != CK_IDSTR;
     int rc = tl_reader_column_chunks(r, id, TL_T_EVENTS, col, checked_chunk, &w, err);
     if (rc || w.rc) return rc ? rc : w.rc;
     if (!w.stopped && w.rows != b->rows) {
@@ -707,7 +713,8 @@ const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
         /* Lazy load; the trace is logically const (a cache fill). */
         tl_trace *m = (tl_trace *)t;
         m->args_loaded = 1;
-        if (tl_reader_column(m->reader, m->id, TL_T_EVENTS, TL_C_ARGS, &m->args, NULL) != 0)
+        if (tl_reader_column(m->reader, m->id, TL_T_EVENTS, TL_C_ARGS, &m->args, NULL) != 0 ||
+            m->args.type != TL_CT_BLOB)
             memset(&m->args, 0, sizeof m->args);
     }
     if (i >= t->args.n) { if (len) *len = 0; return ""; }
@@ -718,7 +725,8 @@ const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
 const char *tl_trace_extra(const tl_trace *t, const char *name, size_t *len)
 {
     tl_colview v;
-    if (tl_reader_column(t->reader, t->id, TL_T_EXTRA, name, &v, NULL) != 0 || v.n < 1) return NULL;
+    if (tl_reader_column(t->reader, t->id, TL_T_EXTRA, name, &v, NULL) != 0 || v.type != TL_CT_BLOB || v.n < 1)
+        return NULL;
     if (len) *len = (size_t)(v.offsets[1] - v.offsets[0] - 1);
     return v.bytes + v.offsets[0];
 }
@@ -837,7 +845,7 @@ static int sel_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 {
     (void)chunk;
     sel_walk *w = ctx;
-    if (w->next + v->n > w->nrows) return w->bad = 1;
+    if (v->type != TL_CT_BLOB || w->next + v->n > w->nrows) return w->bad = 1;
     for (uint64_t i = 0; i < v->n; i++) {
         size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
         if (w->fn(w->ctx, w->row[w->next++], v->bytes + v->offsets[i], len)) return 1;
@@ -877,6 +885,6 @@ int tl_args_sel_walk(tl_reader *r, uint64_t id,
     if ((rc = check_sel_rows(r, id, &rows, err))) return rc;
     sel_walk w = {(const uint32_t *)rows.data, rows.n, 0, fn, ctx, 0};
     rc = tl_reader_column_scan(r, id, TL_T_ARGS_SEL, TL_C_ARGS, sel_chunk, &w, err);
-    if (!rc && w.bad) rc = tl_errf(err, TL_ESTORE, "args_sel: more args than rows");
+    if (!rc && w.bad) rc = tl_errf(err, TL_ESTORE, "args_sel: more args than rows, or args not text");
     return rc;
 }

@@ -246,6 +246,7 @@ typedef struct args_pass {
     txt_cache *tc;
     uint64_t base;   /* first row of the current chunk */
     size_t next;     /* next event to fill */
+    int not_text;    /* a chunk held values other than text (a damaged store) */
     tl_buf tmp;
 } args_pass;
 
@@ -254,6 +255,7 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
     (void)chunk;
     args_pass *p = ctx;
     coll_rank *cr = p->cr;
+    if (v->type != TL_CT_BLOB) return p->not_text = 1;
     uint64_t end = p->base + v->n;
     while (p->next < cr->n && cr->ev[p->next].row < end) {
         coll_ev *e = &cr->ev[p->next++];
@@ -407,6 +409,9 @@ static int finish_rank(tl_reader *r, uint64_t id, const char *hex, scan *sc, col
         args_pass p = {.cr = cr, .tc = &tc};
         int rc = sel ? tl_args_sel_walk(r, id, sel_coll, &p, err)
                      : tl_reader_column_scan(r, id, TL_T_EVENTS, TL_C_ARGS, args_chunk, &p, err);
+        if (!rc && p.not_text)
+            rc = tl_errf(err, TL_ESTORE, "column events.args holds values other than text: the store is damaged "
+                         "(run `tracelens check`)");
         tl_buf_free(&p.tmp);
         if (rc) {
             cache_free(&tc);

@@ -151,6 +151,7 @@ static int args_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 {
     (void)chunk;
     pyt_args_job *j = ctx;
+    if (v->type != TL_CT_BLOB) return 1; /* a damaged column: the rows left read "" (tl_trace_args) */
     while (j->next < j->n && (uint64_t)j->rows[j->next] < j->base + v->n) {
         uint64_t i = (uint64_t)j->rows[j->next] - j->base;
         size_t len = (size_t)(v->offsets[i + 1] - v->offsets[i] - 1);
