@@ -57,6 +57,19 @@ void *tl_xrealloc(void *p, size_t n);
 char *tl_xstrdup(const char *s);
 char *tl_xstrndup(const char *s, size_t n);
 
+/* ---- large per-event arrays (bigmem.c). With a budget set
+ * (tl_big_budget, bytes of resident set; 0, the default: off), blocks of
+ * 1 MiB or more are mappings of unlinked scratch files in $TMPDIR, and a
+ * thread drops their pages from the resident set whenever it nears the
+ * budget; the data stays in the page cache and faults back in on use.
+ * Without a budget, or when no scratch file can be made, they are heap
+ * blocks. Free them with tl_big_free only. */
+void tl_big_budget(uint64_t bytes);
+void *tl_big_alloc(size_t n);
+void *tl_big_calloc(size_t n, size_t sz);
+void tl_big_free(void *p);
+unsigned long tl_big_trims(void); /* how often the pages were dropped */
+
 /* ---- arena: bump allocator, one free at the end. */
 typedef struct tl_arena_block tl_arena_block;
 typedef struct tl_arena {
@@ -297,8 +310,9 @@ double tl_now(void);          /* monotonic seconds */
 int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */
 long tl_peak_rss_kb(void);    /* from getrusage */
 /* When turned on (tl_mem_marks; the CLI does for TRACELENS_MEM=1): prints
-   "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB, from /proc/self/status) on
-   stderr; a profiling aid for the memory targets. */
+   "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB, from /proc/self/status,
+   then " trims=N" once tl_big_trims is N > 0) on stderr; a profiling aid
+   for the memory targets. */
 void tl_mem_mark(const char *stage);
 void tl_mem_marks(int on);
 /* Hands the heap's free memory back to the system (glibc's malloc_trim);

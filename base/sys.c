@@ -40,8 +40,11 @@ void tl_mem_mark(const char *stage)
         sscanf(line, "RssFile: %ld", &file);
     }
     fclose(f);
-    fprintf(stderr, "mem: %-14s hwm=%.1f rss=%.1f anon=%.1f file=%.1f\n", stage,
-            hwm / 1024.0, rss / 1024.0, anon / 1024.0, file / 1024.0);
+    unsigned long trims = tl_big_trims();
+    char extra[48] = "";
+    if (trims) snprintf(extra, sizeof extra, " trims=%lu", trims);
+    fprintf(stderr, "mem: %-14s hwm=%.1f rss=%.1f anon=%.1f file=%.1f%s\n", stage,
+            hwm / 1024.0, rss / 1024.0, anon / 1024.0, file / 1024.0, extra);
 }
 
 int64_t tl_wall_ns(void)

@@ -139,6 +139,8 @@ typedef struct tl_cli_env {
                                  * limit (a size, tl_cli_parse_size) */
     uint64_t max_ratio;         /* TRACELENS_MAX_RATIO: how many times its size a
                                  * gzip file may inflate (a number or off) */
+    uint64_t mem_budget;        /* TRACELENS_MEM_BUDGET: the PyTorch report's resident
+                                 * set budget in bytes (UINT64_MAX: off) */
 } tl_cli_env;
 
 extern tl_cli_env tl_env;
@@ -155,6 +157,13 @@ int tl_cli_main(int argc, char **argv);
 /* Ingest options from the environment and the common options (parse
  * threads, split size, timing, input limits). */
 void tl_cli_ingest_env(tl_ingest_opts *o);
+/* The default of TRACELENS_MEM_BUDGET: 900 MiB. */
+#define TL_CLI_MEM_BUDGET ((uint64_t)900 << 20)
+/* Before a PyTorch report loads trace id: when its events would take more
+ * memory than the budget, the report's per-event arrays go to scratch
+ * files within that resident budget (tl_big_budget, base/bigmem.c), and
+ * 1 says to load the columns into blocks of their own (TL_TC_OWNED). */
+int tl_cli_mem_budget(tl_reader *r, uint64_t id);
 
 /* ---- store, traces, sheets (tools/cli.c) ---- */
 

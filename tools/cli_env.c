@@ -88,6 +88,8 @@ void tl_cli_env_read(void)
     tl_env.path = getenv("PATH");
     tl_env.max_input_bytes = env_limit("TRACELENS_MAX_INPUT_BYTES");
     tl_env.max_ratio = env_limit("TRACELENS_MAX_RATIO");
+    tl_env.mem_budget = env_limit("TRACELENS_MEM_BUDGET");
+    if (!tl_env.mem_budget) tl_env.mem_budget = TL_CLI_MEM_BUDGET;
 
     tl_mem_marks(getenv("TRACELENS_MEM") != NULL);
     if ((v = env("TRACELENS_MAPSIZE"))) tl_store_set_initial_mapsize((size_t)strtoull(v, NULL, 10));
@@ -105,4 +107,20 @@ void tl_cli_ingest_env(tl_ingest_opts *o)
      * the ratio guard, the protection of the unlimited default, steps
      * aside unless TRACELENS_MAX_RATIO is set as well. */
     o->max_inflate_ratio = tl_env.max_ratio ? tl_env.max_ratio : bytes ? UINT64_MAX : 0;
+}
+
+/* Bytes of report memory an event takes (the loaded columns, the context,
+ * the sheets' rows: ~110 at 10 GB of tracegen, docs/MEMORY.md). */
+#define REPORT_BYTES_PER_EVENT 100
+
+int tl_cli_mem_budget(tl_reader *r, uint64_t id)
+{
+    if (tl_env.mem_budget == UINT64_MAX) return 0;
+    const char *catalog;
+    int64_t events = 0;
+    if (tl_reader_catalog(r, id, &catalog, NULL) != 0) return 0; /* the load reports it */
+    tl_args_get_i64(catalog, strlen(catalog), "events", &events);
+    if (events <= 0 || (uint64_t)events <= tl_env.mem_budget / REPORT_BYTES_PER_EVENT) return 0;
+    tl_big_budget(tl_env.mem_budget);
+    return 1;
 }

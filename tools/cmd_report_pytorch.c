@@ -815,6 +815,7 @@ static int load(pyt_cli *c, pyt_run *u)
     tl_trace_cols cols = u->plugins ? TL_TRACE_ALL : TL_TRACE_PYTORCH;
     if (c->reference_linking) cols |= TL_TC_FLOWS;
     if (c->o.detect_recompute || c->o.include_call_stack) cols |= TL_TC(PARENT_PY);
+    if (tl_cli_mem_budget(u->r, id)) cols |= TL_TC_OWNED;
     if (tl_trace_load_cols(u->r, id, cols, &u->t, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
         return tl_cli_exit_for(err.code, TL_EXIT_FAIL);

@@ -243,9 +243,9 @@ static int load_col(tl_trace *t, const char *table, const coldef *d, uint64_t ro
     int rc;
     if (own) {
         size_t w = tl_ctype_size(d->type);
-        void *buf = tl_xmalloc((rows ? rows : 1) * w);
+        void *buf = tl_big_alloc((rows ? rows : 1) * w);
         rc = tl_reader_column_into(t->reader, t->id, table, d->name, buf, w, rows, err);
-        if (rc) free(buf);
+        if (rc) tl_big_free(buf);
         else *dst = *own = buf;
     } else {
         tl_colview v;
@@ -538,7 +538,7 @@ static int narrow_scan_col(narrow_scan *s, int i)
 static int load_threads(tl_trace *t, tl_err *err)
 {
     narrow_scan s = {.t = t, .err = err};
-    s.thread = tl_xmalloc((t->n ? t->n : 1) * sizeof *s.thread);
+    s.thread = tl_big_alloc((t->n ? t->n : 1) * sizeof *s.thread);
     t->thread = s.thread;
     int rc = narrow_scan_col(&s, TL_TCI_PID);
     tl_imap_free(&s.vals.m);
@@ -557,7 +557,7 @@ static int load_narrow(tl_trace *t, int i, tl_err *err)
 {
     tl_narrow_col *nc = &t->narrow[i];
     narrow_scan s = {.t = t, .nc = nc, .err = err};
-    nc->v = tl_xmalloc((t->n ? t->n : 1) * sizeof *nc->v);
+    nc->v = tl_big_alloc((t->n ? t->n : 1) * sizeof *nc->v);
     int rc = narrow_scan_col(&s, i);
     nc->nexc = s.erow.n;
     nc->exc_row = s.erow.v;
@@ -580,12 +580,12 @@ static void free_narrow(tl_trace *t)
     if (t->narrow[TL_TCI_DUR].v) t->dur_us_sub = NULL;
     for (int i = 0; i < TL_TCI_N; i++) {
         tl_narrow_col *nc = &t->narrow[i];
-        free(nc->v);
+        tl_big_free(nc->v);
         free(nc->exc_row);
         free(nc->exc_val);
         memset(nc, 0, sizeof *nc);
     }
-    free((void *)t->thread);
+    tl_big_free((void *)t->thread);
     free((void *)t->threads);
     t->thread = NULL;
     t->threads = NULL;
@@ -639,7 +639,7 @@ void tl_trace_drop_columns(tl_trace *t)
         *col_ptr(t, &EVENT_COLS[i]) = NULL;
         if (i == TL_TCI_TS) t->ts_us_sub = NULL;
         if (i == TL_TCI_DUR) t->dur_us_sub = NULL;
-        free(t->owned[i]);
+        tl_big_free(t->owned[i]);
         t->owned[i] = NULL;
     }
     free_narrow(t);

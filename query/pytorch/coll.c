@@ -114,13 +114,24 @@ static void key_text(tl_buf *b, const cval *v)
 
 typedef TL_VEC(cev) cevvec;
 
-/* The communication kernels with their keys read from the args. */
-static void collect_events(pyt_ctx *c, cevvec *ev)
+static int is_coll_event(pyt_ctx *c, size_t i)
 {
     const tl_trace *t = c->t;
+    return t->kind[i] == TL_K_KERNEL && pyt_row_is_comm(c, (int32_t)i) &&
+           (tl_trace_corr(t, i) != TL_NONE || tl_trace_ext_id(t, i) != TL_NONE);
+}
+
+/* The communication kernels with their keys read from the args, in one
+ * block of their count (tl_big_alloc: a large trace has millions). */
+static void collect_events(pyt_ctx *c, cevvec *ev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) n += (size_t)is_coll_event(c, i);
+    if (!n) return;
+    ev->v = tl_big_alloc(n * sizeof *ev->v);
+    ev->cap = n;
     for (size_t i = 0; i < c->n; i++) {
-        if (t->kind[i] != TL_K_KERNEL || !pyt_row_is_comm(c, (int32_t)i)) continue;
-        if (tl_trace_corr(t, i) == TL_NONE && tl_trace_ext_id(t, i) == TL_NONE) continue;
+        if (!is_coll_event(c, i)) continue;
         size_t len;
         const char *args = pyt_args(c, (int32_t)i, &len);
         cev e;
@@ -140,7 +151,7 @@ static void collect_events(pyt_ctx *c, cevvec *ev)
         int bpe = e.k[5].kind == V_STR ? dtype_bytes(e.k[5].s) : 0;
         e.in_mb = (bpe && (e.k[6].kind == V_INT || e.k[6].kind == V_FLT)) ? as_num(&e.k[6]) * bpe / 1048576.0 : NAN;
         e.out_mb = (bpe && (e.k[7].kind == V_INT || e.k[7].kind == V_FLT)) ? as_num(&e.k[7]) * bpe / 1048576.0 : NAN;
-        tl_vec_push(ev, e);
+        ev->v[ev->n++] = e;
     }
 }
 
@@ -211,7 +222,7 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     tl_buf_free(&kb);
     tl_smap_free(&m);
     if (!ng) {
-        free(first); free(gid); tl_vec_free(&ev);
+        free(first); free(gid); tl_big_free(ev.v);
         return 0;
     }
     size_t *ord = tl_xmalloc(ng * sizeof *ord);
@@ -288,6 +299,6 @@ int pyt_sheet_coll(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     pyt_sheets_push(out, tab);
     free(idx); free(st); free(inmb); free(outmb); free(tmp); free(sums); free(ginv);
     free(ord); free(first); free(gid);
-    tl_vec_free(&ev);
+    tl_big_free(ev.v);
     return 0;
 }

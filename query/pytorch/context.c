@@ -661,7 +661,7 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->python = o->detect_recompute || o->include_call_stack || o->group_by_parent_module;
     c->parent = c->python ? t->parent_py : t->parent;
     if (!c->parent) {
-        c->parent_own = tl_xmalloc(nz * sizeof *c->parent_own);
+        c->parent_own = tl_big_alloc(nz * sizeof *c->parent_own);
         for (size_t i = 0; i < n; i++) c->parent_own[i] = -1;
         c->parent = c->parent_own;
     }
@@ -672,9 +672,9 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     c->tuple_repr = tl_xcalloc(nd, sizeof *c->tuple_repr);
     c->list_repr = tl_xcalloc(nd, sizeof *c->list_repr);
 
-    c->gclass = tl_xmalloc(nz);
+    c->gclass = tl_big_alloc(nz);
     /* children lists (CSR), only to build the pre-order from */
-    uint32_t *ch_off = tl_xcalloc(n + 1, sizeof *ch_off);
+    uint32_t *ch_off = tl_big_calloc(n + 1, sizeof *ch_off);
     /* a GPU event's class depends on its name alone (and on whether it is
      * a kernel: the legacy copy names are kernels'), found once per name:
      * per name, bits 0-3 the class as a kernel + 1, bits 4-7 otherwise */
@@ -708,8 +708,8 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
     /* children: counted above; fill host children in stable ts order, GPU
      * children in UID order */
     for (size_t i = 0; i < n; i++) ch_off[i + 1] += ch_off[i];
-    int32_t *ch = tl_xmalloc((ch_off[n] ? ch_off[n] : 1) * sizeof *ch);
-    uint32_t *fill = tl_xmalloc(nz * sizeof *fill);
+    int32_t *ch = tl_big_alloc((ch_off[n] ? ch_off[n] : 1) * sizeof *ch);
+    uint32_t *fill = tl_big_alloc(nz * sizeof *fill);
     memcpy(fill, ch_off, n * sizeof *fill);
     /* Host children in UID order, then each parent's list sorted stably by
      * ts on its own: the same order as one stable sort of all host rows
@@ -723,10 +723,10 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
         if (c->parent[i] >= 0 && c->gclass[i]) ch[fill[c->parent[i]]++] = (int32_t)i;
 
     /* pre-order over the forest */
-    c->pos = tl_xmalloc(nz * sizeof *c->pos);
-    c->end = tl_xmalloc(nz * sizeof *c->end);
-    c->order = tl_xmalloc(nz * sizeof *c->order);
-    int32_t *stack = tl_xmalloc(nz * sizeof *stack);
+    c->pos = tl_big_alloc(nz * sizeof *c->pos);
+    c->end = tl_big_alloc(nz * sizeof *c->end);
+    c->order = tl_big_alloc(nz * sizeof *c->order);
+    int32_t *stack = tl_big_alloc(nz * sizeof *stack);
     uint32_t *it = fill; /* reuse: next child index per node on the stack */
     uint32_t p = 0;
     for (size_t r = 0; r < n; r++) {
@@ -750,14 +750,14 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
             }
         }
     }
-    free(stack);
-    free(fill);
-    free(ch);
-    free(ch_off);
+    tl_big_free(stack);
+    tl_big_free(fill);
+    tl_big_free(ch);
+    tl_big_free(ch_off);
     if (p != n) return tl_errf(err, TL_EFORMAT, "trace tree is not a forest (%u of %zu events reached)", p, n);
 
     /* GPU events by pre-order position */
-    c->gpu_by_pos = tl_xmalloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_by_pos);
+    c->gpu_by_pos = tl_big_alloc((c->ngpu ? c->ngpu : 1) * sizeof *c->gpu_by_pos);
     size_t g = 0;
     for (size_t q = 0; q < n; q++) {
         int32_t r = c->order[q];
@@ -789,29 +789,29 @@ int pyt_ctx_init(pyt_ctx *c, const tl_trace *t, const tl_pyt_opts *o, const tl_c
 
 void pyt_ctx_drop_tree(pyt_ctx *c)
 {
-    free(c->pos);
-    free(c->end);
-    free(c->order);
-    free(c->gpu_by_pos);
+    tl_big_free(c->pos);
+    tl_big_free(c->end);
+    tl_big_free(c->order);
+    tl_big_free(c->gpu_by_pos);
     c->pos = c->end = NULL;
     c->order = c->gpu_by_pos = NULL;
 }
 
 void pyt_ctx_free(pyt_ctx *c)
 {
-    free(c->parent_own);
+    tl_big_free(c->parent_own);
     free(c->name_comm);
     free(c->name_cat);
     free(c->name_cat_done);
     free(c->tuple_repr);
     free(c->list_repr);
-    free(c->gclass);
-    free(c->pos);
-    free(c->end);
-    free(c->order);
-    free(c->gpu_by_pos);
+    tl_big_free(c->gclass);
+    tl_big_free(c->pos);
+    tl_big_free(c->end);
+    tl_big_free(c->order);
+    tl_big_free(c->gpu_by_pos);
     tl_imap_free(&c->pm_inst);
-    for (size_t i = 0; i < c->pm_blocks.n; i++) free(c->pm_blocks.v[i]);
+    for (size_t i = 0; i < c->pm_blocks.n; i++) tl_big_free(c->pm_blocks.v[i]); /* perf.c: heap or big */
     tl_vec_free(&c->pm_blocks);
     pyt_overlap_free(c->overlap);
     if (c->kd_init) tl_bmap_free(&c->kd_map);

@@ -368,7 +368,7 @@ pyt_perf_job *pyt_perf_start(pyt_ctx *c)
     if (n) {
         /* built in row order (that fills the context's caches in the order
          * unified_perf_summary uses); the worker reads each family's apart */
-        j->inst = tl_xmalloc(n * sizeof *j->inst);
+        j->inst = tl_big_alloc(n * sizeof *j->inst);
         j->fam = tl_xmalloc(n);
         int32_t *lj = c->o->include_overlap_info ? pyt_launcher_index(c) : NULL;
         size_t k = 0;
@@ -427,7 +427,7 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
     free(j->bw);
     free(j->fwk);
     free(j->bwk);
-    if (!j->inst_owned_by_ctx) free(j->inst);
+    if (!j->inst_owned_by_ctx) tl_big_free(j->inst);
     free(j->meta);
     free(j->fam);
     free(j->fam_n);

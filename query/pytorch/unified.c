@@ -807,7 +807,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     }
     tl_bmap_free(&m);
     tl_bmap_free(&bm);
-    double *tmp = tl_xmalloc((nr ? 3 * nr : 1) * sizeof *tmp); /* group_stats: three lists */
+    double *tmp = tl_big_alloc((nr ? 3 * nr : 1) * sizeof *tmp); /* group_stats: three lists */
     size_t *ord = tl_xmalloc((ng ? ng : 1) * sizeof *ord);
     for (size_t i = 0; i < ng; i++) {
         for (size_t q = 0; q < g[i].m.n; q++) tmp[q] = rows[g[i].m.v[q]].ktime;
@@ -829,7 +829,7 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     add_columns(tab, c, ovf != NULL, any_metrics, any_roof, &K);
     const pyt_ovf **ol = ovf ? tl_xmalloc((nr ? nr : 1) * sizeof *ol) : NULL;
 
-    pyt_klist *kl = tl_xmalloc((nr ? nr : 1) * sizeof *kl);
+    pyt_klist *kl = tl_big_alloc((nr ? nr : 1) * sizeof *kl);
     for (size_t oi = 0; oi < ng; oi++) {
         ugrp *G = &g[ord[oi]];
         size_t f = G->m.v[0], r = tl_table_add_row(tab), n = G->m.n;
@@ -884,8 +884,8 @@ static tl_table *summarise(uctx *u, urow *rows, size_t nr, const pyt_ovf *ovf, t
     }
     free(ol);
     pyt_add_percentages(tab, K.ck1[2]);
-    free(kl);
-    free(tmp);
+    tl_big_free(kl);
+    tl_big_free(tmp);
     free(ord);
     for (size_t i = 0; i < ng; i++) tl_vec_free(&g[i].m);
     free(g);
@@ -1000,7 +1000,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     memset(&u, 0, sizeof u);
     u.c = c;
     tl_arena_init(&u.a, 1 << 16);
-    u.flag = tl_xcalloc(nz, 1);
+    u.flag = tl_big_calloc(nz, 1);
     struct { uint64_t h; size_t n; } hk0;
     tl_bmap_init(&u.evmap, sizeof hk0, 256);
     u.pm = tl_pm_ctx_new();
@@ -1017,7 +1017,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     }
     /* start points: parentless python functions with GPU work (UID order),
      * then the cpu roots in processing (stable ts) order */
-    int32_t *roots = tl_xmalloc(nz * sizeof *roots);
+    int32_t *roots = tl_big_alloc(nz * sizeof *roots);
     size_t nroots = 0;
     if (c->python)
         for (size_t i = 0; i < n; i++)
@@ -1032,7 +1032,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     }
     pyt_sort_rows_by_ts(c, roots, nroots);
     for (size_t i = 0; i < nroots; i++) visit(&u, roots[i]);
-    free(roots);
+    tl_big_free(roots);
 
     /* launcher row -> launcher index */
     pyt_rowmap lidx = {tl_xmalloc((c->nl ? c->nl : 1) * sizeof *lidx.v), c->nl};
@@ -1043,7 +1043,7 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     pyt_link_sort(lidx.v, lidx.n);
 
     /* rows of the collected events */
-    urow *rows = tl_xmalloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
+    urow *rows = tl_big_alloc((u.collected.n + c->ngpu + 1) * sizeof *rows);
     size_t nr = 0;
     for (size_t i = 0; i < u.collected.n; i++) {
         int32_t e = u.collected.v[i];
@@ -1059,14 +1059,14 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
     /* the per-event marks are done with: free them before the summaries
      * allocate theirs (the report's peak is here) */
     free(lidx.v);
-    free(u.flag);
+    tl_big_free(u.flag);
     tl_imap_free(&u.sole_fwd);
     tl_imap_free(&u.bwd_cached);
 
     if (nr) pyt_sheets_push(out, summarise(&u, rows, nr, NULL, c->o->unified_uid_pairs ? out : NULL));
     if (nr && c->o->include_overlap_info) {
         if (!c->overlap) c->overlap = pyt_overlap_build(c);
-        pyt_ovf *ovf = tl_xcalloc(nr, sizeof *ovf);
+        pyt_ovf *ovf = tl_big_calloc(nr, sizeof *ovf);
         int32_t *tmp = NULL;
         size_t cap = 0;
         for (size_t i = 0; i < nr; i++) {
@@ -1077,9 +1077,9 @@ int pyt_sheet_unified(pyt_ctx *c, tl_pyt_sheets *out, tl_err *err)
         }
         free(tmp);
         pyt_sheets_push(out, summarise(&u, rows, nr, ovf, NULL));
-        free(ovf);
+        tl_big_free(ovf);
     }
-    free(rows);
+    tl_big_free(rows);
     tl_pm_ctx_free(u.pm);
     tl_vec_free(&u.bwd_m); tl_vec_free(&u.bwd_ents); tl_vec_free(&u.ev); tl_bmap_free(&u.evmap);
     tl_vec_free(&u.collected);
