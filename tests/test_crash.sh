@@ -7,11 +7,7 @@ set -u
 B=$1
 TL=$B/tracelens
 GEN=$B/tracegen
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-ok() { passed=$((passed+1)); echo "ok   $*"; }
-bad() { failed=$((failed+1)); echo "FAIL $*"; }
+. "$(dirname "$0")/checks.sh"
 
 "$GEN" --size 200K --seed 11 -o "$tmp/small.json" -q || { echo "tracegen failed"; exit 1; }
 "$GEN" --size 96M --seed 12 -o "$tmp/big.json" -q || { echo "tracegen failed"; exit 1; }
@@ -54,5 +50,4 @@ else bad "re-ingest after the kills"; fi
 a=$("$TL" --db "$db" info "$("$TL" --db "$db" ls | grep big.json | cut -f1)" | grep -o '"events":[0-9]*')
 b=$("$TL" --db "$tmp/db_timing" info "$("$TL" --db "$tmp/db_timing" ls | cut -f1)" | grep -o '"events":[0-9]*')
 [ "$a" = "$b" ] && ok "same event count as an uninterrupted ingest ($a)" || bad "event count $a vs $b"
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish test_crash

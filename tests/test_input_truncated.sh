@@ -10,11 +10,7 @@ set -u
 B=$1
 TL=$B/tracelens
 GEN=$B/tracegen
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-ok() { passed=$((passed+1)); echo "ok   $*"; }
-bad() { failed=$((failed+1)); echo "FAIL $*"; }
+. "$(dirname "$0")/checks.sh"
 
 "$GEN" --size 128M --seed 21 -o "$tmp/src.json" -q || { echo "tracegen failed"; exit 1; }
 "$GEN" --size 128M --seed 21 --gzip -o "$tmp/src.json.gz" -q || { echo "tracegen failed"; exit 1; }
@@ -47,5 +43,4 @@ for kind in json json.gz; do
   done
 done
 [ $hits -ge 1 ] && ok "$hits truncations landed during the read" || bad "no truncation landed during the read"
-echo "test_input_truncated: $passed passed, $failed failed"
-[ $failed = 0 ]
+finish test_input_truncated

@@ -8,11 +8,7 @@
 set -u
 B=$1
 TL=$B/tracelens
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-passed=0; failed=0
-ok() { passed=$((passed+1)); echo "ok   $*"; }
-bad() { failed=$((failed+1)); echo "FAIL $*"; }
+. "$(dirname "$0")/checks.sh"
 
 "$B/tracegen" --size 256M --seed 5 -o "$tmp/t.json" -q || { echo "tracegen failed"; exit 1; }
 "$TL" --db "$tmp/db" ingest -q "$tmp/t.json" >/dev/null || { echo "ingest failed"; exit 1; }
@@ -36,5 +32,4 @@ grep -q "^mem: written .* trims=[1-9]" "$tmp/on.err" && ok "8M budget: pages wer
 for n in off under; do
   grep -q "trims=" "$tmp/$n.err" && bad "$n: trims reported with no budget in force" || ok "$n: nothing trimmed"
 done
-echo "$passed passed, $failed failed"
-[ $failed = 0 ]
+finish test_mem_budget

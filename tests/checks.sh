@@ -1,0 +1,9 @@
+# checks.sh — sourced by the bash script tests: a scratch folder $tmp
+# removed on exit, ok / bad to count and print each check, and finish
+# NAME to print "NAME: N passed, M failed" and return the status.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+passed=0; failed=0
+ok() { passed=$((passed+1)); echo "ok   $*"; }
+bad() { failed=$((failed+1)); echo "FAIL $*"; }
+finish() { echo "$1: $passed passed, $failed failed"; [ "$failed" = 0 ]; }
