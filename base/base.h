@@ -69,6 +69,11 @@ void *tl_big_alloc(size_t n);
 void *tl_big_calloc(size_t n, size_t sz);
 void tl_big_free(void *p);
 unsigned long tl_big_trims(void); /* how often the pages were dropped */
+/* Raises the nice value of every thread of the process but the trimmer by
+ * 5 (threads started later inherit it): on busy cores a trim then gets
+ * the CPU it needs to end before the workers fault back in what it
+ * drops. For a process of its own: a nice value cannot be lowered back. */
+void tl_big_favour_trimmer(void);
 
 /* ---- arena: bump allocator, one free at the end. */
 typedef struct tl_arena_block tl_arena_block;

@@ -22,13 +22,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define BIG_MIN ((size_t)1 << 20)
 #define TRIM_EVERY_MS 1
 #define TRIM_MARGIN ((uint64_t)192 << 20) /* room for what comes back in while a trim runs */
+#define WORKER_NICE 5
 #define TRIM_FILE_MIN ((uint64_t)16 << 20) /* below this much file-backed memory, nothing to trim */
 
 typedef struct big_block {
@@ -44,6 +48,7 @@ static uint64_t budget;        /* bytes; 0: off */
 static int trimmer_running, trimmer_stop;
 static pthread_t trimmer;
 static unsigned long trims;
+static pid_t trimmer_tid; /* 0 until the trimmer runs */
 
 /* Resident and file-backed resident bytes (/proc/self/statm); 0 when unreadable. */
 static int resident(uint64_t *rss, uint64_t *file)
@@ -89,6 +94,8 @@ static void *trim_loop(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&mu);
+    trimmer_tid = (pid_t)syscall(SYS_gettid);
+    pthread_cond_broadcast(&wake);
     while (!trimmer_stop) {
         if (!nblocks) {
             pthread_cond_wait(&wake, &mu);
@@ -110,6 +117,28 @@ static void *trim_loop(void *arg)
     return NULL;
 }
 
+void tl_big_favour_trimmer(void)
+{
+    static int done;
+    pthread_mutex_lock(&mu);
+    int go = trimmer_running && !done;
+    pid_t keep = trimmer_tid;
+    done |= go;
+    pthread_mutex_unlock(&mu);
+    if (!go) return;
+    DIR *d = opendir("/proc/self/task");
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid <= 0 || tid == keep) continue;
+        errno = 0;
+        int now = getpriority(PRIO_PROCESS, (id_t)tid);
+        if (errno == 0) setpriority(PRIO_PROCESS, (id_t)tid, now + WORKER_NICE);
+    }
+    closedir(d);
+}
+
 void tl_big_budget(uint64_t bytes)
 {
     pthread_mutex_lock(&mu);
@@ -119,6 +148,7 @@ void tl_big_budget(uint64_t bytes)
     if (start) {
         trimmer_stop = 0;
         trimmer_running = pthread_create(&trimmer, NULL, trim_loop, NULL) == 0;
+        while (trimmer_running && !trimmer_tid) pthread_cond_wait(&wake, &mu);
     }
     if (stop) {
         trimmer_stop = 1;

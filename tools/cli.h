@@ -141,6 +141,8 @@ typedef struct tl_cli_env {
                                  * gzip file may inflate (a number or off) */
     uint64_t mem_budget;        /* TRACELENS_MEM_BUDGET: the PyTorch report's resident
                                  * set budget in bytes (UINT64_MAX: off) */
+    int own_process;            /* the tracelens program (not the Python library):
+                                 * process-wide settings such as nice values are ours */
 } tl_cli_env;
 
 extern tl_cli_env tl_env;
@@ -161,7 +163,8 @@ void tl_cli_ingest_env(tl_ingest_opts *o);
 #define TL_CLI_MEM_BUDGET ((uint64_t)900 << 20)
 /* Before a PyTorch report loads trace id: when its events would take more
  * memory than the budget, the report's per-event arrays go to scratch
- * files within that resident budget (tl_big_budget, base/bigmem.c), and
+ * files within that resident budget (tl_big_budget, base/bigmem.c; in the
+ * tracelens program its threads then yield to the trimming thread), and
  * 1 says to load the columns into blocks of their own (TL_TC_OWNED). */
 int tl_cli_mem_budget(tl_reader *r, uint64_t id);
 

@@ -122,5 +122,6 @@ int tl_cli_mem_budget(tl_reader *r, uint64_t id)
     tl_args_get_i64(catalog, strlen(catalog), "events", &events);
     if (events <= 0 || (uint64_t)events <= tl_env.mem_budget / REPORT_BYTES_PER_EVENT) return 0;
     tl_big_budget(tl_env.mem_budget);
+    if (tl_env.own_process) tl_big_favour_trimmer();
     return 1;
 }

@@ -6,6 +6,7 @@
 int main(int argc, char **argv)
 {
     tl_cli_env_read();
+    tl_env.own_process = 1;
     int rc = tl_cli_main(argc, argv);
     tl_prof_report(stderr); /* TL_PROFILE=1 or --profile */
     return rc;

@@ -2,11 +2,14 @@
  * without a budget they are heap blocks; with one they are mappings of
  * deleted scratch files, zeroed when asked, and their data survives the
  * trimmer dropping their pages from the resident set; tl_big_free frees
- * heap pointers too, and a small block stays on the heap. */
+ * heap pointers too, and a small block stays on the heap;
+ * tl_big_favour_trimmer raises the other threads' nice value once. */
 #include "tests/unit/tl_test.h"
 #include "base/base.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +69,12 @@ static void test_off(void)
  * trimmer keeps dropping their pages, and every value reads back. */
 static void test_budget(void)
 {
+    errno = 0;
+    int nice0 = getpriority(PRIO_PROCESS, 0);
     tl_big_budget((uint64_t)32 * MB);
+    tl_big_favour_trimmer();
+    tl_big_favour_trimmer(); /* once only */
+    CHECK_EQ_I(getpriority(PRIO_PROCESS, 0), nice0 + 5 > 19 ? 19 : nice0 + 5);
     char *small = tl_big_alloc(MB / 2);
     CHECK_EQ_I(is_scratch(small), 0);
     tl_big_free(small); /* a heap block */
