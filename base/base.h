@@ -8,6 +8,7 @@
 #define TL_UTIL_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -309,6 +310,15 @@ const char *tl_pyre_class(char c, int in_set);
  * refused when refuse_negated (else read as the letter). -1 when the set
  * is unterminated or refused. */
 int tl_pyre_set(const char *p, tl_buf *out, const char **end, int refuse_negated);
+
+/* ---- fault handlers in a chain (sig.c) */
+/* Installs fn (SA_SIGINFO) for sig; the disposition it replaces goes to *prev. */
+void tl_sig_install(int sig, void (*fn)(int, siginfo_t *, void *), struct sigaction *prev);
+/* From a handler installed so: hands the signal to the disposition it
+ * replaced (its handler is called; for the default, the default is put
+ * back and the faulting access, run again, ends the process). The calling
+ * handler stays installed. */
+void tl_sig_pass_on(const struct sigaction *prev, int sig, siginfo_t *si, void *uc);
 
 /* ---- misc */
 double tl_now(void);          /* monotonic seconds */

@@ -11,11 +11,11 @@
  * was in place before (the store's fault guard, a sanitizer, or the
  * default: the process dies). */
 #include "ingest/input_guard.h"
+#include "base/base.h"
 
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -31,24 +31,6 @@ typedef struct guard_slot {
 static guard_slot slots[SLOTS];
 static struct sigaction prev_bus;
 static pthread_once_t installed = PTHREAD_ONCE_INIT;
-
-static void pass_on(int sig, siginfo_t *si, void *uc)
-{
-    if (prev_bus.sa_flags & SA_SIGINFO) {
-        prev_bus.sa_sigaction(sig, si, uc);
-        return;
-    }
-    if (prev_bus.sa_handler != SIG_DFL && prev_bus.sa_handler != SIG_IGN) {
-        prev_bus.sa_handler(sig);
-        return;
-    }
-    /* default: the faulting access runs again and the process dies of it */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(sig, &dfl, NULL);
-}
 
 static void on_bus(int sig, siginfo_t *si, void *uc)
 {
@@ -68,18 +50,10 @@ static void on_bus(int sig, siginfo_t *si, void *uc)
         }
         return;
     }
-    pass_on(sig, si, uc);
+    tl_sig_pass_on(&prev_bus, sig, si, uc);
 }
 
-static void install(void)
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_bus;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGBUS, &sa, &prev_bus);
-}
+static void install(void) { tl_sig_install(SIGBUS, on_bus, &prev_bus); }
 
 int tl_input_guard_add(const void *base, size_t len)
 {

@@ -16,7 +16,6 @@
 #include "store/store_internal.h"
 
 #include <pthread.h>
-#include <string.h>
 
 static _Thread_local sigjmp_buf *guard;
 static _Thread_local volatile sig_atomic_t fault_sig;
@@ -25,25 +24,20 @@ static pthread_once_t installed = PTHREAD_ONCE_INIT;
 
 static void on_fault(int sig, siginfo_t *si, void *uc)
 {
-    (void)si, (void)uc;
     if (guard) {
         fault_sig = sig;
         siglongjmp(*guard, 1);
     }
-    /* not a guarded read: the faulting instruction runs again under the
-     * previous disposition */
-    sigaction(sig, sig == SIGBUS ? &prev_bus : &prev_segv, NULL);
+    /* not a guarded read: to the previous disposition (the input guard
+     * of ingest/input_guard.c, a sanitizer, or the default), this handler
+     * staying in place for later reads */
+    tl_sig_pass_on(sig == SIGBUS ? &prev_bus : &prev_segv, sig, si, uc);
 }
 
 static void install(void)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_fault;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGSEGV, &sa, &prev_segv);
-    sigaction(SIGBUS, &sa, &prev_bus);
+    tl_sig_install(SIGSEGV, on_fault, &prev_segv);
+    tl_sig_install(SIGBUS, on_fault, &prev_bus);
 }
 
 void tl_fault_guard_install(void) { pthread_once(&installed, install); }
