@@ -3,11 +3,7 @@
 # and check that the store holds exactly the traces committed before, opens
 # without repair, and that the killed trace ingests cleanly afterwards.
 # Usage: test_crash.sh BUILD_DIR
-set -u
-B=$1
-TL=$B/tracelens
-GEN=$B/tracegen
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/checks.sh" "$1"
 
 "$GEN" --size 200K --seed 11 -o "$tmp/small.json" -q || { echo "tracegen failed"; exit 1; }
 "$GEN" --size 96M --seed 12 -o "$tmp/big.json" -q || { echo "tracegen failed"; exit 1; }

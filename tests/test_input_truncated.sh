@@ -6,11 +6,7 @@
 # still ingested. Truncations are spread over the parse of a plain and of
 # a gzip trace; at least one must land while the file is read.
 # Usage: test_input_truncated.sh BUILD_DIR
-set -u
-B=$1
-TL=$B/tracelens
-GEN=$B/tracegen
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/checks.sh" "$1"
 
 "$GEN" --size 128M --seed 21 -o "$tmp/src.json" -q || { echo "tracegen failed"; exit 1; }
 "$GEN" --size 128M --seed 21 --gzip -o "$tmp/src.json.gz" -q || { echo "tracegen failed"; exit 1; }

@@ -5,12 +5,9 @@
 # resident set, and its workbook is byte for byte the one made without a
 # budget. A trace under the budget, or the budget off, trims nothing.
 # Usage: test_mem_budget.sh BUILD_DIR
-set -u
-B=$1
-TL=$B/tracelens
-. "$(dirname "$0")/checks.sh"
+. "$(dirname "$0")/checks.sh" "$1"
 
-"$B/tracegen" --size 256M --seed 5 -o "$tmp/t.json" -q || { echo "tracegen failed"; exit 1; }
+"$GEN" --size 256M --seed 5 -o "$tmp/t.json" -q || { echo "tracegen failed"; exit 1; }
 "$TL" --db "$tmp/db" ingest -q "$tmp/t.json" >/dev/null || { echo "ingest failed"; exit 1; }
 id=$("$TL" --db "$tmp/db" ls | cut -f1)
 

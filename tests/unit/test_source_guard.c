@@ -27,25 +27,27 @@ static void write_file(char fill)
     close(fd);
 }
 
-static tl_source *open_whole(const char **buf, size_t *len)
+/* The test file, written full of `fill`, opened as a source: its whole
+ * window at *buf. */
+static tl_source *open_whole(char fill, const char **buf)
 {
+    write_file(fill);
+    size_t n;
     tl_source *s = NULL;
     tl_err err = {0};
     CHECK_EQ_I(tl_source_open(path, &s, NULL, &err), 0);
     uint64_t base;
     int eof;
-    CHECK_EQ_I(tl_source_window(s, 0, buf, len, &base, &eof, &err), 0);
-    CHECK_EQ_I(*len, FILE_BYTES);
+    CHECK_EQ_I(tl_source_window(s, 0, buf, &n, &base, &eof, &err), 0);
+    CHECK_EQ_I(n, FILE_BYTES);
     return s;
 }
 
 static void test_unchanged(void)
 {
-    write_file('x');
     const char *buf;
-    size_t len;
-    tl_source *s = open_whole(&buf, &len);
-    CHECK_EQ_I(buf[len - 1], 'x');
+    tl_source *s = open_whole('x', &buf);
+    CHECK_EQ_I(buf[FILE_BYTES - 1], 'x');
     tl_err err = {0};
     CHECK_EQ_I(tl_source_unchanged(s, &err), 0);
     tl_source_close(s);
@@ -53,10 +55,8 @@ static void test_unchanged(void)
 
 static void test_shrank(void)
 {
-    write_file('x');
     const char *buf;
-    size_t len;
-    tl_source *s = open_whole(&buf, &len);
+    tl_source *s = open_whole('x', &buf);
     CHECK_EQ_I(truncate(path, 4096), 0);
     volatile const char *v = buf;
     CHECK_EQ_I(v[100], 'x');
@@ -73,10 +73,8 @@ static void test_shrank(void)
 
 static void test_rewritten(void)
 {
-    write_file('x');
     const char *buf;
-    size_t len;
-    tl_source *s = open_whole(&buf, &len);
+    tl_source *s = open_whole('x', &buf);
     struct timespec ts[2] = {{0, UTIME_OMIT}, {12345, 0}};
     CHECK_EQ_I(utimensat(AT_FDCWD, path, ts, 0), 0);
     tl_err err = {0};
@@ -89,10 +87,8 @@ static void test_rewritten(void)
  * and the process dies of it, as without the guard. */
 static void test_other_sigbus_dies(void)
 {
-    write_file('y');
     const char *buf;
-    size_t len;
-    tl_source *s = open_whole(&buf, &len); /* the guard is installed */
+    tl_source *s = open_whole('y', &buf); /* the guard is installed */
     pid_t pid = fork();
     if (pid == 0) {
         int null = open("/dev/null", O_WRONLY);
