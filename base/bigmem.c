@@ -50,18 +50,21 @@ static pthread_t trimmer;
 static unsigned long trims;
 static pid_t trimmer_tid; /* 0 until the trimmer runs */
 
-/* Resident and file-backed resident bytes (/proc/self/statm); 0 when unreadable. */
-static int resident(uint64_t *rss, uint64_t *file)
+/* Resident and file-backed resident bytes, from /proc/self/statm read
+ * through fd (the trimmer's, kept open: it reads it a thousand times a
+ * second); 0 when unreadable. */
+static int resident(int fd, uint64_t *rss, uint64_t *file)
 {
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (!f) return 0;
+    char buf[128];
+    ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return 0;
+    buf[n] = 0;
     unsigned long size, res, shared;
-    int ok = fscanf(f, "%lu %lu %lu", &size, &res, &shared) == 3;
-    fclose(f);
-    long pg = sysconf(_SC_PAGESIZE);
-    *rss = (uint64_t)res * (uint64_t)pg;
-    *file = (uint64_t)shared * (uint64_t)pg;
-    return ok;
+    if (sscanf(buf, "%lu %lu %lu", &size, &res, &shared) != 3) return 0;
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    *rss = (uint64_t)res * pg;
+    *file = (uint64_t)shared * pg;
+    return 1;
 }
 
 /* Every shared mapping of the process: the blocks and the store's map,
@@ -93,6 +96,7 @@ static void drop_shared(void)
 static void *trim_loop(void *arg)
 {
     (void)arg;
+    int statm = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
     pthread_mutex_lock(&mu);
     trimmer_tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&wake);
@@ -109,11 +113,12 @@ static void *trim_loop(void *arg)
         if (trimmer_stop || !nblocks) continue;
         uint64_t rss, file;
         uint64_t at = budget > 2 * TRIM_MARGIN ? budget - TRIM_MARGIN : budget / 2;
-        if (!resident(&rss, &file) || file < TRIM_FILE_MIN || (rss <= at && file <= budget / 4)) continue;
+        if (!resident(statm, &rss, &file) || file < TRIM_FILE_MIN || (rss <= at && file <= budget / 4)) continue;
         drop_shared();
         trims++;
     }
     pthread_mutex_unlock(&mu);
+    if (statm >= 0) close(statm);
     return NULL;
 }
 

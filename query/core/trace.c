@@ -885,6 +885,8 @@ int tl_args_sel_walk(tl_reader *r, uint64_t id,
     if ((rc = check_sel_rows(r, id, &rows, err))) return rc;
     sel_walk w = {(const uint32_t *)rows.data, rows.n, 0, fn, ctx, 0};
     rc = tl_reader_column_scan(r, id, TL_T_ARGS_SEL, TL_C_ARGS, sel_chunk, &w, err);
-    if (!rc && w.bad) rc = tl_errf(err, TL_ESTORE, "args_sel: more args than rows, or args not text");
+    if (!rc && w.bad)
+        rc = col_damaged(err, id, TL_T_ARGS_SEL, TL_C_ARGS,
+                         "holds more values than the row column, or values other than text");
     return rc;
 }
