@@ -101,8 +101,8 @@ typedef struct tl_xlsx_opts {
                            CSV beside the workbook. 0 = Excel's 1,048,575. */
     int quiet;          /* no notes on stderr about renamed sheets (the CSV
                            fallback is always reported) */
-    int threads;        /* tl_report_xlsx_add_tables: sheets made at once;
-                           0 = the online CPUs, at most 8 */
+    int threads;        /* tl_report_xlsx_add_tables: threads making sheets
+                           (and segments of large ones); 0 = the online CPUs */
 } tl_xlsx_opts;
 
 #define TL_XLSX_MAX_ROWS 1048575u /* 1,048,576 rows minus the header */
@@ -129,8 +129,9 @@ int tl_report_xlsx_add_table(tl_xlsx *x, const tl_table *t, const char **sheet_n
 
 /* The same workbook as tl_report_xlsx_add_table on each of tables[0..n) in
  * order, but the sheets' XML is generated and deflated on several threads
- * (tl_xlsx_opts.threads), each sheet on one, while this thread puts the
- * finished ones into the file in order. The tables must stay unchanged
+ * (tl_xlsx_opts.threads), each sheet on one or, past 262,144 cells, in
+ * segments of rows on several, while the threads that finish them put
+ * them into the file in order. The tables must stay unchanged
  * until it returns. */
 int tl_report_xlsx_add_tables(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *err);
 

@@ -300,7 +300,7 @@ static int add_sheet_run(tl_xlsx *x, tl_table *const *tables, size_t n, tl_err *
     int threads = x->opts.threads;
     if (threads <= 0) {
         long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        threads = cpus < 1 ? 1 : cpus > 8 ? 8 : (int)cpus;
+        threads = cpus < 1 ? 1 : (int)cpus;
     }
     int rc = tl_ooxml_add_sheets(x->ox, in, n, widths_of, xml_safe, threads, err);
     for (size_t i = 0; i < n && !rc; i++) note_cut(x, in[i].name, in[i].cut);

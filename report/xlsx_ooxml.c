@@ -19,11 +19,14 @@
  * zip: their names and count are known only at close, and zip readers go
  * by the central directory.
  *
- * tl_ooxml_add_sheets makes several sheets at once: each on one thread,
- * into memory (tl_zdef), fed to the deflater in the same blocks as the
- * one-at-a-time path so the bytes match; the thread that finishes the
- * sheet at the head of the order reserves the places of the finished run
- * and writes it into the file (tl_zipw_reserve, tl_zipw_put_at). */
+ * tl_ooxml_add_sheets makes several sheets at once, into memory
+ * (tl_zdef), fed to the deflater in the same blocks as the one-at-a-time
+ * path so the bytes match: a sheet on one thread, or a sheet of more than
+ * SEG_CELLS cells in segments of rows on several (each segment a deflate
+ * stream of its own, which both paths cut alike, joined in order); the
+ * thread that finishes the sheet at the head of the order reserves the
+ * places of the finished run and writes it into the file
+ * (tl_zipw_reserve, tl_zipw_put_at). */
 #include "report/xlsx_ooxml.h"
 
 #include "report/zip_write.h"
@@ -62,6 +65,7 @@ typedef struct ox_anchor {
 typedef struct ox_sink {
     tl_buf b;
     int (*emit)(void *ctx, const void *p, size_t n, tl_err *err);
+    int (*cut)(void *ctx, tl_err *err); /* ends a deflate segment */
     void *ctx;
 } ox_sink;
 
@@ -74,6 +78,7 @@ struct tl_ooxml {
 };
 
 static int emit_zip(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zipw_write(ctx, p, n, err); }
+static int cut_zip(void *ctx, tl_err *err) { return tl_zipw_cut(ctx, err); }
 
 int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
 {
@@ -84,6 +89,7 @@ int tl_ooxml_open(const char *path, int drawings, tl_ooxml **out, tl_err *err)
     o->z = z;
     o->drawings = drawings;
     o->out.emit = emit_zip;
+    o->out.cut = cut_zip;
     o->out.ctx = z;
     *out = o;
     return TL_OK;
@@ -348,21 +354,36 @@ static char num_style(const tl_column *col)
     return 0;
 }
 
-/* The sheet's XML from its dimension to the end of its data, into k
- * (first: the workbook's first sheet, shown selected). */
-static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, int first, tl_ooxml_text_fn xml_text,
-                          int *cut, tl_err *err)
+/* A sheet of more than SEG_CELLS cells is deflated in segments of
+ * seg_rows(t) whole rows, each a fresh deflate stream after a sync flush
+ * (tl_zipw_cut), so that several threads can make one large sheet
+ * (tl_ooxml_add_sheets). The cuts depend on the table alone: both ways of
+ * writing a sheet make the same bytes. */
+#define SEG_CELLS (1u << 18)
+
+static size_t seg_rows(const tl_table *t)
 {
-    int rc = TL_OK;
-    tl_buf *b = &k->b;
+    size_t r = SEG_CELLS / (t->ncols + 1);
+    return r ? r : 1;
+}
+
+static size_t seg_count(const tl_table *t)
+{
+    size_t r = seg_rows(t);
+    return t->nrows > r ? (t->nrows + r - 1) / r : 1;
+}
+
+/* The sheet's XML from its dimension to its header row, into b (first:
+ * the workbook's first sheet, shown selected). */
+static void sheet_head_xml(tl_buf *b, const tl_table *t, const double *widths, int first, tl_ooxml_text_fn xml_text,
+                           int *cut)
+{
     size_t nc = t->ncols;
-    char(*refs)[4] = tl_xmalloc((nc ? nc : 1) * sizeof *refs);
-    size_t *rl = tl_xmalloc((nc ? nc : 1) * sizeof *rl);
-    for (size_t c = 0; c < nc; c++) rl[c] = col_ref(c, refs[c]);
+    char ref[4];
     PUT_LIT(b, "<dimension ref=\"A1");
     if (nc) {
         PUT_LIT(b, ":");
-        tl_buf_append(b, refs[nc - 1], rl[nc - 1]);
+        tl_buf_append(b, ref, col_ref(nc - 1, ref));
         put_u64(b, t->nrows + 1);
     }
     PUT_LIT(b, "\"/><sheetViews><sheetView ");
@@ -388,12 +409,30 @@ static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, i
         PUT_LIT(b, "</cols>");
     }
     PUT_LIT(b, "<sheetData>");
-    tl_buf sb = {0};
     if (nc) {
+        tl_buf sb = {0};
         PUT_LIT(b, "<row r=\"1\">");
-        for (size_t c = 0; c < nc; c++) put_string_cell(b, refs[c], rl[c], "1", 1, xml_text(t->cols[c].name, &sb, cut), 1);
+        for (size_t c = 0; c < nc; c++) {
+            size_t rl = col_ref(c, ref);
+            put_string_cell(b, ref, rl, "1", 1, xml_text(t->cols[c].name, &sb, cut), 1);
+        }
         PUT_LIT(b, "</row>");
+        tl_buf_free(&sb);
     }
+}
+
+/* The XML of data rows [r0, r1) into k, handed on in blocks cut at row
+ * ends. */
+static int rows_xml(ox_sink *k, const tl_table *t, size_t r0, size_t r1, tl_ooxml_text_fn xml_text, int *cut,
+                    tl_err *err)
+{
+    int rc = TL_OK;
+    tl_buf *b = &k->b;
+    size_t nc = t->ncols;
+    char(*refs)[4] = tl_xmalloc((nc ? nc : 1) * sizeof *refs);
+    size_t *rl = tl_xmalloc((nc ? nc : 1) * sizeof *rl);
+    for (size_t c = 0; c < nc; c++) rl[c] = col_ref(c, refs[c]);
+    tl_buf sb = {0};
     /* Per column, the last string cell's text and the XML after its
      * reference (string_tail): report columns repeat a few texts (names,
      * dtypes, rank lists) row after row, which are then escaped once. The
@@ -404,7 +443,7 @@ static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, i
     const char **last = tl_xcalloc(nc ? nc : 1, sizeof *last);
     tl_buf *tail = tl_xcalloc(nc ? nc : 1, sizeof *tail);
     char row[24];
-    for (size_t r = 0; r < t->nrows && !rc; r++) {
+    for (size_t r = r0; r < r1 && !rc; r++) {
         size_t nl = fmt_u64(row, r + 2);
         char *w = room(b, 16 + nl);
         W_LIT(w, "<row r=\"");
@@ -463,7 +502,28 @@ static int sheet_data_xml(ox_sink *k, const tl_table *t, const double *widths, i
     tl_buf_free(&sb);
     free(refs);
     free(rl);
-    PUT_LIT(b, "</sheetData>");
+    return rc;
+}
+
+/* Ends the segment that ends before row r, if one does. */
+static int seg_end(ox_sink *k, const tl_table *t, size_t r, tl_err *err)
+{
+    if (r == 0 || r >= t->nrows || r % seg_rows(t)) return TL_OK;
+    int rc = flush(k, 1, err);
+    return rc ? rc : k->cut(k->ctx, err);
+}
+
+/* The sheet's rows, in segments, and the end of its data. */
+static int sheet_rows_xml(ox_sink *k, const tl_table *t, tl_ooxml_text_fn xml_text, int *cut, tl_err *err)
+{
+    size_t step = seg_rows(t);
+    int rc = TL_OK;
+    for (size_t r = 0; r < t->nrows && !rc; r += step) {
+        size_t end = t->nrows - r > step ? r + step : t->nrows;
+        rc = rows_xml(k, t, r, end, xml_text, cut, err);
+        if (!rc) rc = seg_end(k, t, end, err);
+    }
+    PUT_LIT(&k->b, "</sheetData>");
     return rc;
 }
 
@@ -473,7 +533,8 @@ int tl_ooxml_add_sheet(tl_ooxml *o, const char *sheet_name, const tl_table *t, c
     int rc = begin_sheet(o, sheet_name, may_exceed_4g(t), 0, err);
     if (rc) return rc;
     keep_col_px(&o->sheets.v[o->sheets.n - 1], t, widths);
-    rc = sheet_data_xml(&o->out, t, widths, o->sheets.n == 1, xml_text, cut, err);
+    sheet_head_xml(&o->out.b, t, widths, o->sheets.n == 1, xml_text, cut);
+    rc = sheet_rows_xml(&o->out, t, xml_text, cut, err);
     if (!rc) rc = end_sheet(o, err);
     return rc;
 }
@@ -487,9 +548,22 @@ typedef struct ox_job {
     int big, rc;
     int done, written; /* under the batch's mutex */
     uint64_t off;      /* its place in the file */
-    tl_zdef *z;
+    tl_zdef *z;        /* the whole entry, once its segments are joined */
     tl_err err;
+    /* its segments (seg_count), made apart: each one's deflated bytes,
+     * result and cut flag; left: those not made yet */
+    size_t nseg;
+    tl_zdef **seg;
+    int *seg_rc, *seg_cut;
+    tl_err *seg_err;
+    atomic_size_t left;
 } ox_job;
+
+/* One segment of one sheet: the unit of work. */
+typedef struct ox_task {
+    ox_job *j;
+    size_t seg;
+} ox_task;
 
 /* The sheets are placed in the zip in order: whichever thread finishes
  * the job that completes a run of done sheets at the head reserves their
@@ -497,8 +571,10 @@ typedef struct ox_job {
 typedef struct ox_batch {
     tl_ooxml *o;
     ox_job *jobs;
-    size_t n, *order; /* jobs, largest first */
-    size_t head;      /* jobs placed so far */
+    size_t n;
+    ox_task *tasks; /* largest first */
+    size_t ntasks;
+    size_t head; /* jobs placed so far */
     size_t nwritten;
     atomic_size_t next;
     void (*widths)(const tl_table *t, double *w);
@@ -508,6 +584,7 @@ typedef struct ox_batch {
 } ox_batch;
 
 static int emit_zdef(void *ctx, const void *p, size_t n, tl_err *err) { return tl_zdef_write(ctx, p, n, err); }
+static int cut_zdef(void *ctx, tl_err *err) { return tl_zdef_cut(ctx, err); }
 
 /* Marks j done; places the run of done sheets at the head, if j completes
  * one, and writes them (pwrite, beside the other threads). */
@@ -537,83 +614,133 @@ static void place_done(ox_batch *bt, ox_job *j)
     pthread_mutex_unlock(&bt->mu);
 }
 
-/* One sheet's widths, XML and deflate stream, on any thread. */
-static void run_job(ox_batch *bt, ox_job *j)
+/* The sheet's segments joined into its entry, in order; the first error
+ * is the sheet's. */
+static void join_segments(ox_job *j)
+{
+    j->z = j->seg[0];
+    for (size_t i = 0; i < j->nseg; i++) {
+        if (j->seg_rc[i] && !j->rc) j->rc = j->seg_rc[i], j->err = j->seg_err[i];
+        j->in->cut |= j->seg_cut[i];
+        if (i) tl_zdef_append(j->z, j->seg[i]);
+    }
+}
+
+/* One segment of a sheet: its XML (the first one with the sheet's head,
+ * widths and the size check, the last with its end) deflated, on any
+ * thread; the thread that makes a sheet's last segment joins them and
+ * places the sheet. */
+static void run_task(ox_batch *bt, const ox_task *tk)
 {
     tl_prof_span sp;
     tl_prof_begin(&sp, "xlsx: sheet XML + deflate", TL_PROF_PARALLEL);
+    ox_job *j = tk->j;
     const tl_table *t = j->in->t;
-    double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
-    bt->widths(t, w);
-    keep_col_px(j->s, t, w);
-    j->big = may_exceed_4g(t);
+    size_t step = seg_rows(t), r0 = tk->seg * step;
+    size_t r1 = t->nrows - r0 > step ? r0 + step : t->nrows;
+    int last = tk->seg + 1 == j->nseg, cut = 0, rc;
+    tl_err e = {0};
     char part[64];
     sheet_part(j->sheet, part);
-    j->z = tl_zdef_new(part);
-    ox_sink k = {{0}, emit_zdef, j->z};
-    PUT_LIT(&k.b, SHEET_HEAD);
-    j->rc = sheet_data_xml(&k, t, w, j->sheet == 1, bt->xml_text, &j->in->cut, &j->err);
-    if (!j->rc) j->rc = end_xml(&k, j->s->drawing, &j->err);
-    if (!j->rc) j->rc = tl_zdef_finish(j->z, &j->err);
+    tl_zdef *z = tl_zdef_new(part);
+    ox_sink k = {{0}, emit_zdef, cut_zdef, z};
+    if (tk->seg == 0) {
+        double *w = tl_xmalloc((t->ncols ? t->ncols : 1) * sizeof *w);
+        bt->widths(t, w);
+        keep_col_px(j->s, t, w);
+        j->big = may_exceed_4g(t);
+        PUT_LIT(&k.b, SHEET_HEAD);
+        sheet_head_xml(&k.b, t, w, j->sheet == 1, bt->xml_text, &cut);
+        free(w);
+    }
+    rc = t->nrows ? rows_xml(&k, t, r0, r1, bt->xml_text, &cut, &e) : TL_OK;
+    if (!rc && !last) rc = seg_end(&k, t, r1, &e);
+    if (!rc && last) {
+        PUT_LIT(&k.b, "</sheetData>");
+        rc = end_xml(&k, j->s->drawing, &e);
+        if (!rc) rc = tl_zdef_finish(z, &e);
+    }
     tl_buf_free(&k.b);
-    free(w);
+    j->seg[tk->seg] = z;
+    j->seg_rc[tk->seg] = rc;
+    j->seg_cut[tk->seg] = cut;
+    if (rc) j->seg_err[tk->seg] = e;
     tl_prof_end(&sp);
-    place_done(bt, j);
+    if (atomic_fetch_sub(&j->left, 1) == 1) {
+        join_segments(j);
+        place_done(bt, j);
+    }
 }
 
-/* Takes jobs until none is left; 1 when it ran one. */
-static int take_job(ox_batch *bt)
+/* Takes tasks until none is left; 1 when it ran one. */
+static int take_task(ox_batch *bt)
 {
     size_t i = atomic_fetch_add(&bt->next, 1);
-    if (i >= bt->n) return 0;
-    run_job(bt, &bt->jobs[bt->order[i]]);
+    if (i >= bt->ntasks) return 0;
+    run_task(bt, &bt->tasks[i]);
     return 1;
 }
 
-static void *job_thread(void *arg)
+static void *task_thread(void *arg)
 {
-    while (take_job(arg)) {}
+    while (take_task(arg)) {}
     return NULL;
 }
 
-static _Thread_local const ox_job *sort_jobs; /* for cmp_jobs, during the qsort */
-static size_t job_weight(const ox_job *j) { return j->in->t->nrows * (j->in->t->ncols + 1); }
-static int cmp_jobs(const void *a, const void *b)
+static size_t task_weight(const ox_task *tk)
 {
-    size_t wa = job_weight(&sort_jobs[*(const size_t *)a]), wb = job_weight(&sort_jobs[*(const size_t *)b]);
-    if (wa != wb) return wa > wb ? -1 : 1;
-    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+    const tl_table *t = tk->j->in->t;
+    size_t step = seg_rows(t), r0 = tk->seg * step;
+    size_t rows = t->nrows - r0 > step ? step : t->nrows - r0;
+    return rows * (t->ncols + 1);
 }
 
+/* largest first; ties in sheet and segment order */
+static int cmp_tasks(const void *a, const void *b)
+{
+    const ox_task *x = a, *y = b;
+    size_t wa = task_weight(x), wb = task_weight(y);
+    if (wa != wb) return wa > wb ? -1 : 1;
+    if (x->j != y->j) return x->j < y->j ? -1 : 1;
+    return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
 
 int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
                         tl_ooxml_text_fn xml_text, int threads, tl_err *err)
 {
     if (!n) return TL_OK;
-    ox_batch bt = {.o = o, .jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .order = tl_xmalloc(n * sizeof *bt.order),
-                   .widths = widths, .xml_text = xml_text};
+    ox_batch bt = {.o = o, .jobs = tl_xcalloc(n, sizeof *bt.jobs), .n = n, .widths = widths, .xml_text = xml_text};
     atomic_init(&bt.next, 0);
     pthread_mutex_init(&bt.mu, NULL);
     pthread_cond_init(&bt.cv, NULL);
     size_t first = o->sheets.n;
     for (size_t i = 0; i < n; i++) push_sheet(o, in[i].name, 0);
     for (size_t i = 0; i < n; i++) {
+        ox_job *j = &bt.jobs[i];
         in[i].cut = 0;
-        bt.jobs[i].in = &in[i];
-        bt.jobs[i].sheet = first + i + 1;
-        bt.jobs[i].s = &o->sheets.v[first + i];
-        bt.order[i] = i;
+        j->in = &in[i];
+        j->sheet = first + i + 1;
+        j->s = &o->sheets.v[first + i];
+        j->nseg = seg_count(in[i].t);
+        j->seg = tl_xcalloc(j->nseg, sizeof *j->seg);
+        j->seg_rc = tl_xcalloc(j->nseg, sizeof *j->seg_rc);
+        j->seg_cut = tl_xcalloc(j->nseg, sizeof *j->seg_cut);
+        j->seg_err = tl_xcalloc(j->nseg, sizeof *j->seg_err);
+        atomic_init(&j->left, j->nseg);
+        bt.ntasks += j->nseg;
     }
-    sort_jobs = bt.jobs;
-    qsort(bt.order, n, sizeof *bt.order, cmp_jobs);
+    bt.tasks = tl_xmalloc(bt.ntasks * sizeof *bt.tasks);
+    for (size_t i = 0, k = 0; i < n; i++)
+        for (size_t g = 0; g < bt.jobs[i].nseg; g++) bt.tasks[k++] = (ox_task){&bt.jobs[i], g};
+    qsort(bt.tasks, bt.ntasks, sizeof *bt.tasks, cmp_tasks);
     if (threads < 1) threads = 1;
-    if ((size_t)threads > n) threads = (int)n;
+    if ((size_t)threads > bt.ntasks) threads = (int)bt.ntasks;
     pthread_t *th = tl_xcalloc((size_t)threads, sizeof *th);
     int started = 0;
     for (int k = 1; k < threads; k++)
-        if (pthread_create(&th[started], NULL, job_thread, &bt) == 0) started++;
-    /* this thread takes jobs too, then waits for the last to be written */
-    while (take_job(&bt)) {}
+        if (pthread_create(&th[started], NULL, task_thread, &bt) == 0) started++;
+    /* this thread takes tasks too, then waits for the last sheet to be written */
+    while (take_task(&bt)) {}
     pthread_mutex_lock(&bt.mu);
     while (bt.nwritten < n) pthread_cond_wait(&bt.cv, &bt.mu);
     pthread_mutex_unlock(&bt.mu);
@@ -621,8 +748,14 @@ int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*wid
     int rc = TL_OK;
     for (size_t i = 0; i < n && !rc; i++)
         if (bt.jobs[i].rc) *err = bt.jobs[i].err, rc = bt.jobs[i].rc;
+    for (size_t i = 0; i < n; i++) {
+        free(bt.jobs[i].seg);
+        free(bt.jobs[i].seg_rc);
+        free(bt.jobs[i].seg_cut);
+        free(bt.jobs[i].seg_err);
+    }
     free(th);
-    free(bt.order);
+    free(bt.tasks);
     free(bt.jobs);
     pthread_mutex_destroy(&bt.mu);
     pthread_cond_destroy(&bt.cv);

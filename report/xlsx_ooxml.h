@@ -33,9 +33,10 @@ typedef struct tl_ooxml_sheet_in {
 } tl_ooxml_sheet_in;
 /* Writes n tables as the next n sheets, the same bytes as n calls of
  * tl_ooxml_add_sheet: each sheet's widths (widths(t, w), w with a slot per
- * column) and XML are made and deflated on one of up to `threads` threads
- * (the caller's among them), largest sheets first; the caller's thread
- * puts them into the zip in order as they are done. The tables must not
+ * column) and XML are made and deflated on up to `threads` threads (the
+ * caller's among them), a large sheet in segments of rows on several,
+ * largest pieces first; the threads that finish them put the sheets into
+ * the zip in order. The tables must not
  * change meanwhile; widths and xml_text run on several threads at once. */
 int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*widths)(const tl_table *t, double *w),
                         tl_ooxml_text_fn xml_text, int threads, tl_err *err);

@@ -18,7 +18,12 @@
  * sheets on several threads that way. Fed the same blocks, the stream is
  * the same bytes either way (one deflate state per entry, the same output
  * chunking). Such entries may also be written by offset (pwrite) on the
- * threads that made them, once their places are reserved in order. */
+ * threads that made them, once their places are reserved in order.
+ *
+ * An entry's stream may be cut into segments (a sync flush, then a fresh
+ * deflate state), so that one large entry is deflated on several threads,
+ * a segment each, and the segments' bytes joined (tl_zdef_append, the
+ * CRCs combined with zlib's crc32_combine). */
 #include "report/zip_write.h"
 
 #include <errno.h>
@@ -29,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define OUT_CHUNK (256u << 10)
 #define U32_MAX_ 0xffffffffu
@@ -106,15 +112,21 @@ static void free_z(tl_zipw *z);
 static int deflate_block(zdefl *d, const char *name, const uint8_t *s, size_t n, tl_err *err);
 static int pump(zdefl *d, const char *name, int last, tl_err *err);
 
-static void zdefl_init(zdefl *d, int (*sink)(void *, const void *, size_t, tl_err *), void *ctx)
+/* A fresh igzip state (no history), the CRC and sizes kept. */
+static void zdefl_start(zdefl *d)
 {
-    if (!d->level_buf) d->level_buf = tl_xmalloc(ISAL_DEF_LVL1_DEFAULT);
-    if (!d->out) d->out = tl_xmalloc(OUT_CHUNK);
     isal_deflate_init(&d->zs);
     d->zs.level = 1;
     d->zs.level_buf = d->level_buf;
     d->zs.level_buf_size = ISAL_DEF_LVL1_DEFAULT;
     d->zs.flush = NO_FLUSH;
+}
+
+static void zdefl_init(zdefl *d, int (*sink)(void *, const void *, size_t, tl_err *), void *ctx)
+{
+    if (!d->level_buf) d->level_buf = tl_xmalloc(ISAL_DEF_LVL1_DEFAULT);
+    if (!d->out) d->out = tl_xmalloc(OUT_CHUNK);
+    zdefl_start(d);
     d->crc = 0;
     d->usize = d->csize = 0;
     d->sink = sink;
@@ -125,6 +137,31 @@ static void zdefl_free(zdefl *d)
 {
     free(d->level_buf);
     free(d->out);
+}
+
+/* Ends the stream's segment: everything fed so far is output, up to a
+ * byte boundary (a sync flush: an empty stored block, not a final one),
+ * and the next byte starts a fresh stream that refers to nothing before
+ * it. So the segments of an entry can be deflated apart and their bytes
+ * joined (tl_zdef_append): the same bytes as deflating it in one go with
+ * the same cuts. */
+static int zdefl_cut(zdefl *d, const char *name, tl_err *err)
+{
+    d->zs.next_in = NULL;
+    d->zs.avail_in = 0;
+    d->zs.end_of_stream = 0;
+    d->zs.flush = SYNC_FLUSH;
+    do {
+        d->zs.next_out = d->out;
+        d->zs.avail_out = OUT_CHUNK;
+        if (isal_deflate(&d->zs) != COMP_OK) return tl_errf(err, TL_EIO, "zip entry %s: deflate failed", name);
+        size_t got = OUT_CHUNK - d->zs.avail_out;
+        d->csize += got;
+        int rc = d->sink(d->sink_ctx, d->out, got, err);
+        if (rc) return rc;
+    } while (d->zs.internal_state.state != ZSTATE_NEW_HDR);
+    zdefl_start(d);
+    return TL_OK;
 }
 
 static void *compressor(void *arg)
@@ -138,7 +175,8 @@ static void *compressor(void *arg)
         z->busy = 1;
         pthread_mutex_unlock(&z->mu);
         tl_err e = {0};
-        int rc = z->failed ? TL_OK : deflate_block(&z->d, z->ents.v[z->ents.n - 1].name, b.p, b.n, &e);
+        const char *name = z->ents.v[z->ents.n - 1].name;
+        int rc = z->failed ? TL_OK : b.p ? deflate_block(&z->d, name, b.p, b.n, &e) : zdefl_cut(&z->d, name, &e);
         free(b.p);
         pthread_mutex_lock(&z->mu);
         if (rc && !z->failed) z->failed = 1, z->ferr = e;
@@ -275,6 +313,17 @@ int tl_zdef_write(tl_zdef *d, const void *p, size_t n, tl_err *err)
     return n ? deflate_block(&d->d, d->name, p, n, err) : TL_OK;
 }
 
+int tl_zdef_cut(tl_zdef *d, tl_err *err) { return zdefl_cut(&d->d, d->name, err); }
+
+void tl_zdef_append(tl_zdef *d, tl_zdef *next)
+{
+    tl_buf_append(&d->data, next->data.p, next->data.n);
+    d->d.crc = (uint32_t)crc32_combine(d->d.crc, next->d.crc, (z_off_t)next->d.usize);
+    d->d.usize += next->d.usize;
+    d->d.csize += next->d.csize;
+    tl_zdef_free(next);
+}
+
 int tl_zdef_finish(tl_zdef *d, tl_err *err)
 {
     d->d.zs.next_in = NULL;
@@ -400,6 +449,21 @@ int tl_zipw_write(tl_zipw *z, const void *p, size_t n, tl_err *err)
         return err->code;
     }
     return TL_OK;
+}
+
+int tl_zipw_cut(tl_zipw *z, tl_err *err)
+{
+    pthread_mutex_lock(&z->mu);
+    while (z->qn == QUEUE_BLOCKS) pthread_cond_wait(&z->cv, &z->mu);
+    int failed = z->failed;
+    if (!failed) {
+        z->q[(z->qhead + z->qn) % QUEUE_BLOCKS] = (zblock){NULL, 0};
+        z->qn++;
+        pthread_cond_broadcast(&z->cv);
+    }
+    pthread_mutex_unlock(&z->mu);
+    if (failed) *err = z->ferr;
+    return failed ? err->code : TL_OK;
 }
 
 int tl_zipw_end(tl_zipw *z, tl_err *err)

@@ -17,6 +17,11 @@ int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err);
 int tl_zipw_begin(tl_zipw *z, const char *name, int big, tl_err *err);
 int tl_zipw_write(tl_zipw *z, const void *p, size_t n, tl_err *err);
 int tl_zipw_end(tl_zipw *z, tl_err *err);
+/* Ends the entry's deflate segment (a byte-aligned sync flush) and starts
+ * a fresh one that refers to nothing before: the bytes an entry deflated
+ * apart in segments makes (tl_zdef_cut, tl_zdef_append), fed the same
+ * blocks. */
+int tl_zipw_cut(tl_zipw *z, tl_err *err);
 /* An entry deflated apart from the archive, on any thread, into memory
  * (the same bytes as streaming it into the archive in the same blocks),
  * then added whole with tl_zipw_add_deflated. */
@@ -24,6 +29,12 @@ typedef struct tl_zdef tl_zdef;
 tl_zdef *tl_zdef_new(const char *name);
 int tl_zdef_write(tl_zdef *d, const void *p, size_t n, tl_err *err);
 int tl_zdef_finish(tl_zdef *d, tl_err *err);
+/* Ends a segment as tl_zipw_cut does: a segment deflated apart that is
+ * not the entry's last ends with it, and its successor is a new tl_zdef. */
+int tl_zdef_cut(tl_zdef *d, tl_err *err);
+/* Appends next's bytes, CRC and sizes to d's, and frees next: segments
+ * deflated apart (each cut, the last finished), joined in order. */
+void tl_zdef_append(tl_zdef *d, tl_zdef *next);
 void tl_zdef_free(tl_zdef *d);
 /* Adds a finished entry as the next one (big: as in tl_zipw_begin). */
 int tl_zipw_add_deflated(tl_zipw *z, const tl_zdef *d, int big, tl_err *err);

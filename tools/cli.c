@@ -135,7 +135,7 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
     return TL_EXIT_OK;
 }
 
-int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path)
+int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path, int threads)
 {
     tl_err err = {0};
     if (csv_dir && tl_report_csv_write_dir(tables, n, csv_dir, &err)) {
@@ -144,7 +144,7 @@ int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const 
     }
     if (xlsx_path) {
         tl_xlsx *x;
-        tl_xlsx_opts xo = {.charts = 1};
+        tl_xlsx_opts xo = {.charts = 1, .threads = threads};
         if (tl_report_xlsx_open(xlsx_path, &xo, &x, &err)) {
             fprintf(stderr, "tracelens: %s\n", err.msg);
             return TL_EXIT_FAIL;

@@ -199,8 +199,9 @@ int tl_cli_open_trace(tl_store *s, const char *arg, tl_reader **r, uint64_t *id)
 int tl_cli_exit_for(int code, int fallback);
 
 /* Writes sheets: every table into csv_dir (if not NULL) as <name>.csv, and
- * into an xlsx workbook at xlsx_path (if not NULL). Returns an exit code. */
-int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path);
+ * into an xlsx workbook at xlsx_path (if not NULL), made on `threads`
+ * threads (0: one per online CPU). Returns an exit code. */
+int tl_cli_write_sheets(tl_table **tables, size_t n, const char *csv_dir, const char *xlsx_path, int threads);
 
 /* Graph-replay merge (tools/cmd_split.c): ingests the capture traces of
  * capture_dir, merges them with the stored replay_id and stores the merged

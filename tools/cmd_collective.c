@@ -563,7 +563,7 @@ static int write_report(const tl_coll_sheets *sh, const tl_coll_summary *sum, co
         xlsx = tl_xmalloc(n);
         snprintf(xlsx, n, "%s/nccl_analysis_report.xlsx", outdir);
     }
-    int rc = xlsx || csv ? tl_cli_write_sheets(sh->v, sh->n, csv, xlsx) : TL_EXIT_OK;
+    int rc = xlsx || csv ? tl_cli_write_sheets(sh->v, sh->n, csv, xlsx, 0) : TL_EXIT_OK;
     if (rc == TL_EXIT_OK && out->html) rc = tl_cli_write_html(sh->v, sh->n, out->html, "collective");
     if (rc == TL_EXIT_OK && !quiet) {
         if (xlsx || csv) {

@@ -67,7 +67,7 @@ static const char *HELP =
     "  --csv DIR      also write DIR/<configuration>/<sheet>.csv\n"
     "  --html         also one self-contained HTML page beside each workbook (its\n"
     "                 name with .html): charts, per-rank bars and every sheet\n"
-    "  -j, --max_workers N  threads for ingest and per-rank reports\n"
+    "  -j, --max_workers N  threads for ingest, per-rank reports and the workbook's sheets\n"
     "  -q, --quiet    fewer messages\n"
     "  --mpi          under mpirun: each process ingests a contiguous share of the\n"
     "                 rank files into its own store (--db /local/tl-%r, %r = MPI\n"
@@ -222,7 +222,7 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     if (!writer) return TL_EXIT_OK;
     double dt = tl_now() - t0;
     /* the writing profiles its own serial and parallel stages (report/xlsx.c) */
-    int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx);
+    int rc = tl_cli_write_sheets(sh.v, sh.n, csv, xlsx, (int)a->workers);
     if (rc == TL_EXIT_OK) {
         printf("Wrote %s%s%s%s (%zu sheets; %.3f s from the store: ranks %.3f s, collectives %.3f s)\n", xlsx,
                csv ? " and " : "", csv ? csv : "", csv ? "/" : "", sh.n, dt,

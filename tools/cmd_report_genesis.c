@@ -813,7 +813,7 @@ int tl_cmd_report_genesis(int argc, char **argv)
         tl_table *sheets[TL_ROCPROF_MAX_SHEETS + TL_PF_ACTIVITY_MAX_SHEETS + 1];
         size_t n = workbook_sheets(&g, sheets, &a);
         char *xlsx = join(cmd_out, "genesis_perf_report.xlsx");
-        rc = tl_cli_write_sheets(sheets, n, csv_dir_arg(argc, argv), xlsx);
+        rc = tl_cli_write_sheets(sheets, n, csv_dir_arg(argc, argv), xlsx, 0);
         char *md = join(cmd_out, "genesis_summary.md");
         if (!rc) rc = write_summary(&g, md);
         if (!rc) printf("\n=== Done ===\n  Excel   : %s\n  Summary : %s\n", xlsx, md);

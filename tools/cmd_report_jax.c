@@ -122,7 +122,7 @@ static int jax_outputs(const char *self, uint64_t id, const char *trace_arg, tl_
     int code = TL_EXIT_OK;
     if (html && (code = tl_cli_write_html(sheets, nsheets, html, trace_arg)) != TL_EXIT_OK) return code;
     if (csv || xlsx) {
-        code = tl_cli_write_sheets(sheets, nsheets, csv, xlsx);
+        code = tl_cli_write_sheets(sheets, nsheets, csv, xlsx, 0);
         if (!code) printf("%s: wrote %zu sheets to %s\n", self, nsheets, csv ? csv : xlsx);
     }
     return code;

@@ -432,7 +432,7 @@ static int run_cmd(pf_kind kind, int argc, char **argv)
             xlsx = default_xlsx(hex, kind);
         }
     }
-    rc = tl_cli_write_sheets(sheets, nsheets, csv, xlsx);
+    rc = tl_cli_write_sheets(sheets, nsheets, csv, xlsx, 0);
     if (rc == TL_EXIT_OK) fprintf(stderr, "Report written to %s\n", csv ? csv : xlsx);
 out:
     for (size_t i = 0; i < nsheets; i++) tl_table_free(sheets[i]);

@@ -331,7 +331,7 @@ int tl_cmd_report_rocprof(int argc, char **argv)
             snprintf(xlsx, 48, "%s_perf_report.xlsx", hex);
         }
     }
-    rc = tl_cli_write_sheets(res.sheets, res.nsheets, csv, xlsx);
+    rc = tl_cli_write_sheets(res.sheets, res.nsheets, csv, xlsx, 0);
     if (rc == TL_EXIT_OK) fprintf(stderr, "Report written to %s\n", csv ? csv : xlsx);
 
 out:
