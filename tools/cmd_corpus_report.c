@@ -198,6 +198,22 @@ static char *html_path(const char *xlsx)
     return p;
 }
 
+/* malloc arenas for -j workers (0: the default). Up to 2 workers share one
+ * arena: each arena keeps its own high-water mark, which on 2 cores cost
+ * more peak memory than it saved time. From 3 on, one per worker: with 16
+ * workers and their report threads on one arena, its lock was contended
+ * (docs/SCALING.md). With several arenas the heap is not trimmed after the
+ * ranks (tl_corpus_opts.keep_heap): the sheets reuse the freed memory, and
+ * the trim of every arena would be serial work. */
+static int malloc_arenas(long workers)
+{
+    if (workers <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        workers = cpus < 1 ? 1 : cpus > 4 ? 4 : cpus; /* run_ranks' default */
+    }
+    return workers <= 2 ? 1 : (int)workers;
+}
+
 /* Builds and writes one configuration's workbook (and with --html its
  * page) from stored ids (with --mpi, this process's share is [lo, hi)). */
 static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t n, size_t lo, size_t hi,
@@ -207,6 +223,7 @@ static int one_config(tl_store *s, const uint64_t *ids, const int *ranks, size_t
     tl_corpus_opts o;
     tl_corpus_opts_default(&o);
     o.max_workers = (int)a->workers;
+    o.keep_heap = malloc_arenas(a->workers) > 1;
     o.quiet = quiet;
     o.datadir = tl_env.datadir ? tl_env.datadir : TL_DATADIR;
     o.timing = tl_env.timing;
@@ -475,21 +492,19 @@ int tl_cmd_corpus_report(int argc, char **argv)
 {
     tl_cli_hugepages_reexec(); /* hundreds of MB of per-rank arrays: see cli_hugepages.c */
     /* Each rank's columns and arrays are allocated fresh and freed when the
-     * rank is done. Freed memory stays in the process (no mmap'd blocks, no
-     * automatic trim; tl_corpus_report trims once, after the ranks) and in
-     * one arena for every thread, so the next rank on either worker reuses
-     * it instead of faulting it in again under the kernel's mm lock. One
-     * arena, not one per worker: each arena keeps its own high-water mark,
-     * which costs more peak memory than it saves time. */
+     * rank is done. Freed memory stays in the process (no automatic trim;
+     * with one arena tl_corpus_report trims once, after the ranks), so the
+     * next rank reuses it instead of faulting it in again under the
+     * kernel's mm lock. The arenas: see malloc_arenas. */
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    mallopt(M_ARENA_MAX, 1);
     corpus_args a = {.prog = argc > 0 ? argv[0] : "corpus-report", .prefix = "rank_", .ext = "json"};
     int rc = parse_corpus(argc, argv, &a);
     if (rc) {
         tl_vec_free(&a.filters);
         return rc < 0 ? TL_EXIT_OK : rc;
     }
+    mallopt(M_ARENA_MAX, malloc_arenas(a.workers));
     if (a.replay) { tl_vec_free(&a.filters); return node_replay_message(); }
     if (strcmp(a.ext, "json") && strcmp(a.ext, "gz")) {
         printf("==================== Invalid extension %s, json and gz are supported ====================\n", a.ext);

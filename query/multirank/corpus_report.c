@@ -1055,7 +1055,7 @@ static void run_ranks(pool *p)
     worker(p);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     free(th);
-    tl_heap_trim(); /* the ranks' memory, before the pooled sheets and the writing */
+    if (!p->o->keep_heap) tl_heap_trim(); /* the ranks' memory, before the pooled sheets and the writing */
     pthread_mutex_destroy(&p->cs.mu);
     pthread_cond_destroy(&p->cs.cv);
     p->seconds_ranks = tl_now() - t0;

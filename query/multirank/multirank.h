@@ -160,6 +160,9 @@ typedef struct tl_corpus_opts {
     const char *datadir; /* folder of op_categories.tsv ($TRACELENS_DATADIR, else the
                             CLI's TL_DATADIR); NULL: perf-model categories only */
     int timing;        /* stage times on stderr (TRACELENS_TIMING) */
+    int keep_heap;     /* no heap trim after the ranks: the process has one malloc
+                          arena per worker, whose freed memory the sheets reuse,
+                          and trimming them all would be serial work */
 } tl_corpus_opts;
 void tl_corpus_opts_default(tl_corpus_opts *o);
 
