@@ -139,6 +139,17 @@ static void zdefl_free(zdefl *d)
     free(d->out);
 }
 
+/* One call of the compressor into the output chunk, handed to the sink. */
+static int deflate_round(zdefl *d, const char *name, tl_err *err)
+{
+    d->zs.next_out = d->out;
+    d->zs.avail_out = OUT_CHUNK;
+    if (isal_deflate(&d->zs) != COMP_OK) return tl_errf(err, TL_EIO, "zip entry %s: deflate failed", name);
+    size_t got = OUT_CHUNK - d->zs.avail_out;
+    d->csize += got;
+    return d->sink(d->sink_ctx, d->out, got, err);
+}
+
 /* Ends the stream's segment: everything fed so far is output, up to a
  * byte boundary (a sync flush: an empty stored block, not a final one),
  * and the next byte starts a fresh stream that refers to nothing before
@@ -152,12 +163,7 @@ static int zdefl_cut(zdefl *d, const char *name, tl_err *err)
     d->zs.end_of_stream = 0;
     d->zs.flush = SYNC_FLUSH;
     do {
-        d->zs.next_out = d->out;
-        d->zs.avail_out = OUT_CHUNK;
-        if (isal_deflate(&d->zs) != COMP_OK) return tl_errf(err, TL_EIO, "zip entry %s: deflate failed", name);
-        size_t got = OUT_CHUNK - d->zs.avail_out;
-        d->csize += got;
-        int rc = d->sink(d->sink_ctx, d->out, got, err);
+        int rc = deflate_round(d, name, err);
         if (rc) return rc;
     } while (d->zs.internal_state.state != ZSTATE_NEW_HDR);
     zdefl_start(d);
@@ -400,12 +406,7 @@ static int pump(zdefl *d, const char *name, int last, tl_err *err)
 {
     d->zs.end_of_stream = (uint16_t)last;
     do {
-        d->zs.next_out = d->out;
-        d->zs.avail_out = OUT_CHUNK;
-        if (isal_deflate(&d->zs) != COMP_OK) return tl_errf(err, TL_EIO, "zip entry %s: deflate failed", name);
-        size_t got = OUT_CHUNK - d->zs.avail_out;
-        d->csize += got;
-        int rc = d->sink(d->sink_ctx, d->out, got, err);
+        int rc = deflate_round(d, name, err);
         if (rc) return rc;
     } while (d->zs.avail_in || (last && d->zs.internal_state.state != ZSTATE_END));
     return TL_OK;

@@ -34,20 +34,6 @@ static char *tmp_path(const char *name)
     return b;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    tl_buf b = {0};
-    char chunk[65536];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&b, chunk, k);
-    fclose(f);
-    if (!b.p) b.p = tl_xstrdup("");
-    *n = b.n;
-    return b.p;
-}
-
 /* 1 if no temporary file (".tmp<pid>") was left in the test directory. */
 static int no_tmp_left(void)
 {
@@ -112,7 +98,7 @@ static void test_csv_quoting(void)
     const char *p = tmp_path("quote.csv");
     CHECK_EQ_I(tl_report_csv_write(t, p, &err), 0);
     size_t n;
-    char *got = slurp(p, &n);
+    char *got = tl_test_slurp(p, &n);
     CHECK(got && n == strlen(quoting_csv) && memcmp(got, quoting_csv, n) == 0);
     if (got && strcmp(got, quoting_csv)) fprintf(stderr, "got:\n%s\nexpected:\n%s\n", got, quoting_csv);
     free(got);
@@ -162,7 +148,7 @@ static void test_empty_sheets(void)
     tl_table *t = tl_table_new("empty");
     const char *p = tmp_path("empty.csv");
     CHECK_EQ_I(tl_report_csv_write(t, p, &err), 0);
-    char *got = slurp(p, &n);
+    char *got = tl_test_slurp(p, &n);
     CHECK(got && n == 1 && got[0] == '\n');
     free(got);
     tl_table *r = NULL;
@@ -175,7 +161,7 @@ static void test_empty_sheets(void)
     tl_table_add_col(t, "a", TL_F64);
     tl_table_add_col(t, "b c", TL_STR);
     CHECK_EQ_I(tl_report_csv_write(t, p, &err), 0);
-    got = slurp(p, &n);
+    got = tl_test_slurp(p, &n);
     CHECK_EQ_S(got, "a,b c\n");
     free(got);
     CHECK_EQ_I(tl_report_csv_read(p, 0, &r, &err), 0);
@@ -338,7 +324,7 @@ static void test_reference_csvs(const char *data)
         }
         /* raw text written back is the file, byte for byte */
         size_t n, bn;
-        char *orig = slurp(p, &n), *buf;
+        char *orig = tl_test_slurp(p, &n), *buf;
         FILE *m = open_memstream(&buf, &bn);
         tl_report_csv_write_fp(raw, m, &err);
         fclose(m);

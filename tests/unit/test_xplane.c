@@ -14,19 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long sz = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)sz + 1);
-    *n = fread(b, 1, (size_t)sz, f);
-    fclose(f);
-    return b;
-}
-
 static const char *args_of(tl_build *b, size_t row)
 {
     /* args of row `row` in the current (unsealed) chunk */
@@ -215,7 +202,7 @@ static void test_report_helpers(void)
 static void test_samples(const char *legacy, const char *v08, const char *te)
 {
     size_t n;
-    char *buf = slurp(legacy, &n);
+    char *buf = tl_test_slurp(legacy, &n);
     CHECK(buf != NULL);
     if (!buf) return;
     CHECK(tl_xplane_sniff(buf, n));
@@ -288,7 +275,7 @@ static void test_samples(const char *legacy, const char *v08, const char *te)
     const char *others[2] = {v08, te};
     for (int f = 0; f < 2; f++) {
         if (!others[f]) continue;
-        buf = slurp(others[f], &n);
+        buf = tl_test_slurp(others[f], &n);
         CHECK(buf != NULL);
         if (!buf) continue;
         b = tl_build_new();

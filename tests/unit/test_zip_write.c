@@ -182,19 +182,6 @@ static tl_table *segmented_table(void)
     return t;
 }
 
-static char *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    tl_buf b = {0};
-    char chunk[65536];
-    size_t got;
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) tl_buf_append(&b, chunk, got);
-    fclose(f);
-    *n = b.n;
-    return b.p;
-}
-
 static void test_segmented_sheet(const char *one, const char *threaded)
 {
     tl_err err = {0};
@@ -215,7 +202,7 @@ static void test_segmented_sheet(const char *one, const char *threaded)
     CHECK_EQ_I(tl_ooxml_add_sheets(o, in, 2, four_widths, plain_text, 3, &err), 0);
     CHECK_EQ_I(tl_ooxml_close(o, &err), 0);
     size_t na = 0, nb = 0;
-    char *a = slurp(one, &na), *b = slurp(threaded, &nb);
+    char *a = tl_test_slurp(one, &na), *b = tl_test_slurp(threaded, &nb);
     CHECK(a && b && na == nb && memcmp(a, b, na) == 0);
     free(a);
     free(b);

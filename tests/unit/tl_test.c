@@ -24,6 +24,27 @@ const char *tl_test_data(const char *rel)
     return stat(path, &st) == 0 ? path : NULL;
 }
 
+char *tl_test_slurp(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, len = 0, got;
+    char *b = malloc(cap + 1);
+    while (b && (got = fread(b + len, 1, cap - len, f)) > 0) {
+        len += got;
+        if (len == cap) {
+            char *nb = realloc(b, 2 * cap + 1);
+            if (!nb) free(b);
+            b = nb, cap *= 2;
+        }
+    }
+    fclose(f);
+    if (!b) return NULL;
+    b[len] = 0;
+    *n = len;
+    return b;
+}
+
 struct tl_store *tl_test_store_open(const char *prefix, char *dir, size_t dirsz)
 {
     snprintf(dir, dirsz, "/tmp/%sXXXXXX", prefix);

@@ -25,6 +25,9 @@ extern int tl_test_failures, tl_test_checks;
 int tl_test_done(const char *name);
 /* Path of ../shared/data/<rel> if it exists (else NULL: the test skips). */
 const char *tl_test_data(const char *rel);
+/* The whole file at path, malloc'd with a NUL after its n bytes; NULL
+ * when it cannot be opened. */
+char *tl_test_slurp(const char *path, size_t *n);
 /* A fresh store in a new folder dir (dirsz bytes) = /tmp/<prefix>XXXXXX,
  * at dir/db; the program exits with status 1 when it cannot be made. */
 struct tl_store *tl_test_store_open(const char *prefix, char *dir, size_t dirsz);
