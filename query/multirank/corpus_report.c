@@ -1272,6 +1272,30 @@ static const char *str_of(part_in *in, const char *const *tab, size_t n, uint64_
     return id && id <= n ? tab[id - 1] : NULL;
 }
 
+/* The parameter lists of a rank's unpacked rows, each distinct list
+ * once: in the report that made them, rows of one model share one list,
+ * and the pooling (corpus_pool.c) tells models apart by that pointer;
+ * unpacked one per row, every row would be a model of its own and the
+ * merge would compare them all by text. Keyed by the packed bytes' hash
+ * and length, compared in full. */
+typedef struct param_lists {
+    tl_bmap m; /* {hash, len} -> 1 + first list of that key */
+    TL_VEC(struct plist { const unsigned char *bytes; size_t len; cp_param *p; size_t next; }) v;
+} param_lists;
+
+static cp_param *shared_params(param_lists *pl, const unsigned char *bytes, size_t len, cp_param *fresh)
+{
+    uint64_t key[2] = {tl_hash64(bytes, len, 0), len};
+    int isnew;
+    size_t *head = tl_bmap_put(&pl->m, key, &isnew);
+    for (size_t i = *head; i; i = pl->v.v[i - 1].next)
+        if (!memcmp(pl->v.v[i - 1].bytes, bytes, len)) return pl->v.v[i - 1].p;
+    struct plist e = {bytes, len, fresh, *head};
+    tl_vec_push(&pl->v, e);
+    *head = pl->v.n;
+    return fresh;
+}
+
 static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
 {
     size_t ns = (size_t)part_get_u64(in);
@@ -1279,18 +1303,22 @@ static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
     const char **tab = tl_arena_alloc(a, (ns ? ns : 1) * sizeof *tab);
     for (size_t k = 0; k < ns; k++) tab[k] = part_get_str(in, a);
     size_t n = (size_t)part_get_u64(in);
+    param_lists pl = {0};
+    tl_bmap_init(&pl.m, 2 * sizeof(uint64_t), 64);
     for (size_t i = 0; i < n && !in->bad; i++) {
         cp_row r = {.name = str_of(in, tab, ns, part_get_u64(in))};
         r.uid = (int64_t)part_get_u64(in);
         r.np = (size_t)part_get_u64(in);
         if (r.np > (size_t)(in->end - in->p)) { in->bad = 1; break; }
         r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
+        const unsigned char *pb = in->p;
         for (size_t q = 0; q < r.np; q++) {
             uint64_t kk = part_get_u64(in);
             r.p[q].key = str_of(in, tab, ns, kk & ((1ull << 56) - 1));
             r.p[q].kind = (int)(kk >> 56);
             r.p[q].text = str_of(in, tab, ns, part_get_u64(in));
         }
+        if (!in->bad) r.p = shared_params(&pl, pb, (size_t)(in->p - pb), r.p);
         double nums[8] = {0};
         const void *pn = part_get_bytes(in, sizeof nums);
         if (pn) memcpy(nums, pn, sizeof nums);
@@ -1310,6 +1338,8 @@ static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
         for (size_t q = 0; q < 4; q++) *strs[q] = str_of(in, tab, ns, part_get_u64(in));
         tl_vec_push(rows, r);
     }
+    tl_bmap_free(&pl.m);
+    tl_vec_free(&pl.v);
 }
 
 /* One rank's results: its sheets, groups, counts and collective records. */
@@ -1387,6 +1417,12 @@ int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_
     return TL_OK;
 }
 
+static void prepare_coll(void *ctx, size_t i)
+{
+    rank_out *ro = &((rank_out *)ctx)[i];
+    if (!ro->coll_rc && !ro->coll.prepared) coll_rank_prepare(&ro->coll);
+}
+
 int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_corpus_opts *o,
                               tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
 {
@@ -1420,6 +1456,14 @@ int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_
         free(p.ro);
         return rc;
     }
-    if (p.want_coll) run_collectives(&p);
+    if (p.want_coll) {
+        /* each rank's part of the match, on threads, as the one-process
+         * report does on its reading threads (packed records are not
+         * prepared) */
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        int threads = o->max_workers > 0 ? o->max_workers : cpus > 0 ? (int)cpus : 1;
+        tl_par_for(n, threads, NULL, prepare_coll, p.ro);
+        run_collectives(&p);
+    }
     return pooled_sheets(&p, out, stats, err);
 }
