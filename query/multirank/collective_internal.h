@@ -45,8 +45,8 @@ typedef struct coll_rank {
 /* The matching's per-rank part, on the thread that read the rank: each
  * event's type, message sizes and index_in_group (position by (ts, trace
  * order) among the rank's events of its PG, by PG text, a missing name
- * being Unknown_Group), and the rank's flags above. coll_match does it for
- * ranks not yet prepared (those unpacked from partials). */
+ * being Unknown_Group), and the rank's flags above. coll_match does it, on
+ * threads, for ranks not yet prepared (those unpacked from partials). */
 void coll_rank_prepare(coll_rank *cr);
 
 /* Reads rank `rank` (trace id) from the store: collective events and the

@@ -339,9 +339,28 @@ static void pg_groups_free(pg_groups *m)
     free(m->v);
 }
 
+static void prepare_rank(void *ctx, size_t r)
+{
+    coll_rank *cr = &((coll_rank *)ctx)[r];
+    if (!cr->prepared) coll_rank_prepare(cr);
+}
+
+/* Prepares the ranks that are not (those unpacked from partials), on
+ * threads as the one-process report does on its reading threads. */
+static void prepare_ranks(coll_run *run)
+{
+    size_t todo = 0;
+    for (size_t r = 0; r < run->world; r++) todo += !run->ranks[r].prepared;
+    if (!todo) return;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = run->o->max_workers > 0 ? run->o->max_workers : cpus > 0 ? (int)cpus : 1;
+    tl_par_for(run->world, threads, NULL, prepare_rank, run->ranks);
+}
+
 int coll_match(coll_run *run, tl_err *err)
 {
     (void)err;
+    prepare_ranks(run);
     size_t total = 0;
     for (size_t r = 0; r < run->world; r++) total += run->ranks[r].n;
     run->all = tl_xmalloc((total ? total : 1) * sizeof *run->all);
@@ -354,7 +373,6 @@ int coll_match(coll_run *run, tl_err *err)
     int simplified = 1;
     for (size_t r = 0; r < run->world; r++) {
         coll_rank *cr = &run->ranks[r];
-        if (!cr->prepared) coll_rank_prepare(cr);
         simplified &= cr->simple;
         run->miss_gs |= cr->miss_gs;
         run->miss_in |= cr->miss_in;

@@ -1417,12 +1417,6 @@ int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_
     return TL_OK;
 }
 
-static void prepare_coll(void *ctx, size_t i)
-{
-    rank_out *ro = &((rank_out *)ctx)[i];
-    if (!ro->coll_rc && !ro->coll.prepared) coll_rank_prepare(&ro->coll);
-}
-
 int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_corpus_opts *o,
                               tl_corpus_sheets *out, tl_corpus_stats *stats, tl_err *err)
 {
@@ -1456,14 +1450,6 @@ int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_
         free(p.ro);
         return rc;
     }
-    if (p.want_coll) {
-        /* each rank's part of the match, on threads, as the one-process
-         * report does on its reading threads (packed records are not
-         * prepared) */
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        int threads = o->max_workers > 0 ? o->max_workers : cpus > 0 ? (int)cpus : 1;
-        tl_par_for(n, threads, NULL, prepare_coll, p.ro);
-        run_collectives(&p);
-    }
+    if (p.want_coll) run_collectives(&p);
     return pooled_sheets(&p, out, stats, err);
 }

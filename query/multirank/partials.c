@@ -250,12 +250,6 @@ int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int
     return rc;
 }
 
-static void prepare_one(void *ctx, size_t i)
-{
-    coll_rank *cr = &((coll_rank *)ctx)[i];
-    if (!cr->prepared) coll_rank_prepare(cr);
-}
-
 int tl_coll_report_partials(const void *parts, size_t len, size_t world, const tl_coll_opts *o,
                             tl_coll_sheets *out, tl_coll_summary *summary, tl_err *err)
 {
@@ -285,10 +279,5 @@ int tl_coll_report_partials(const void *parts, size_t len, size_t world, const t
         free(ranks);
         return rc;
     }
-    /* each rank's part of the match on threads (packed records are not
-     * prepared; the one-process report prepares them as it reads) */
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = o && o->max_workers > 0 ? o->max_workers : cpus > 0 ? (int)cpus : 1;
-    tl_par_for(world, threads, NULL, prepare_one, ranks);
     return coll_report_ranks(ranks, world, o, out, summary, err);
 }
