@@ -430,42 +430,35 @@ static int deflate_block(zdefl *d, const char *name, const uint8_t *s, size_t n,
     return TL_OK;
 }
 
+/* Queues b for the compressor (a block of data it owns, or {NULL, 0}: cut
+ * the segment), waiting for room; the compressor's first error, if any,
+ * instead (b's data is then freed). */
+static int enqueue(tl_zipw *z, zblock b, tl_err *err)
+{
+    pthread_mutex_lock(&z->mu);
+    while (z->qn == QUEUE_BLOCKS) pthread_cond_wait(&z->cv, &z->mu);
+    int failed = z->failed;
+    if (!failed) {
+        z->q[(z->qhead + z->qn) % QUEUE_BLOCKS] = b;
+        z->qn++;
+        pthread_cond_broadcast(&z->cv);
+    }
+    pthread_mutex_unlock(&z->mu);
+    if (!failed) return TL_OK;
+    free(b.p);
+    *err = z->ferr;
+    return err->code;
+}
+
 int tl_zipw_write(tl_zipw *z, const void *p, size_t n, tl_err *err)
 {
     if (!n) return TL_OK;
     void *copy = tl_xmalloc(n);
     memcpy(copy, p, n);
-    pthread_mutex_lock(&z->mu);
-    while (z->qn == QUEUE_BLOCKS) pthread_cond_wait(&z->cv, &z->mu);
-    int failed = z->failed;
-    if (!failed) {
-        z->q[(z->qhead + z->qn) % QUEUE_BLOCKS] = (zblock){copy, n};
-        z->qn++;
-        pthread_cond_broadcast(&z->cv);
-    }
-    pthread_mutex_unlock(&z->mu);
-    if (failed) {
-        free(copy);
-        *err = z->ferr;
-        return err->code;
-    }
-    return TL_OK;
+    return enqueue(z, (zblock){copy, n}, err);
 }
 
-int tl_zipw_cut(tl_zipw *z, tl_err *err)
-{
-    pthread_mutex_lock(&z->mu);
-    while (z->qn == QUEUE_BLOCKS) pthread_cond_wait(&z->cv, &z->mu);
-    int failed = z->failed;
-    if (!failed) {
-        z->q[(z->qhead + z->qn) % QUEUE_BLOCKS] = (zblock){NULL, 0};
-        z->qn++;
-        pthread_cond_broadcast(&z->cv);
-    }
-    pthread_mutex_unlock(&z->mu);
-    if (failed) *err = z->ferr;
-    return failed ? err->code : TL_OK;
-}
+int tl_zipw_cut(tl_zipw *z, tl_err *err) { return enqueue(z, (zblock){NULL, 0}, err); }
 
 int tl_zipw_end(tl_zipw *z, tl_err *err)
 {
