@@ -207,11 +207,8 @@ static char *html_path(const char *xlsx)
  * the trim of every arena would be serial work. */
 static int malloc_arenas(long workers)
 {
-    if (workers <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        workers = cpus < 1 ? 1 : cpus > 4 ? 4 : cpus; /* run_ranks' default */
-    }
-    return workers <= 2 ? 1 : (int)workers;
+    int w = tl_corpus_workers((int)workers);
+    return w <= 2 ? 1 : w;
 }
 
 /* Builds and writes one configuration's workbook (and with --html its

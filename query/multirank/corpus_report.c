@@ -25,6 +25,13 @@
 #include <strings.h>
 #include <unistd.h>
 
+int tl_corpus_workers(int max_workers)
+{
+    if (max_workers > 0) return max_workers;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    return cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus;
+}
+
 void tl_corpus_opts_default(tl_corpus_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -1035,12 +1042,7 @@ static void run_ranks(pool *p)
 {
     double t0 = tl_now();
     atomic_init(&p->next, 0);
-    int workers = p->o->max_workers;
-    if (workers <= 0) {
-        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-        workers = cpus > 0 ? (int)cpus : 1;
-        if (workers > 4) workers = 4;
-    }
+    int workers = tl_corpus_workers(p->o->max_workers);
     if ((size_t)workers > p->hi - p->lo) workers = (int)(p->hi - p->lo);
     if (workers < 1) workers = 1;
     pthread_mutex_init(&p->cs.mu, NULL);

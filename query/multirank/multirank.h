@@ -165,6 +165,9 @@ typedef struct tl_corpus_opts {
                           and trimming them all would be serial work */
 } tl_corpus_opts;
 void tl_corpus_opts_default(tl_corpus_opts *o);
+/* The threads over ranks for max_workers (<= 0: min(CPUs, 4)), before the
+ * ranks' count bounds them. */
+int tl_corpus_workers(int max_workers);
 
 typedef struct tl_corpus_sheets {
     tl_table **v;
