@@ -152,6 +152,13 @@ int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *c
     return tl_reader_one_column(part_of(r, id), id, table, col, out, err);
 }
 
+int tl_reader_column_of(tl_reader *r, uint64_t id, const char *table, const char *col, tl_ctype type,
+                        tl_colview *out, tl_err *err)
+{
+    int rc = tl_reader_one_column(part_of(r, id), id, table, col, out, err);
+    return tl_reader_check_type(id, table, col, type, rc, out, err);
+}
+
 int tl_reader_column_into(tl_reader *r, uint64_t id, const char *table, const char *col, void *dst, size_t width,
                           uint64_t rows, tl_err *err)
 {

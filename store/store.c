@@ -1509,17 +1509,23 @@ int tl_reader_one_column(tl_reader *r, uint64_t id, const char *table, const cha
     STORE_GUARDED(tl_fault_error(r->s->dir, err), reader_column(r, id, table, col, out, err));
 }
 
+int tl_reader_check_type(uint64_t id, const char *table, const char *col, tl_ctype type, int rc,
+                         const tl_colview *v, tl_err *err)
+{
+    if (rc || v->type == type) return rc;
+    char hex[17];
+    tl_id_format(id, hex);
+    return tl_errf(err, TL_ESTORE,
+                   "trace %s, table %s, column %s: holds %s values, not %s; the store is damaged or was written "
+                   "by another program: run `tracelens check`",
+                   hex, table, col, tl_ctype_name(v->type), tl_ctype_name(type));
+}
+
 int tl_reader_one_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err)
 {
     tl_colview v;
     int rc = tl_reader_one_column(r, id, "dict", "str", &v, err);
-    if (rc) return rc;
-    if (v.type != TL_CT_BLOB) {
-        char hex[17];
-        tl_id_format(id, hex);
-        return tl_errf(err, TL_ESTORE, "trace %s: column dict.str holds %s values, not text: the store is damaged "
-                       "(run `tracelens check`)", hex, tl_ctype_name(v.type));
-    }
+    if ((rc = tl_reader_check_type(id, "dict", "str", TL_CT_BLOB, rc, &v, err))) return rc;
     out->n = v.n;
     out->offsets = v.offsets;
     out->bytes = v.bytes;

@@ -187,6 +187,12 @@ typedef struct tl_colview {
 } tl_colview;
 int tl_reader_column(tl_reader *r, uint64_t id, const char *table, const char *col,
                      tl_colview *out, tl_err *err);
+/* tl_reader_column of a column that must hold `type` values (TL_CT_BLOB:
+ * text): TL_ESTORE naming the trace, table, column and both types when it
+ * holds another (a damaged store), so that no caller reads a fixed-width
+ * column as text or the other way round. */
+int tl_reader_column_of(tl_reader *r, uint64_t id, const char *table, const char *col, tl_ctype type,
+                        tl_colview *out, tl_err *err);
 /* A fixed-width column decoded straight into caller memory: dst holds
  * `rows` values of `width` bytes (the column's type size). TL_ENOTFOUND
  * when the trace has no such column, TL_ESTORE when its row count or

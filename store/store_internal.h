@@ -55,6 +55,9 @@ int tl_reader_one_column_scan(tl_reader *r, uint64_t id, const char *table, cons
                               int (*cb)(void *ctx, uint32_t chunk, const tl_colview *v), void *ctx,
                               tl_err *err);
 int tl_reader_one_dict(tl_reader *r, uint64_t id, tl_dict *out, tl_err *err);
+/* tl_reader_column_of's check of a column read (rc its read's result). */
+int tl_reader_check_type(uint64_t id, const char *table, const char *col, tl_ctype type, int rc,
+                         const tl_colview *v, tl_err *err);
 int tl_reader_one_sizes(tl_reader *r, uint64_t id, char **json_out, tl_err *err);
 
 /* TL_EUNSUPPORTED naming the shards when s is a store list (writes,

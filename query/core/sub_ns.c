@@ -22,10 +22,9 @@ static int view(tl_reader *r, uint64_t id, const char *col, tl_ctype type, size_
                 tl_err *err)
 {
     tl_colview v;
-    int rc = tl_reader_column(r, id, TL_T_SUB_NS, col, &v, err);
+    int rc = tl_reader_column_of(r, id, TL_T_SUB_NS, col, type, &v, err);
     if (rc == TL_ENOTFOUND && *n != SIZE_MAX) return damaged(err, id, col, "is missing");
     if (rc) return rc;
-    if (v.type != type) return damaged(err, id, col, "holds values of another type");
     if (*n == SIZE_MAX) *n = (size_t)v.n;
     else if (v.n != *n) return damaged(err, id, col, "has another row count than its row column");
     *data = v.data;

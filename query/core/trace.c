@@ -249,12 +249,7 @@ static int load_col(tl_trace *t, const char *table, const coldef *d, uint64_t ro
         else *dst = *own = buf;
     } else {
         tl_colview v;
-        rc = tl_reader_column(t->reader, t->id, table, d->name, &v, err);
-        if (!rc && v.type != d->type) {
-            char what[96];
-            snprintf(what, sizeof what, "holds %s values, not %s", tl_ctype_name(v.type), tl_ctype_name(d->type));
-            return col_damaged(err, t->id, table, d->name, what);
-        }
+        rc = tl_reader_column_of(t->reader, t->id, table, d->name, d->type, &v, err);
         if (!rc && v.n != rows) {
             char what[96];
             snprintf(what, sizeof what, "has %llu rows, not the catalog's %llu", (unsigned long long)v.n,
@@ -353,8 +348,7 @@ static int load_head(tl_trace *t, tl_err *err)
     rc = load_table(t, TL_T_META, META_COLS, NCOLS(META_COLS), ((uint64_t)1 << NCOLS(META_COLS)) - 1, t->nmeta,
                     NULL, &t->m_idflags, err);
     if (rc) return rc;
-    if ((rc = tl_reader_column(t->reader, t->id, TL_T_META, TL_C_ARGS, &t->m_args, err))) return rc;
-    if (t->m_args.type != TL_CT_BLOB) return col_damaged(err, t->id, TL_T_META, TL_C_ARGS, "holds values other than text");
+    if ((rc = tl_reader_column_of(t->reader, t->id, TL_T_META, TL_C_ARGS, TL_CT_BLOB, &t->m_args, err))) return rc;
     if (t->m_args.n != t->nmeta) return col_damaged(err, t->id, TL_T_META, TL_C_ARGS, "row count differs from the catalog's");
     return TL_OK;
 }
@@ -713,8 +707,7 @@ const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
         /* Lazy load; the trace is logically const (a cache fill). */
         tl_trace *m = (tl_trace *)t;
         m->args_loaded = 1;
-        if (tl_reader_column(m->reader, m->id, TL_T_EVENTS, TL_C_ARGS, &m->args, NULL) != 0 ||
-            m->args.type != TL_CT_BLOB)
+        if (tl_reader_column_of(m->reader, m->id, TL_T_EVENTS, TL_C_ARGS, TL_CT_BLOB, &m->args, NULL) != 0)
             memset(&m->args, 0, sizeof m->args);
     }
     if (i >= t->args.n) { if (len) *len = 0; return ""; }
@@ -725,8 +718,7 @@ const char *tl_trace_args(const tl_trace *t, size_t i, size_t *len)
 const char *tl_trace_extra(const tl_trace *t, const char *name, size_t *len)
 {
     tl_colview v;
-    if (tl_reader_column(t->reader, t->id, TL_T_EXTRA, name, &v, NULL) != 0 || v.type != TL_CT_BLOB || v.n < 1)
-        return NULL;
+    if (tl_reader_column_of(t->reader, t->id, TL_T_EXTRA, name, TL_CT_BLOB, &v, NULL) != 0 || v.n < 1) return NULL;
     if (len) *len = (size_t)(v.offsets[1] - v.offsets[0] - 1);
     return v.bytes + v.offsets[0];
 }
@@ -857,7 +849,6 @@ static int sel_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
 static int check_sel_rows(tl_reader *r, uint64_t id, const tl_colview *rows, tl_err *err)
 {
     static const coldef ROW = {TL_C_ROW, TL_CT_U32, 0, 0, 0, CK_ASC, 0};
-    if (rows->type != TL_CT_U32) return col_damaged(err, id, TL_T_ARGS_SEL, TL_C_ROW, "holds values of another type");
     const char *catalog;
     int rc = tl_reader_catalog(r, id, &catalog, err);
     if (rc) return rc;
@@ -879,7 +870,7 @@ int tl_args_sel_walk(tl_reader *r, uint64_t id,
                      tl_err *err)
 {
     tl_colview rows;
-    int rc = tl_reader_column(r, id, TL_T_ARGS_SEL, TL_C_ROW, &rows, err);
+    int rc = tl_reader_column_of(r, id, TL_T_ARGS_SEL, TL_C_ROW, TL_CT_U32, &rows, err);
     if (rc == TL_ENOTFOUND) return TL_OK; /* no event was selected */
     if (rc) return rc;
     if ((rc = check_sel_rows(r, id, &rows, err))) return rc;
