@@ -1183,31 +1183,31 @@ int tl_corpus_report(tl_store *s, const uint64_t *ids, const int *ranks, size_t 
 
 static void put_groups(tl_buf *b, const dgroups *gs)
 {
-    part_put_u64(b, gs->n);
+    tl_pack_u64(b, gs->n);
     for (size_t i = 0; i < gs->n; i++) {
         const dgroup *g = &gs->v[i];
-        part_put_str(b, g->name), part_put_str(b, g->cat);
-        part_put_u64(b, g->d.n);
-        part_put_bytes(b, g->d.v, g->d.n * sizeof *g->d.v);
-        part_put_u64(b, (uint64_t)g->cnt);
-        part_put_f64(b, g->mn), part_put_f64(b, g->mx), part_put_f64(b, g->mean);
+        tl_pack_str(b, g->name), tl_pack_str(b, g->cat);
+        tl_pack_u64(b, g->d.n);
+        tl_pack_bytes(b, g->d.v, g->d.n * sizeof *g->d.v);
+        tl_pack_u64(b, (uint64_t)g->cnt);
+        tl_pack_f64(b, g->mn), tl_pack_f64(b, g->mx), tl_pack_f64(b, g->mean);
     }
 }
 
-static void get_groups(part_in *in, dgroups *gs, tl_arena *a)
+static void get_groups(tl_unpack *in, dgroups *gs, tl_arena *a)
 {
-    size_t n = (size_t)part_get_u64(in);
+    size_t n = (size_t)tl_unpack_u64(in);
     for (size_t i = 0; i < n && !in->bad; i++) {
-        dgroup g = {.name = part_get_str(in, a), .cat = part_get_str(in, a)};
-        size_t nd = (size_t)part_get_u64(in);
-        const double *d = part_get_bytes(in, nd * sizeof *d);
+        dgroup g = {.name = tl_unpack_str(in, a), .cat = tl_unpack_str(in, a)};
+        size_t nd = (size_t)tl_unpack_u64(in);
+        const double *d = tl_unpack_bytes(in, nd * sizeof *d);
         if (d && nd) {
             tl_vec_reserve(&g.d, nd);
             memcpy(g.d.v, d, nd * sizeof *d);
             g.d.n = nd;
         }
-        g.cnt = (int64_t)part_get_u64(in);
-        g.mn = part_get_f64(in), g.mx = part_get_f64(in), g.mean = part_get_f64(in);
+        g.cnt = (int64_t)tl_unpack_u64(in);
+        g.mn = tl_unpack_f64(in), g.mx = tl_unpack_f64(in), g.mean = tl_unpack_f64(in);
         tl_vec_push(gs, g);
     }
 }
@@ -1238,37 +1238,37 @@ static void put_perf_rows(tl_buf *b, const cp_rows *rows)
     tl_smap_init(&t.m, 256);
     memset(&t.v, 0, sizeof t.v);
     tl_buf r = {0};
-    part_put_u64(&r, rows->n);
+    tl_pack_u64(&r, rows->n);
     for (size_t i = 0; i < rows->n; i++) {
         const cp_row *x = &rows->v[i];
-        part_put_u64(&r, str_id(&t, x->name));
-        part_put_u64(&r, (uint64_t)x->uid);
-        part_put_u64(&r, x->np);
+        tl_pack_u64(&r, str_id(&t, x->name));
+        tl_pack_u64(&r, (uint64_t)x->uid);
+        tl_pack_u64(&r, x->np);
         for (size_t q = 0; q < x->np; q++) {
-            part_put_u64(&r, str_id(&t, x->p[q].key) | (uint64_t)x->p[q].kind << 56);
-            part_put_u64(&r, str_id(&t, x->p[q].text));
+            tl_pack_u64(&r, str_id(&t, x->p[q].key) | (uint64_t)x->p[q].kind << 56);
+            tl_pack_u64(&r, str_id(&t, x->p[q].text));
         }
         double nums[] = {x->gflops, x->mb, x->fpb, x->kt, x->tflops, x->tbs, x->ndm_kt, x->ndm_tflops};
-        part_put_bytes(&r, nums, sizeof nums);
-        part_put_u64(&r, x->nk);
+        tl_pack_bytes(&r, nums, sizeof nums);
+        tl_pack_u64(&r, x->nk);
         for (size_t q = 0; q < x->nk; q++) {
-            part_put_u64(&r, str_id(&t, x->k[q].name) | (uint64_t)(x->k[q].has_stream != 0) << 63);
-            part_put_f64(&r, x->k[q].dur);
-            part_put_u64(&r, (uint64_t)x->k[q].stream);
+            tl_pack_u64(&r, str_id(&t, x->k[q].name) | (uint64_t)(x->k[q].has_stream != 0) << 63);
+            tl_pack_f64(&r, x->k[q].dur);
+            tl_pack_u64(&r, (uint64_t)x->k[q].stream);
         }
         const char *strs[] = {x->dims, x->types, x->strides, x->concrete};
-        for (size_t q = 0; q < 4; q++) part_put_u64(&r, str_id(&t, strs[q]));
+        for (size_t q = 0; q < 4; q++) tl_pack_u64(&r, str_id(&t, strs[q]));
     }
-    part_put_u64(b, t.v.n);
-    for (size_t k = 0; k < t.v.n; k++) part_put_str(b, t.v.v[k]);
-    part_put_bytes(b, r.p, r.n);
+    tl_pack_u64(b, t.v.n);
+    for (size_t k = 0; k < t.v.n; k++) tl_pack_str(b, t.v.v[k]);
+    tl_pack_bytes(b, r.p, r.n);
     tl_buf_free(&r);
     tl_vec_free(&t.v);
     tl_smap_free(&t.m);
 }
 
 /* A text of the table by its number (NULL for 0 or a bad number). */
-static const char *str_of(part_in *in, const char *const *tab, size_t n, uint64_t id)
+static const char *str_of(tl_unpack *in, const char *const *tab, size_t n, uint64_t id)
 {
     if (id > n) in->bad = 1;
     return id && id <= n ? tab[id - 1] : NULL;
@@ -1298,46 +1298,46 @@ static cp_param *shared_params(param_lists *pl, const unsigned char *bytes, size
     return fresh;
 }
 
-static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
+static void get_perf_rows(tl_unpack *in, cp_rows *rows, tl_arena *a)
 {
-    size_t ns = (size_t)part_get_u64(in);
+    size_t ns = (size_t)tl_unpack_u64(in);
     if (ns > (size_t)(in->end - in->p)) { in->bad = 1; return; }
     const char **tab = tl_arena_alloc(a, (ns ? ns : 1) * sizeof *tab);
-    for (size_t k = 0; k < ns; k++) tab[k] = part_get_str(in, a);
-    size_t n = (size_t)part_get_u64(in);
+    for (size_t k = 0; k < ns; k++) tab[k] = tl_unpack_str(in, a);
+    size_t n = (size_t)tl_unpack_u64(in);
     param_lists pl = {0};
     tl_bmap_init(&pl.m, 2 * sizeof(uint64_t), 64);
     for (size_t i = 0; i < n && !in->bad; i++) {
-        cp_row r = {.name = str_of(in, tab, ns, part_get_u64(in))};
-        r.uid = (int64_t)part_get_u64(in);
-        r.np = (size_t)part_get_u64(in);
+        cp_row r = {.name = str_of(in, tab, ns, tl_unpack_u64(in))};
+        r.uid = (int64_t)tl_unpack_u64(in);
+        r.np = (size_t)tl_unpack_u64(in);
         if (r.np > (size_t)(in->end - in->p)) { in->bad = 1; break; }
         r.p = tl_arena_alloc(a, (r.np ? r.np : 1) * sizeof *r.p);
         const unsigned char *pb = in->p;
         for (size_t q = 0; q < r.np; q++) {
-            uint64_t kk = part_get_u64(in);
+            uint64_t kk = tl_unpack_u64(in);
             r.p[q].key = str_of(in, tab, ns, kk & ((1ull << 56) - 1));
             r.p[q].kind = (int)(kk >> 56);
-            r.p[q].text = str_of(in, tab, ns, part_get_u64(in));
+            r.p[q].text = str_of(in, tab, ns, tl_unpack_u64(in));
         }
         if (!in->bad) r.p = shared_params(&pl, pb, (size_t)(in->p - pb), r.p);
         double nums[8] = {0};
-        const void *pn = part_get_bytes(in, sizeof nums);
+        const void *pn = tl_unpack_bytes(in, sizeof nums);
         if (pn) memcpy(nums, pn, sizeof nums);
         r.gflops = nums[0], r.mb = nums[1], r.fpb = nums[2], r.kt = nums[3];
         r.tflops = nums[4], r.tbs = nums[5], r.ndm_kt = nums[6], r.ndm_tflops = nums[7];
-        r.nk = (size_t)part_get_u64(in);
+        r.nk = (size_t)tl_unpack_u64(in);
         if (r.nk > (size_t)(in->end - in->p)) { in->bad = 1; break; }
         r.k = tl_arena_alloc(a, (r.nk ? r.nk : 1) * sizeof *r.k);
         for (size_t q = 0; q < r.nk; q++) {
-            uint64_t kn = part_get_u64(in);
+            uint64_t kn = tl_unpack_u64(in);
             r.k[q].name = str_of(in, tab, ns, kn & ~(1ull << 63));
             r.k[q].has_stream = (int)(kn >> 63);
-            r.k[q].dur = part_get_f64(in);
-            r.k[q].stream = (int64_t)part_get_u64(in);
+            r.k[q].dur = tl_unpack_f64(in);
+            r.k[q].stream = (int64_t)tl_unpack_u64(in);
         }
         const char **strs[] = {&r.dims, &r.types, &r.strides, &r.concrete};
-        for (size_t q = 0; q < 4; q++) *strs[q] = str_of(in, tab, ns, part_get_u64(in));
+        for (size_t q = 0; q < 4; q++) *strs[q] = str_of(in, tab, ns, tl_unpack_u64(in));
         tl_vec_push(rows, r);
     }
     tl_bmap_free(&pl.m);
@@ -1347,49 +1347,49 @@ static void get_perf_rows(part_in *in, cp_rows *rows, tl_arena *a)
 /* One rank's results: its sheets, groups, counts and collective records. */
 static void put_rank(tl_buf *b, const rank_out *ro, int with_coll)
 {
-    part_put_u64(b, (uint64_t)(int64_t)ro->rank);
-    part_put_u64(b, (uint64_t)ro->ok);
-    part_put_str(b, ro->msg);
-    part_put_table(b, ro->timeline);
-    part_put_table(b, ro->ops);
+    tl_pack_u64(b, (uint64_t)(int64_t)ro->rank);
+    tl_pack_u64(b, (uint64_t)ro->ok);
+    tl_pack_str(b, ro->msg);
+    tl_pack_table(b, ro->timeline);
+    tl_pack_table(b, ro->ops);
     for (int k = 0; k < CP_NGROUPS; k++) put_perf_rows(b, &ro->perf[k]);
     int64_t counts[] = {ro->nk, ro->nk_linked, ro->nshort_linked, ro->nshort_unlinked};
-    for (size_t k = 0; k < 4; k++) part_put_u64(b, (uint64_t)counts[k]);
+    for (size_t k = 0; k < 4; k++) tl_pack_u64(b, (uint64_t)counts[k]);
     put_groups(b, &ro->unlinked);
     put_groups(b, &ro->cuda);
-    part_put_u64(b, ro->shortops.n);
+    tl_pack_u64(b, ro->shortops.n);
     for (size_t i = 0; i < ro->shortops.n; i++) {
-        part_put_str(b, ro->shortops.v[i].name);
-        part_put_u64(b, (uint64_t)ro->shortops.v[i].n);
+        tl_pack_str(b, ro->shortops.v[i].name);
+        tl_pack_u64(b, (uint64_t)ro->shortops.v[i].n);
     }
-    part_put_u64(b, (uint64_t)(int64_t)ro->coll_rc);
-    part_put_u64(b, (uint64_t)(int64_t)ro->coll_err.code);
-    part_put_str(b, ro->coll_err.msg);
+    tl_pack_u64(b, (uint64_t)(int64_t)ro->coll_rc);
+    tl_pack_u64(b, (uint64_t)(int64_t)ro->coll_err.code);
+    tl_pack_str(b, ro->coll_err.msg);
     if (with_coll && !ro->coll_rc) part_put_coll_rank(b, &ro->coll);
 }
 
-static int get_rank(part_in *in, rank_out *ro, int with_coll)
+static int get_rank(tl_unpack *in, rank_out *ro, int with_coll)
 {
-    ro->rank = (int)(int64_t)part_get_u64(in);
-    ro->ok = (int)part_get_u64(in);
-    const char *msg = part_get_str(in, &ro->arena);
+    ro->rank = (int)(int64_t)tl_unpack_u64(in);
+    ro->ok = (int)tl_unpack_u64(in);
+    const char *msg = tl_unpack_str(in, &ro->arena);
     snprintf(ro->msg, sizeof ro->msg, "%s", msg ? msg : "");
-    ro->timeline = part_get_table(in);
-    ro->ops = part_get_table(in);
+    ro->timeline = tl_unpack_table(in);
+    ro->ops = tl_unpack_table(in);
     for (int k = 0; k < CP_NGROUPS; k++) get_perf_rows(in, &ro->perf[k], &ro->arena);
-    ro->nk = (int64_t)part_get_u64(in), ro->nk_linked = (int64_t)part_get_u64(in);
-    ro->nshort_linked = (int64_t)part_get_u64(in), ro->nshort_unlinked = (int64_t)part_get_u64(in);
+    ro->nk = (int64_t)tl_unpack_u64(in), ro->nk_linked = (int64_t)tl_unpack_u64(in);
+    ro->nshort_linked = (int64_t)tl_unpack_u64(in), ro->nshort_unlinked = (int64_t)tl_unpack_u64(in);
     get_groups(in, &ro->unlinked, &ro->arena);
     get_groups(in, &ro->cuda, &ro->arena);
-    size_t ns = (size_t)part_get_u64(in);
+    size_t ns = (size_t)tl_unpack_u64(in);
     for (size_t i = 0; i < ns && !in->bad; i++) {
-        namecount nc = {.name = part_get_str(in, &ro->arena)};
-        nc.n = (int64_t)part_get_u64(in);
+        namecount nc = {.name = tl_unpack_str(in, &ro->arena)};
+        nc.n = (int64_t)tl_unpack_u64(in);
         tl_vec_push(&ro->shortops, nc);
     }
-    ro->coll_rc = (int)(int64_t)part_get_u64(in);
-    ro->coll_err.code = (int)(int64_t)part_get_u64(in);
-    msg = part_get_str(in, &ro->arena);
+    ro->coll_rc = (int)(int64_t)tl_unpack_u64(in);
+    ro->coll_err.code = (int)(int64_t)tl_unpack_u64(in);
+    msg = tl_unpack_str(in, &ro->arena);
     snprintf(ro->coll_err.msg, sizeof ro->coll_err.msg, "%s", msg ? msg : "");
     if (with_coll && !ro->coll_rc && part_get_coll_rank(in, &ro->coll)) return TL_EFORMAT;
     return in->bad ? TL_EFORMAT : TL_OK;
@@ -1409,7 +1409,7 @@ int tl_corpus_partials(tl_store *s, const uint64_t *ids, const int *ranks, size_
               .cat = cat, .want_coll = n > 1};
     run_ranks(&p);
     for (size_t i = lo; i < hi; i++) {
-        part_put_u64(out, i);
+        tl_pack_u64(out, i);
         put_rank(out, &p.ro[i], p.want_coll);
     }
     for (size_t i = 0; i < n; i++) rank_free(&p.ro[i]);
@@ -1432,10 +1432,10 @@ int tl_corpus_report_partials(const void *parts, size_t len, size_t n, const tl_
     pool p = {.n = n, .lo = 0, .hi = n, .ro = ranks_new(NULL, n), .o = o, .want_coll = n > 1,
               .coll_summary = &stats->coll};
     char *have = tl_xcalloc(n, 1);
-    part_in in = {parts, (const unsigned char *)parts + len, 0};
+    tl_unpack in = {parts, (const unsigned char *)parts + len, 0};
     int rc = TL_OK;
     while (!rc && in.p < in.end) {
-        uint64_t pos = part_get_u64(&in);
+        uint64_t pos = tl_unpack_u64(&in);
         if (in.bad || pos >= n || have[pos]) {
             rc = tl_errf(err, TL_EFORMAT, "corpus partials: a damaged or repeated rank record");
             break;

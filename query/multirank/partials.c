@@ -13,146 +13,11 @@
 int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_coll_sheets *out,
                       tl_coll_summary *summary, tl_err *err);
 
-/* ---- bytes ----------------------------------------------------------------- */
-
-void part_put_u64(tl_buf *b, uint64_t v) { tl_buf_append(b, &v, sizeof v); }
-void part_put_f64(tl_buf *b, double v) { tl_buf_append(b, &v, sizeof v); }
-void part_put_bytes(tl_buf *b, const void *p, size_t n)
-{
-    if (n) tl_buf_append(b, p, n); /* p may be NULL when n is 0 (an empty vector) */
-}
-
-void part_put_str(tl_buf *b, const char *s)
-{
-    if (!s) { part_put_u64(b, 0); return; }
-    size_t n = strlen(s);
-    part_put_u64(b, n + 1);
-    tl_buf_append(b, s, n);
-}
-
-const void *part_get_bytes(part_in *in, size_t n)
-{
-    if (in->bad || (size_t)(in->end - in->p) < n) {
-        in->bad = 1;
-        return NULL;
-    }
-    const void *p = in->p;
-    in->p += n;
-    return p;
-}
-
-uint64_t part_get_u64(part_in *in)
-{
-    uint64_t v = 0;
-    const void *p = part_get_bytes(in, sizeof v);
-    if (p) memcpy(&v, p, sizeof v);
-    return v;
-}
-
-double part_get_f64(part_in *in)
-{
-    double v = 0;
-    const void *p = part_get_bytes(in, sizeof v);
-    if (p) memcpy(&v, p, sizeof v);
-    return v;
-}
-
-const char *part_get_str(part_in *in, tl_arena *a)
-{
-    uint64_t n = part_get_u64(in);
-    if (!n) return NULL;
-    const char *p = part_get_bytes(in, (size_t)n - 1);
-    return p ? tl_arena_strndup(a, p, (size_t)n - 1) : NULL;
-}
-
-/* ---- tables ---------------------------------------------------------------- */
-
-void part_put_table(tl_buf *b, const tl_table *t)
-{
-    part_put_u64(b, t != NULL);
-    if (!t) return;
-    part_put_str(b, t->name);
-    part_put_u64(b, t->nrows);
-    part_put_u64(b, t->ncols);
-    for (size_t c = 0; c < t->ncols; c++) {
-        const tl_column *col = &t->cols[c];
-        part_put_str(b, col->name);
-        part_put_u64(b, (uint64_t)col->type | (uint64_t)(col->as_float != 0) << 8 | (uint64_t)(col->hidden != 0) << 9 |
-                            (uint64_t)(col->valid != NULL) << 10);
-        switch (col->type) {
-        case TL_STR:
-            for (size_t r = 0; r < t->nrows; r++) part_put_str(b, col->v.s[r]);
-            break;
-        case TL_I64: part_put_bytes(b, col->v.i, t->nrows * sizeof *col->v.i); break;
-        case TL_F64: part_put_bytes(b, col->v.f, t->nrows * sizeof *col->v.f); break;
-        case TL_BOOL: part_put_bytes(b, col->v.b, t->nrows); break;
-        }
-        if (col->valid) part_put_bytes(b, col->valid, t->nrows);
-    }
-}
-
-/* One column's cells of a table being unpacked. */
-static void get_cells(part_in *in, tl_table *t, size_t c, tl_type type, int has_valid)
-{
-    size_t n = t->nrows;
-    if (type == TL_STR) {
-        for (size_t r = 0; r < n && !in->bad; r++) {
-            uint64_t len = part_get_u64(in);
-            const char *s = len ? part_get_bytes(in, (size_t)len - 1) : NULL;
-            if (s) tl_table_set_strn(t, c, r, s, (size_t)len - 1);
-        }
-        return;
-    }
-    size_t width = type == TL_BOOL ? 1 : 8;
-    const unsigned char *v = part_get_bytes(in, n * width);
-    const unsigned char *valid = has_valid ? part_get_bytes(in, n) : NULL;
-    if (!v || (has_valid && !valid)) return;
-    for (size_t r = 0; r < n; r++) {
-        if (valid && !valid[r]) continue;
-        if (type == TL_I64) {
-            int64_t x;
-            memcpy(&x, v + r * 8, 8);
-            tl_table_set_i64(t, c, r, x);
-        } else if (type == TL_F64) {
-            double x;
-            memcpy(&x, v + r * 8, 8);
-            tl_table_set_f64(t, c, r, x);
-        } else {
-            tl_table_set_bool(t, c, r, v[r]);
-        }
-    }
-}
-
-tl_table *part_get_table(part_in *in)
-{
-    if (!part_get_u64(in)) return NULL;
-    tl_arena a;
-    tl_arena_init(&a, 256);
-    const char *name = part_get_str(in, &a);
-    tl_table *t = tl_table_new(name ? name : "");
-    size_t nrows = (size_t)part_get_u64(in), ncols = (size_t)part_get_u64(in);
-    if (in->bad || nrows > (size_t)(in->end - in->p) || ncols > (size_t)(in->end - in->p)) in->bad = 1;
-    for (size_t c = 0; c < ncols && !in->bad; c++) {
-        const char *cname = part_get_str(in, &a);
-        uint64_t bits = part_get_u64(in);
-        tl_type type = (tl_type)(bits & 0xff);
-        if (type > TL_BOOL) { in->bad = 1; break; }
-        size_t k = tl_table_add_col(t, cname ? cname : "", type);
-        if (c == 0) tl_table_set_nrows(t, nrows);
-        t->cols[k].as_float = (bits >> 8) & 1;
-        t->cols[k].hidden = (bits >> 9) & 1;
-        get_cells(in, t, k, type, (bits >> 10) & 1);
-    }
-    if (!ncols) tl_table_set_nrows(t, nrows);
-    tl_arena_free(&a);
-    return t;
-}
-
 /* ---- one rank's collective records -------------------------------------------- */
 
 static void put_i64s(tl_buf *b, const int64_t *v, size_t n)
 {
-    for (size_t i = 0; i < n; i++) part_put_u64(b, (uint64_t)v[i]);
+    for (size_t i = 0; i < n; i++) tl_pack_u64(b, (uint64_t)v[i]);
 }
 
 void part_put_coll_rank(tl_buf *b, const coll_rank *cr)
@@ -167,18 +32,18 @@ void part_put_coll_rank(tl_buf *b, const coll_rank *cr)
         int64_t ints[] = {e->rank, e->row, e->group_size, e->in_nelems, e->out_nelems,
                           e->stream, e->type, e->index_in_group, e->cid_no};
         put_i64s(b, ints, sizeof ints / sizeof *ints);
-        part_put_f64(b, e->ts), part_put_f64(b, e->dur), part_put_f64(b, e->in_mb), part_put_f64(b, e->out_mb);
+        tl_pack_f64(b, e->ts), tl_pack_f64(b, e->dur), tl_pack_f64(b, e->in_mb), tl_pack_f64(b, e->out_mb);
         const char *strs[] = {e->pg_name, e->pg_ranks, e->coll_name, e->dtype, e->in_split, e->out_split, e->cid};
-        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) part_put_str(b, strs[k]);
+        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) tl_pack_str(b, strs[k]);
     }
 }
 
-int part_get_coll_rank(part_in *in, coll_rank *cr)
+int part_get_coll_rank(tl_unpack *in, coll_rank *cr)
 {
     memset(cr, 0, sizeof *cr);
     tl_arena_init(&cr->arena, 1 << 16);
     int64_t head[16];
-    for (size_t i = 0; i < 16; i++) head[i] = (int64_t)part_get_u64(in);
+    for (size_t i = 0; i < 16; i++) head[i] = (int64_t)tl_unpack_u64(in);
     tl_coll_rankinfo *info = &cr->info;
     info->rank = (int)head[0], info->id = (uint64_t)head[1], info->n_collectives = (size_t)head[2];
     info->gpu_events = head[3], info->total_ns = head[4], info->comp_ns = head[5], info->comm_ns = head[6];
@@ -193,13 +58,13 @@ int part_get_coll_rank(part_in *in, coll_rank *cr)
     for (size_t i = 0; i < n && !in->bad; i++) {
         coll_ev *e = &cr->ev[i];
         int64_t v[9];
-        for (size_t k = 0; k < 9; k++) v[k] = (int64_t)part_get_u64(in);
+        for (size_t k = 0; k < 9; k++) v[k] = (int64_t)tl_unpack_u64(in);
         e->rank = (int)v[0], e->row = (uint32_t)v[1], e->group_size = v[2];
         e->in_nelems = v[3], e->out_nelems = v[4], e->stream = v[5], e->type = (tl_coll_type)v[6];
         e->index_in_group = v[7], e->cid_no = (long)v[8];
-        e->ts = part_get_f64(in), e->dur = part_get_f64(in), e->in_mb = part_get_f64(in), e->out_mb = part_get_f64(in);
+        e->ts = tl_unpack_f64(in), e->dur = tl_unpack_f64(in), e->in_mb = tl_unpack_f64(in), e->out_mb = tl_unpack_f64(in);
         const char **strs[] = {&e->pg_name, &e->pg_ranks, &e->coll_name, &e->dtype, &e->in_split, &e->out_split, &e->cid};
-        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = part_get_str(in, &cr->arena);
+        for (size_t k = 0; k < sizeof strs / sizeof *strs; k++) *strs[k] = tl_unpack_str(in, &cr->arena);
         cr->n = i + 1;
     }
     return in->bad ? TL_EFORMAT : TL_OK;
@@ -241,7 +106,7 @@ int tl_coll_partials(tl_store *s, const uint64_t *ids, size_t lo, size_t hi, int
             if (err) *err = p.errs[i];
         }
         if (!rc) {
-            part_put_u64(out, lo + i);
+            tl_pack_u64(out, lo + i);
             part_put_coll_rank(out, &p.ranks[i]);
         }
         coll_rank_free(&p.ranks[i]);
@@ -258,10 +123,10 @@ int tl_coll_report_partials(const void *parts, size_t len, size_t world, const t
     if (world == 0) return tl_errf(err, TL_EUSAGE, "world_size must be provided");
     coll_rank *ranks = tl_xcalloc(world, sizeof *ranks);
     char *have = tl_xcalloc(world, 1);
-    part_in in = {parts, (const unsigned char *)parts + len, 0};
+    tl_unpack in = {parts, (const unsigned char *)parts + len, 0};
     int rc = TL_OK;
     while (!rc && in.p < in.end) {
-        uint64_t pos = part_get_u64(&in);
+        uint64_t pos = tl_unpack_u64(&in);
         if (in.bad || pos >= world || have[pos]) {
             rc = tl_errf(err, TL_EFORMAT, "collective partials: a damaged or repeated rank record");
             break;
