@@ -2,7 +2,8 @@
 # --mpi: ingest, corpus-report and collective split across 4 MPI processes
 # (mpirun --oversubscribe -n 4) on a generated 8-rank corpus, each process
 # with its own store (--db DIR/tl-%r), must give what one process gives:
-# the same traces over the shards, the same workbook and CSVs. Exits 77
+# the same traces over the shards, the same workbook and CSVs; and a
+# query split over 2-4 processes must give the one-store answer. Exits 77
 # (skipped) when MPI is not built in or mpirun is missing.
 # Usage: test_mpi.sh BUILD_DIR
 set -u
@@ -68,6 +69,34 @@ same_dir "collective --mpi --config over a store list" "$W/co1" "$W/co3"
 timeout 300 "${MPI[@]}" -n 3 "$T" corpus-report -q --mpi --db "@$W/shards" --config corpus -o "$W/three.xlsx" \
     --csv "$W/cr3" >/dev/null 2>"$W/err" || no "mpirun corpus-report --config failed: $(head -3 "$W/err")"
 same_dir "corpus-report --mpi --config over a store list" "$W/cr1" "$W/cr3"
+
+# query --mpi: each process queries its share of the shards (or its own
+# %r store); the partials folded up a tree must give the one-store answer
+"$T" ingest -q --db "$W/m/tl-2" "$C/rank_0.json" >/dev/null 2>&1 # a trace held twice counts once
+REF=$W/one
+same_query() { # N DB ARGS...: query over DB in N processes against one process over $REF
+    local n=$1 db=$2
+    shift 2
+    "$T" query -q --db "$REF" --format csv "$@" >"$W/q1.csv" 2>"$W/q1.err"
+    local rc1=$?
+    timeout 120 "${MPI[@]}" -n "$n" "$T" query -q --mpi --db "$db" --format csv "$@" >"$W/qn.csv" 2>"$W/err"
+    local rcn=$?
+    if [ "$rc1" = "$rcn" ] && { [ "$rc1" != 0 ] || [ -s "$W/q1.csv" ]; } && cmp -s "$W/q1.csv" "$W/qn.csv"; then ok
+    else no "query --mpi -n $n $* (exit $rc1 against $rcn): $(diff "$W/q1.csv" "$W/qn.csv" | head -3) $(head -2 "$W/err")"; fi
+}
+AGGS='sum(dur),count,min(dur),max(dur),mean(dur),median(dur),p90(dur),nunique(stream),nunique(trace_id)'
+for n in 2 3 4; do
+    same_query $n "@$W/shards" --by name --agg "$AGGS" --top 20
+done
+same_query 4 "$W/m/tl-%r" --by name --agg "$AGGS"
+same_query 3 "@$W/shards" --sort -dur --top 15
+same_query 3 "@$W/shards" --select name,dur,rank --where 'dur > 20us' --top 40
+same_query 2 "@$W/shards" --table traces --select trace_id,rank,events
+# ingest times are the shards' own: last:N against the same shards in one process
+REF=@$W/shards same_query 3 "@$W/shards" --trace last:3 --by trace_id --agg count
+same_query 3 "@$W/shards" --trace rank:2-5 --table ops --by name --agg 'sum(kernel_time),count' --pivot rank --top 10
+same_query 3 "@$W/shards" --trace ffff --by name
+same_query 3 "@$W/shards" --by nosuch
 
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

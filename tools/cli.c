@@ -89,6 +89,42 @@ tl_store *tl_cli_store_read(const char *db)
     return s;
 }
 
+int tl_cli_store_share(const char *db, tl_store **out)
+{
+    *out = NULL;
+    char buf[4096];
+    tl_err err = {0};
+    const char *named = db && *db ? db : tl_env.db;
+    if (tl_cli_flags.ndbs <= 1 && !(named && named[0] == '@')) {
+        /* one store: each process's own with %r, else rank 0's alone */
+        const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
+        if (!(named && strstr(named, "%r")) && tl_cli_mpi_rank() != 0) return TL_EXIT_OK;
+        if (tl_store_open_read(dir, out, &err)) {
+            fprintf(stderr, "tracelens: process %d: %s\n", tl_cli_mpi_rank(), err.msg);
+            return TL_EXIT_STORE;
+        }
+        return TL_EXIT_OK;
+    }
+    const char *one[1] = {named};
+    tl_cli_shards sh;
+    if (tl_cli_flags.ndbs > 1 ? tl_cli_shards_of(tl_cli_flags.dbs, tl_cli_flags.ndbs, &sh)
+                              : tl_cli_shards_of(one, 1, &sh))
+        return TL_EXIT_USAGE;
+    TL_VEC(const char *) mine = {0};
+    for (size_t i = 0; i < sh.n; i++)
+        if (tl_cli_mpi_mine(i, sh.n)) tl_vec_push(&mine, sh.dirs[i]);
+    int rc = mine.n == 0 ? TL_OK
+           : mine.n == 1 ? tl_store_open_read(mine.v[0], out, &err)
+                         : tl_store_open_list(mine.v, mine.n, out, &err);
+    if (rc) {
+        fprintf(stderr, "tracelens: process %d: %s\n", tl_cli_mpi_rank(), err.msg);
+        *out = NULL;
+    }
+    tl_vec_free(&mine);
+    tl_cli_shards_free(&sh);
+    return rc ? TL_EXIT_STORE : TL_EXIT_OK;
+}
+
 tl_store *tl_cli_store_for(const char *db, const char *const *args, size_t n)
 {
     struct stat st;

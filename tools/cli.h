@@ -184,6 +184,12 @@ tl_store *tl_cli_store(const char *db);
  * DIR (ingest creates one)" and nothing is created; a store this process
  * cannot write is opened read-only. */
 tl_store *tl_cli_store_read(const char *db);
+/* With --mpi, the stores of this process (*out, NULL for none): a store
+ * named with %r is each process's own; of a store list (several --db, or
+ * --db @FILE) each process opens its contiguous share of the shards; a
+ * single store without %r is rank 0's. 0, or an exit code after printing
+ * the error. */
+int tl_cli_store_share(const char *db, tl_store **out);
 /* The store for commands taking "ID or FILE" arguments: tl_cli_store when
  * one of args[0..n) is a file (it will be ingested), else tl_cli_store_read. */
 tl_store *tl_cli_store_for(const char *db, const char *const *args, size_t n);
@@ -238,7 +244,9 @@ void tl_cli_shards_free(tl_cli_shards *sh);
  * `--mpi` of ingest, corpus-report and collective: under mpirun each
  * process takes a contiguous share of the rank files, ingests it into its
  * own store (--db /local/tl-%r: %r is the MPI rank) and computes its ranks'
- * partial results; rank 0 gathers them and writes the outputs. Outside
+ * partial results; rank 0 gathers them and writes the outputs (query
+ * --mpi: each process its share of the shards, partials folded up a
+ * tree). Outside
  * MPI (or built without it) a process is rank 0 of 1. */
 
 /* Starts MPI (MPI_Init) for cmd; 0, or an exit code after printing why
@@ -257,6 +265,15 @@ int tl_cli_mpi_any(int flag);
 /* Each process's n bytes at p to rank 0: there *all gets every process's
  * bytes concatenated in rank order; elsewhere *all is left empty. */
 int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all);
+/* Each process's n bytes at p to every process: *all gets them
+ * concatenated in rank order everywhere. */
+int tl_cli_mpi_allgather(const void *p, size_t n, tl_buf *all);
+/* Folds every process's bytes *mine into rank 0's up a binary tree
+ * (log2(size) rounds, the merges of a round in parallel): merge(ctx, acc,
+ * in, n) folds a higher rank's bytes into acc. Rank 0's *mine ends with
+ * the fold of all; elsewhere *mine is left as sent. Returns 0 or the
+ * first error of this process's merges. */
+int tl_cli_mpi_reduce(tl_buf *mine, int (*merge)(void *ctx, tl_buf *acc, const void *in, size_t n), void *ctx);
 /* Ends MPI when started; every process returns the largest rc of all. */
 int tl_cli_mpi_finish(int rc);
 

@@ -1,8 +1,10 @@
-/* cli_mpi.c — the MPI of `--mpi` (ingest, corpus-report, collective under
- * mpirun or srun): which share of the rank files a process takes, and the
- * reduce of the per-rank partials to rank 0, which writes the outputs.
- * Only bytes the query layer packed travel (per-rank partial sheets and
- * collective records, never events).
+/* cli_mpi.c — the MPI of `--mpi` (ingest, corpus-report, collective and
+ * query under mpirun or srun): which share of the rank files or shards a
+ * process takes, the exchange of bytes (gather to rank 0, all-gather),
+ * and the reduce of the partials to rank 0, which writes the outputs:
+ * gathered whole, or folded pairwise up a binary tree (query). Only bytes
+ * the query layer packed travel (per-rank partial sheets, collective
+ * records, partial answers; never events).
  *
  * Built with MPI's header when CMake finds it (TL_HAVE_MPI), but not
  * linked: linking libmpi cost every tracelens process 4-10 ms and 1 MB of
@@ -23,7 +25,7 @@
 #include <mpi.h>
 
 #define MPI_FUNCS(X) X(MPI_Init_thread) X(MPI_Comm_rank) X(MPI_Comm_size) X(MPI_Allreduce) X(MPI_Send) \
-    X(MPI_Recv) X(MPI_Finalize)
+    X(MPI_Recv) X(MPI_Bcast) X(MPI_Finalize)
 #define MPI_SLOT(f) __typeof__(f) *f;
 #define MPI_NAME(f) #f,
 static struct { MPI_FUNCS(MPI_SLOT) } M;
@@ -137,34 +139,90 @@ enum { TAG_SIZE = 1, TAG_DATA = 2 };
 #define CHUNK ((size_t)1 << 30) /* MPI counts are int */
 #endif
 
+#ifdef TL_HAVE_MPI
+/* n bytes to process dst: their length, then the bytes in pieces. */
+static void send_bytes(int dst, const void *p, size_t n)
+{
+    uint64_t len = n;
+    M.MPI_Send(&len, 1, dt_u64, dst, TAG_SIZE, world_comm);
+    for (size_t off = 0; off < n; off += CHUNK) {
+        size_t k = n - off < CHUNK ? n - off : CHUNK;
+        M.MPI_Send((const char *)p + off, (int)k, dt_byte, dst, TAG_DATA, world_comm);
+    }
+}
+
+/* What send_bytes sent from src, appended to *b. */
+static void recv_bytes(int src, tl_buf *b)
+{
+    uint64_t len;
+    M.MPI_Recv(&len, 1, dt_u64, src, TAG_SIZE, world_comm, MPI_STATUS_IGNORE);
+    size_t at = b->n;
+    tl_buf_reserve(b, (size_t)len);
+    for (size_t off = 0; off < len; off += CHUNK) {
+        size_t k = len - off < CHUNK ? (size_t)len - off : CHUNK;
+        M.MPI_Recv(b->p + at + off, (int)k, dt_byte, src, TAG_DATA, world_comm, MPI_STATUS_IGNORE);
+    }
+    b->n = at + (size_t)len;
+}
+#endif
+
 int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all)
 {
     if (n) tl_buf_append(all, p, n); /* rank 0's own bytes first; elsewhere freed below */
 #ifdef TL_HAVE_MPI
     if (!mpi_on) return TL_EXIT_OK;
     if (mpi_rank) {
-        uint64_t len = n;
-        M.MPI_Send(&len, 1, dt_u64, 0, TAG_SIZE, world_comm);
-        for (size_t off = 0; off < n; off += CHUNK) {
-            size_t k = n - off < CHUNK ? n - off : CHUNK;
-            M.MPI_Send((const char *)p + off, (int)k, dt_byte, 0, TAG_DATA, world_comm);
-        }
+        send_bytes(0, p, n);
         tl_buf_free(all);
         return TL_EXIT_OK;
     }
-    for (int src = 1; src < mpi_size; src++) {
-        uint64_t len;
-        M.MPI_Recv(&len, 1, dt_u64, src, TAG_SIZE, world_comm, MPI_STATUS_IGNORE);
-        size_t at = all->n;
-        tl_buf_reserve(all, (size_t)len);
-        for (size_t off = 0; off < len; off += CHUNK) {
-            size_t k = len - off < CHUNK ? (size_t)len - off : CHUNK;
-            M.MPI_Recv(all->p + at + off, (int)k, dt_byte, src, TAG_DATA, world_comm, MPI_STATUS_IGNORE);
-        }
-        all->n = at + (size_t)len;
-    }
+    for (int src = 1; src < mpi_size; src++) recv_bytes(src, all);
 #endif
     return TL_EXIT_OK;
+}
+
+int tl_cli_mpi_allgather(const void *p, size_t n, tl_buf *all)
+{
+    tl_cli_mpi_gather(p, n, all);
+#ifdef TL_HAVE_MPI
+    if (!mpi_on) return TL_EXIT_OK;
+    uint64_t len = all->n;
+    M.MPI_Bcast(&len, 1, dt_u64, 0, world_comm);
+    if (mpi_rank) tl_buf_reserve(all, (size_t)len);
+    for (size_t off = 0; off < len; off += CHUNK) {
+        size_t k = len - off < CHUNK ? (size_t)len - off : CHUNK;
+        M.MPI_Bcast(all->p + off, (int)k, dt_byte, 0, world_comm);
+    }
+    all->n = (size_t)len;
+#endif
+    return TL_EXIT_OK;
+}
+
+int tl_cli_mpi_reduce(tl_buf *mine, int (*merge)(void *ctx, tl_buf *acc, const void *in, size_t n), void *ctx)
+{
+    int rc = 0;
+#ifdef TL_HAVE_MPI
+    if (!mpi_on) return 0;
+    /* round k: a process whose rank has bit k set (and no lower bit) sends
+     * to rank - 2^k and is done; the receivers merge */
+    tl_buf in = {0};
+    for (int step = 1; step < mpi_size; step *= 2) {
+        if (mpi_rank % (2 * step) == step) {
+            send_bytes(mpi_rank - step, mine->p, mine->n);
+            break;
+        }
+        if (mpi_rank % (2 * step) == 0 && mpi_rank + step < mpi_size) {
+            in.n = 0;
+            recv_bytes(mpi_rank + step, &in);
+            int m = merge(ctx, mine, in.p, in.n);
+            if (m && !rc) rc = m;
+        }
+    }
+    tl_buf_free(&in);
+#else
+    (void)mine, (void)merge, (void)ctx;
+#endif
+    return rc;
 }
 
 int tl_cli_mpi_finish(int rc)

@@ -74,6 +74,11 @@ static const char *HELP =
     "  --all            table format: print every row (default: first 50)\n"
     "  --columns [T]    list the columns of table T (default: of --table)\n"
     "  --threads N      worker threads for aggregation (default: all cores)\n"
+    "  --mpi            under mpirun: each process queries its own stores (--db\n"
+    "                   DIR/tl-%r, %r = MPI rank, or its share of the shards of a\n"
+    "                   store list: several --db, --db @FILE); the partial\n"
+    "                   answers are merged up a tree to rank 0, which prints what\n"
+    "                   one process would over all the shards\n"
     "  -q, --quiet      no summary line on standard error\n"
     "Backquotes name columns with spaces or odd characters: `time ms`.\n"
     "Column names also match case-insensitively and with _ for spaces.\n"
@@ -200,7 +205,7 @@ int tl_cli_write_result(const tl_table *t, const char *format, const char *out_p
 
 enum {
     Q_HELP, Q_DB, Q_TABLE, Q_TRACE, Q_WHERE, Q_BY, Q_AGG, Q_SELECT, Q_SORT, Q_TOP, Q_FORMAT, Q_OUTPUT, Q_THREADS,
-    Q_ALL, Q_QUIET, Q_COLUMNS, Q_TABLES, Q_PIVOT, Q_UNITS
+    Q_ALL, Q_QUIET, Q_COLUMNS, Q_TABLES, Q_PIVOT, Q_UNITS, Q_MPI
 };
 static const tl_cli_opt OPTS[] = {
     [Q_HELP] = {"-h|--help", TL_CLI_FLAG},
@@ -222,7 +227,70 @@ static const tl_cli_opt OPTS[] = {
     [Q_TABLES] = {"--tables", TL_CLI_FLAG},
     [Q_PIVOT] = {"--pivot", TL_CLI_VALUE},
     [Q_UNITS] = {"--units", TL_CLI_VALUE},
+    [Q_MPI] = {"--mpi", TL_CLI_FLAG},
 };
+
+/* The exit code of a query error. */
+static int exit_of(int rc)
+{
+    return rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND
+         : rc == TL_ESTORE || rc == TL_EVERSION ? TL_EXIT_STORE : TL_EXIT_FAIL;
+}
+
+static int allgather(void *ctx, const void *p, size_t n, tl_buf *all)
+{
+    (void)ctx;
+    return tl_cli_mpi_allgather(p, n, all) ? TL_EIO : TL_OK;
+}
+
+static int merge_part(void *ctx, tl_buf *acc, const void *in, size_t n)
+{
+    tl_err err = {0};
+    int rc = tl_adhoc_part_merge(ctx, acc, in, n, &err);
+    if (rc) fprintf(stderr, "tracelens query: process %d: %s\n", tl_cli_mpi_rank(), err.msg);
+    return rc;
+}
+
+/* query --mpi: this process's stores queried, the partials folded to
+ * rank 0, which writes the answer. */
+static int run_mpi(tl_adhoc_query *q, const char *db, const char *format, const char *out_path, int all, int quiet)
+{
+    int rc = tl_cli_mpi_start("query", 1);
+    if (rc) return rc;
+    q->cancel = NULL; /* every process must reach the exchange and the merges */
+    tl_store *s = NULL;
+    int open_rc = tl_cli_store_share(db, &s);
+    tl_adhoc_share share = {allgather, NULL, tl_cli_mpi_rank(), open_rc ? TL_ESTORE : 0};
+    tl_err err = {0};
+    tl_buf part = {0};
+    double t0 = tl_now();
+    int qrc = tl_adhoc_run_part(s, q, &share, &part, &err);
+    int code = TL_EXIT_OK;
+    if (qrc) {
+        /* the same on every process: rank 0 says it (a process that could
+         * not open its stores said so itself) */
+        if (tl_cli_mpi_rank() == 0 && !open_rc) fprintf(stderr, "tracelens query: %s\n", err.msg);
+        code = open_rc ? open_rc : exit_of(qrc);
+    } else if (tl_cli_mpi_reduce(&part, merge_part, q)) {
+        code = TL_EXIT_FAIL;
+    } else if (tl_cli_mpi_rank() == 0) {
+        tl_table *t = NULL;
+        int frc = tl_adhoc_part_finish(q, part.p, part.n, &t, &err);
+        if (frc) {
+            fprintf(stderr, "tracelens query: %s\n", err.msg);
+            code = exit_of(frc);
+        } else {
+            code = tl_cli_write_result(t, format, out_path, all || q->limit >= 0);
+            if (!quiet && isatty(2))
+                fprintf(stderr, "(%zu row%s in %.3f s on %d processes)\n", t->nrows, t->nrows == 1 ? "" : "s",
+                        tl_now() - t0, tl_cli_mpi_size());
+        }
+        tl_table_free(t);
+    }
+    tl_buf_free(&part);
+    if (s) tl_store_close(s);
+    return tl_cli_mpi_finish(code);
+}
 
 int tl_cmd_query(int argc, char **argv)
 {
@@ -232,7 +300,7 @@ int tl_cmd_query(int argc, char **argv)
     q.limit = -1;
     const char *db = NULL, *format = "table", *out_path = NULL, *v;
     const char *columns = NULL;
-    int want_columns = 0, all = 0, quiet = 0;
+    int want_columns = 0, all = 0, quiet = 0, mpi = 0;
     TL_VEC(const char *) sels = {0};
     tl_cli_args p;
     tl_cli_args_init(&p, argc, argv, OPTS, sizeof OPTS / sizeof *OPTS);
@@ -259,6 +327,7 @@ int tl_cmd_query(int argc, char **argv)
         else if (k == Q_THREADS) q.threads = atoi(v);
         else if (k == Q_ALL) all = 1;
         else if (k == Q_QUIET) quiet = 1;
+        else if (k == Q_MPI) mpi = 1;
         else if (k == Q_COLUMNS) {
             want_columns = 1;
             columns = v;
@@ -306,6 +375,11 @@ int tl_cmd_query(int argc, char **argv)
     q.traces = sels.v;
     q.ntraces = sels.n;
     q.cancel = &g_cancel;
+    if (mpi) {
+        int rc = run_mpi(&q, db, format, out_path, all, quiet);
+        tl_vec_free(&sels);
+        return rc;
+    }
     tl_store *s = tl_cli_store_read(db);
     if (!s) { tl_vec_free(&sels); return TL_EXIT_STORE; }
     struct sigaction sa, old;
@@ -324,8 +398,7 @@ int tl_cmd_query(int argc, char **argv)
         code = 130;
     } else if (rc) {
         fprintf(stderr, "tracelens query: %s\n", err.msg);
-        code = rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND
-             : rc == TL_ESTORE || rc == TL_EVERSION ? TL_EXIT_STORE : TL_EXIT_FAIL;
+        code = exit_of(rc);
     } else {
         code = tl_cli_write_result(t, format, out_path, all || q.limit >= 0);
         if (!quiet && isatty(2))

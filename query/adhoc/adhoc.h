@@ -84,6 +84,40 @@ typedef struct tl_adhoc_query {
 /* Runs the query; *out is the answer (caller frees with tl_table_free). */
 int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *err);
 
+/* ---- one query over stores held by several processes (query --mpi) ----
+ * Each process runs the query over its own stores (tl_adhoc_run_part); the
+ * packed partial answers are merged pairwise in any grouping
+ * (tl_adhoc_part_merge) and the last one becomes the answer
+ * (tl_adhoc_part_finish): the table tl_adhoc_run gives over one store
+ * holding every process's traces. A partial holds group keys and
+ * distinct values as text (never a store's string ids) and the
+ * accumulators, or for row output the rows in trace order; it travels
+ * between processes of one build. Float sums may differ in their last
+ * digits from one process's, as they do between thread counts. */
+typedef struct tl_adhoc_share {
+    /* Every process's n bytes at p, concatenated in process order, into
+     * *all on every process; 0 or a TL_E* code. */
+    int (*allgather)(void *ctx, const void *p, size_t n, tl_buf *all);
+    void *ctx;
+    int me;     /* this process's place in that order */
+    int failed; /* a TL_E* code: this process could not open its stores
+                   (it says why itself; the others are told) */
+} tl_adhoc_share;
+
+/* This process's partial answer into *part (appended). s may be NULL (a
+ * process holding no store). Every process of a run must call it with
+ * the same query: it calls share->allgather once, after the query is
+ * planned (a bad query fails the same way everywhere, before it). A
+ * failure while reading travels in the partial, so the reduction goes
+ * on; returns 0 or the error of planning or of the trace selection. */
+int tl_adhoc_run_part(tl_store *s, const tl_adhoc_query *q, const tl_adhoc_share *share, tl_buf *part,
+                      tl_err *err);
+/* Folds the partial at in[0..n) into *acc (both of query q). */
+int tl_adhoc_part_merge(const tl_adhoc_query *q, tl_buf *acc, const void *in, size_t n, tl_err *err);
+/* The answer from the partial of every process; a process's read error
+ * comes back here. */
+int tl_adhoc_part_finish(const tl_adhoc_query *q, const void *part, size_t n, tl_table **out, tl_err *err);
+
 /* Parses a unit name: ns, us (also µs), ms, s. Sets *unit to the
  * canonical name and *div to nanoseconds per unit; -1 when unknown. */
 int tl_adhoc_unit(const char *text, const char **unit, double *div);

@@ -13,6 +13,8 @@
 #include "query/adhoc/adhoc.h"
 #include "query/core/trace.h"
 #include "ingest/schema.h"
+#include "query/core/packed.h"
+#include "query/core/stats.h"
 
 /* ---- schema ------------------------------------------------------------ */
 typedef enum aq_type {
@@ -117,9 +119,38 @@ const char *aq_trace_label(const aq_trace *t, const char *key); /* NULL if absen
  * Returns 0 when found. */
 int aq_trace_meta(const aq_trace *t, const char *path, tl_buf *out);
 
-/* Applies --trace selectors: keep[i] = 0 for traces that fail. */
+/* What a selection over one process's stores leaves to be decided over
+ * every process's (query --mpi, share.c): each trace-id selector's
+ * matches here ("no such trace" and "ambiguous" are judged over all of
+ * them) and last:N, applied to the union. */
+typedef struct aq_id_alt {
+    char *sel, *val;           /* the selector and the id (prefix) it names */
+    TL_VEC(uint64_t) hits;     /* ids of the traces here that it matched */
+} aq_id_alt;
+typedef struct aq_select_global {
+    TL_VEC(aq_id_alt) ids;
+    int64_t last;              /* last:N, or -1 */
+} aq_select_global;
+void aq_select_global_free(aq_select_global *g);
+
+/* Applies --trace selectors: keep[i] = 0 for traces that fail. With g,
+ * the id checks and last:N are left to aq_share_selection (g records
+ * them). */
 int aq_select_traces(tl_reader *r, const aq_catalog *c, const char *const *sel, size_t nsel,
-                     uint8_t *keep, tl_err *err);
+                     uint8_t *keep, aq_select_global *g, tl_err *err);
+
+/* ---- one selection over every process's stores (share.c) ---------------- */
+/* Makes keep[] this process's share of the selection over all processes:
+ * exchanges (share->allgather) whether each process could read its
+ * stores (failed: its error code, else 0), the id selectors' matches, the
+ * label keys and the (id, ingest time) of each process's kept traces;
+ * then checks the id selectors as one store would, keeps one copy of a
+ * trace held by several processes (the lowest process's, as a store list
+ * keeps its first shard's), applies last:N to the union and replaces the
+ * catalog's label keys with the union of all. Every process must call it,
+ * failed or not; all return the same status. */
+int aq_share_selection(const tl_adhoc_share *share, int failed, aq_catalog *c, uint8_t *keep,
+                       const aq_select_global *g, tl_err *err);
 
 /* JSON helpers over catalog text. */
 const char *aq_json_skip(const char *p, const char *end);       /* one value */
@@ -283,5 +314,85 @@ tl_table *aq_pivot(const tl_table *t, size_t pcol, size_t nagg, const char *pref
 
 /* SQL-style LIKE (case-insensitive ASCII, % and _), as SQLite does it. */
 int aq_like(const char *pat, const char *s);
+
+/* ---- plan (plan.c) ------------------------------------------------------- */
+typedef struct aq_plan {
+    const aq_tabdef *tab;
+    aq_expr *where;
+    aq_colref *by;
+    size_t nby;
+    aq_aggdef *agg;
+    size_t nagg;
+    aq_colref *sel;
+    size_t nsel;
+    aq_sortkey *sort;
+    size_t nsort;
+    int group_mode;
+    int pivot;          /* the last by column is --pivot's */
+    int64_t limit;
+    tl_arena arena;
+} aq_plan;
+
+/* Parses the query's flags into p (its arena holds what it parses); 0 or
+ * TL_EUSAGE with a message pointing at the token. p is freed either way
+ * with aq_plan_free. */
+int aq_plan_build(const tl_adhoc_query *q, aq_plan *p, tl_err *err);
+void aq_plan_free(aq_plan *p);
+/* The result column type of a column. */
+tl_type aq_out_type(const aq_colref *c);
+/* Sorts t by the --sort keys (groups: default the first aggregate, largest
+ * first; the group keys break ties) and keeps the first --top rows. */
+int aq_sort_and_limit(aq_plan *p, tl_table *t, const char *sort_text, tl_err *err);
+/* The sorted result's last steps: the pivot (and then the limit on its
+ * rows) and the time unit. Returns the table to hand out (t or its
+ * pivoted replacement). */
+tl_table *aq_finish(const aq_plan *p, const tl_adhoc_query *q, tl_table *t);
+
+/* ---- group accumulators (groups.c) ------------------------------------------ */
+typedef struct aq_acc {
+    int isint;               /* numeric input is int64 */
+    int64_t *cnt;
+    int64_t *isum;
+    double *fsum;
+    int64_t *imin, *imax;
+    double *fmin, *fmax;
+    tl_welford *w;           /* std */
+    TL_VEC(double) * vals;   /* median / percentiles */
+    tl_bmap set;             /* nunique */
+} aq_acc;
+
+typedef struct aq_gstate {
+    size_t nkeys, nagg;
+    uint64_t *keys;          /* ng * nkeys codes */
+    size_t ng, cap;
+    tl_hidx idx;             /* key codes -> group id */
+    aq_acc *acc;             /* one per aggregate */
+} aq_gstate;
+
+void aq_gstate_init(aq_gstate *g, const aq_plan *p);
+void aq_gstate_free(aq_gstate *g);
+/* The group of a tuple of key codes (p->nby of them), made when new. */
+uint32_t aq_group_of(aq_gstate *g, const aq_plan *p, const uint64_t *codes);
+/* Records code c in group g of a nunique accumulator's set. */
+void aq_nunique_add(tl_bmap *s, uint32_t g, uint64_t c);
+/* Folds src's groups into dst (both of plan p, codes of one text pool). */
+void aq_gstate_merge(aq_gstate *dst, const aq_gstate *src, const aq_plan *p);
+/* The result rows of g in t: the group keys (texts from pool), then one
+ * column per aggregate. */
+void aq_gstate_table(const aq_gstate *g, const aq_plan *p, const aq_pool *pool, tl_table *t);
+/* g as bytes for another process: keys and distinct values of text
+ * columns as text, accumulators as numbers (groups in order). */
+void aq_gstate_pack(tl_buf *b, const aq_gstate *g, const aq_plan *p, const aq_pool *pool);
+/* Reads a packed g into g, fresh from aq_gstate_init (texts interned in
+ * pool); 0 or TL_EFORMAT (in->bad) when the bytes are malformed. */
+int aq_gstate_unpack(tl_unpack *in, aq_gstate *g, const aq_plan *p, aq_pool *pool);
+
+/* ---- partial answers (part.c; tl_adhoc_run_part) ----------------------- */
+/* A read error instead of an answer. */
+void aq_part_put_error(tl_buf *b, int code, const char *msg);
+void aq_part_put_groups(tl_buf *b, const aq_gstate *g, const aq_plan *p, const aq_pool *pool);
+/* Row output t, made of nblocks traces' rows in trace order: trace ids[i]
+ * gave rows[i] rows. */
+void aq_part_put_rows(tl_buf *b, const uint64_t *ids, const uint64_t *rows, size_t nblocks, const tl_table *t);
 
 #endif

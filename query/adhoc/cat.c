@@ -430,9 +430,10 @@ static int cmp_time_desc(const void *a, const void *b)
 }
 
 int aq_select_traces(tl_reader *r, const aq_catalog *c, const char *const *sel, size_t nsel,
-                     uint8_t *keep, tl_err *err)
+                     uint8_t *keep, aq_select_global *g, tl_err *err)
 {
     (void)r;
+    if (g) g->last = -1;
     size_t n = c->v.n;
     for (size_t i = 0; i < n; i++) keep[i] = 1;
     int64_t last = -1;
@@ -518,6 +519,17 @@ int aq_select_traces(tl_reader *r, const aq_catalog *c, const char *const *sel, 
             size_t found = 0;
             for (size_t i = 0; i < n; i++)
                 if (alt_match(&c->v.v[i], key, val, when)) { hit[i] = 1; found++; }
+            if (!*key && g) {
+                /* checked once every process's matches are known */
+                tl_vec_reserve(&g->ids, 1);
+                aq_id_alt *ia = &g->ids.v[g->ids.n++];
+                memset(ia, 0, sizeof *ia);
+                ia->sel = tl_xstrdup(sel[s]);
+                ia->val = tl_xstrdup(val);
+                for (size_t i = 0; i < n; i++)
+                    if (hit[i] && alt_match(&c->v.v[i], key, val, when)) tl_vec_push(&ia->hits, c->v.v[i].id);
+                continue;
+            }
             if (!*key && !found) {
                 tl_errf(err, TL_ENOTFOUND, "--trace %s: no trace %s in the store", sel[s], val);
                 free(dup); free(hit);
@@ -535,7 +547,8 @@ int aq_select_traces(tl_reader *r, const aq_catalog *c, const char *const *sel, 
         for (size_t i = 0; i < n; i++) keep[i] &= hit[i];
     }
     free(hit);
-    if (last >= 0) {
+    if (g) g->last = last; /* applied to every process's traces together */
+    else if (last >= 0) {
         idx_time *it = tl_xmalloc((n ? n : 1) * sizeof *it);
         size_t m = 0;
         for (size_t i = 0; i < n; i++)

@@ -17,23 +17,6 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef struct aq_plan {
-    const aq_tabdef *tab;
-    aq_expr *where;
-    aq_colref *by;
-    size_t nby;
-    aq_aggdef *agg;
-    size_t nagg;
-    aq_colref *sel;
-    size_t nsel;
-    aq_sortkey *sort;
-    size_t nsort;
-    int group_mode;
-    int pivot;          /* the last by column is --pivot's */
-    int64_t limit;
-    tl_arena arena;
-} aq_plan;
-
 /* ---- shared state ---------------------------------------------------------- */
 typedef struct shared {
     tl_store *s;
@@ -50,6 +33,8 @@ typedef struct shared {
     tl_err err;
     tl_table *out;            /* row mode output, built in place */
     int64_t rows_out;
+    int blocks;               /* row mode: record each trace's rows (partials) */
+    TL_VEC(uint64_t) block_ids, block_rows;
 } shared;
 
 static uint32_t pool_intern(shared *sh, const char *s, size_t n)
@@ -61,116 +46,6 @@ static uint32_t pool_intern(shared *sh, const char *s, size_t n)
     return id;
 }
 
-/* ---- group accumulators ----------------------------------------------------- */
-/* A nunique accumulator's distinct (group, code) pairs: keys of a tl_bmap. */
-typedef struct gcode {
-    uint64_t c;
-    uint32_t g, pad; /* pad zeroed: the key is hashed as bytes */
-} gcode;
-
-static void nunique_add(tl_bmap *s, uint32_t g, uint64_t c)
-{
-    if (!s->cap) tl_bmap_init(s, sizeof(gcode), 512);
-    gcode k = {c, g, 0};
-    int isnew;
-    tl_bmap_put(s, &k, &isnew);
-}
-
-typedef struct acc {
-    int isint;               /* numeric input is int64 */
-    int64_t *cnt;
-    int64_t *isum;
-    double *fsum;
-    int64_t *imin, *imax;
-    double *fmin, *fmax;
-    tl_welford *w;           /* std */
-    TL_VEC(double) * vals;   /* median / percentiles */
-    tl_bmap set;             /* nunique */
-} acc;
-
-typedef struct gstate {
-    size_t nkeys, nagg;
-    uint64_t *keys;          /* ng * nkeys codes */
-    size_t ng, cap;
-    tl_hidx idx;             /* key codes -> group id */
-    acc *acc;
-} gstate;
-
-static void gstate_init(gstate *g, const aq_plan *p)
-{
-    memset(g, 0, sizeof *g);
-    g->nkeys = p->nby;
-    g->nagg = p->nagg;
-    g->acc = tl_xcalloc(p->nagg ? p->nagg : 1, sizeof *g->acc);
-    for (size_t k = 0; k < p->nagg; k++)
-        g->acc[k].isint = p->agg[k].star || p->agg[k].col.def->type == AQ_INT;
-    tl_hidx_init(&g->idx, 512);
-}
-
-static void gstate_free(gstate *g)
-{
-    for (size_t k = 0; k < g->nagg; k++) {
-        acc *a = &g->acc[k];
-        free(a->cnt); free(a->isum); free(a->fsum); free(a->imin); free(a->imax);
-        free(a->fmin); free(a->fmax); free(a->w);
-        if (a->vals) {
-            for (size_t i = 0; i < g->ng; i++) tl_vec_free(&a->vals[i]);
-            free(a->vals);
-        }
-        tl_bmap_free(&a->set);
-    }
-    free(g->acc);
-    free(g->keys);
-    tl_hidx_free(&g->idx);
-}
-
-static void acc_grow(gstate *g, const aq_plan *p, size_t ncap)
-{
-    size_t old = g->cap;
-    g->keys = tl_xrealloc(g->keys, ncap * (g->nkeys ? g->nkeys : 1) * sizeof(uint64_t));
-    for (size_t k = 0; k < g->nagg; k++) {
-        acc *a = &g->acc[k];
-        aq_afn fn = p->agg[k].fn;
-#define GROW(arr, T, init)                                                   \
-        do {                                                                 \
-            a->arr = tl_xrealloc(a->arr, ncap * sizeof(T));                  \
-            for (size_t i = old; i < ncap; i++) a->arr[i] = (init);          \
-        } while (0)
-        GROW(cnt, int64_t, 0);
-        if (fn == AQ_A_SUM || fn == AQ_A_MEAN) {
-            if (a->isint) GROW(isum, int64_t, 0); else GROW(fsum, double, 0.0);
-        }
-        if (fn == AQ_A_MIN || fn == AQ_A_MAX) {
-            if (a->isint) { GROW(imin, int64_t, INT64_MAX); GROW(imax, int64_t, INT64_MIN); }
-            else { GROW(fmin, double, INFINITY); GROW(fmax, double, -INFINITY); }
-        }
-        if (fn == AQ_A_STD) GROW(w, tl_welford, ((tl_welford){0, 0, 0}));
-        if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT) {
-            a->vals = tl_xrealloc(a->vals, ncap * sizeof(*a->vals));
-            memset(a->vals + old, 0, (ncap - old) * sizeof(*a->vals));
-        }
-#undef GROW
-    }
-    g->cap = ncap;
-}
-
-static uint32_t group_of(gstate *g, const aq_plan *p, const uint64_t *codes)
-{
-    uint64_t h = 0x12345;
-    for (size_t k = 0; k < g->nkeys; k++) h = tl_mix64(h ^ (codes[k] + 0x9E3779B97F4A7C15ULL * (k + 1)));
-    size_t i = tl_hidx_home(&g->idx, h);
-    for (; g->idx.ids[i]; i = tl_hidx_next(&g->idx, i)) {
-        uint32_t gi = g->idx.ids[i] - 1;
-        if (g->idx.hashes[i] == h && !memcmp(g->keys + gi * g->nkeys, codes, g->nkeys * sizeof(uint64_t)))
-            return gi;
-    }
-    if (g->ng == g->cap) acc_grow(g, p, g->cap ? g->cap * 2 : 256);
-    uint32_t gi = (uint32_t)g->ng++;
-    if (g->nkeys) memcpy(g->keys + gi * g->nkeys, codes, g->nkeys * sizeof(uint64_t));
-    tl_hidx_set(&g->idx, i, h, gi);
-    return gi;
-}
-
 /* ---- worker ---------------------------------------------------------------- */
 typedef struct xlcache {
     const tl_dict *dict;
@@ -179,7 +54,7 @@ typedef struct xlcache {
 
 typedef struct worker {
     shared *sh;
-    gstate g;
+    aq_gstate g;
     aq_tctx x;
     xlcache xl[8];
     int nxl;
@@ -246,7 +121,16 @@ static void key_codes(worker *w, const aq_colref *c, const aq_vec *v, size_t m, 
         }
         break;
     case AQ_V_F64:
-        for (size_t i = 0; i < n; i++) out[i] = f64_code(v->f[i]);
+        if (want_text) {
+            char b[40];
+            for (size_t i = 0; i < n; i++) {
+                if (isnan(v->f[i])) { out[i] = 0; continue; }
+                tl_fmt_pyfloat(v->f[i], b);
+                out[i] = pool_intern(w->sh, b, strlen(b));
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) out[i] = f64_code(v->f[i]);
+        }
         break;
     }
     if (v->konst)
@@ -293,10 +177,10 @@ static void as_numbers(const aq_vec *v, size_t m, tl_arena *a, int want_int, int
 static int fold_aggs(worker *w, const uint32_t *rows, size_t m, const uint32_t *gid, tl_err *err)
 {
     const aq_plan *p = w->sh->p;
-    gstate *g = &w->g;
+    aq_gstate *g = &w->g;
     for (size_t k = 0; k < p->nagg; k++) {
         const aq_aggdef *ad = &p->agg[k];
-        acc *a = &g->acc[k];
+        aq_acc *a = &g->acc[k];
         if (ad->star) {
             for (size_t i = 0; i < m; i++) a->cnt[gid[i]]++;
             continue;
@@ -315,7 +199,7 @@ static int fold_aggs(worker *w, const uint32_t *rows, size_t m, const uint32_t *
                            : v.vt == AQ_V_I64 ? v.i[q] == INT64_MIN : isnan(v.f[q]);
                 if (isnull) continue;
                 if (ad->fn == AQ_A_COUNT) a->cnt[gid[i]]++;
-                else nunique_add(&a->set, gid[i], codes[i]);
+                else aq_nunique_add(&a->set, gid[i], codes[i]);
             }
             continue;
         }
@@ -368,11 +252,11 @@ static int fold_aggs(worker *w, const uint32_t *rows, size_t m, const uint32_t *
 static int group_rows(worker *w, const uint32_t *rows, size_t m, tl_err *err)
 {
     const aq_plan *p = w->sh->p;
-    gstate *g = &w->g;
+    aq_gstate *g = &w->g;
     uint32_t *gid = tl_arena_alloc(&w->x.arena, (m ? m : 1) * sizeof *gid);
     if (p->nby == 0) {
         uint64_t none = 0;
-        uint32_t g0 = group_of(g, p, &none);
+        uint32_t g0 = aq_group_of(g, p, &none);
         for (size_t i = 0; i < m; i++) gid[i] = g0;
     } else {
         aq_vec *kv = tl_arena_alloc(&w->x.arena, p->nby * sizeof *kv);
@@ -389,13 +273,13 @@ static int group_rows(worker *w, const uint32_t *rows, size_t m, tl_err *err)
             for (size_t i = 0; i < m; i++) {
                 uint32_t s = v->s[i];
                 if (!s) {
-                    if (gnull == UINT32_MAX) { uint64_t c0 = 0; gnull = group_of(g, p, &c0); }
+                    if (gnull == UINT32_MAX) { uint64_t c0 = 0; gnull = aq_group_of(g, p, &c0); }
                     gid[i] = gnull;
                     continue;
                 }
                 if (!gmap[s]) {
                     uint64_t c = sid_code(w, xl, v->dict, s);
-                    gmap[s] = group_of(g, p, &c) + 1;
+                    gmap[s] = aq_group_of(g, p, &c) + 1;
                 }
                 gid[i] = gmap[s] - 1;
             }
@@ -413,7 +297,7 @@ static int group_rows(worker *w, const uint32_t *rows, size_t m, tl_err *err)
                     gid[i] = last;
                     continue;
                 }
-                last = gid[i] = group_of(g, p, codes + i * p->nby);
+                last = gid[i] = aq_group_of(g, p, codes + i * p->nby);
             }
         }
     }
@@ -520,7 +404,12 @@ static int process_trace(worker *w, const aq_trace *t, tl_err *err)
             m = k;
         }
     }
+    int64_t before = sh->rows_out;
     if (!rc && m) rc = p->group_mode ? group_rows(w, rows, m, err) : emit_rows(w, rows, m, err);
+    if (!rc && sh->blocks && sh->rows_out > before) {
+        tl_vec_push(&sh->block_ids, t->id);
+        tl_vec_push(&sh->block_rows, (uint64_t)(sh->rows_out - before));
+    }
     if (rc) {
         char pre[64];
         snprintf(pre, sizeof pre, "trace %s", t->hex);
@@ -528,47 +417,6 @@ static int process_trace(worker *w, const aq_trace *t, tl_err *err)
     }
     aq_tctx_end(&w->x);
     return rc;
-}
-
-/* ---- merging worker accumulators ------------------------------------------- */
-static void merge_into(gstate *dst, const gstate *src, const aq_plan *p)
-{
-    for (size_t q = 0; q < src->ng; q++) {
-        uint32_t d = group_of(dst, p, src->keys + q * src->nkeys);
-        for (size_t k = 0; k < p->nagg; k++) {
-            acc *a = &dst->acc[k];
-            const acc *b = &src->acc[k];
-            aq_afn fn = p->agg[k].fn;
-            int64_t n1 = b->cnt[q];
-            if (fn == AQ_A_STD) tl_welford_merge(&a->w[d], &b->w[q]);
-            a->cnt[d] += n1;
-            if (fn == AQ_A_SUM || fn == AQ_A_MEAN) {
-                if (a->isint) a->isum[d] += b->isum[q]; else a->fsum[d] += b->fsum[q];
-            }
-            if (fn == AQ_A_MIN || fn == AQ_A_MAX) {
-                if (a->isint) {
-                    if (b->imin[q] < a->imin[d]) a->imin[d] = b->imin[q];
-                    if (b->imax[q] > a->imax[d]) a->imax[d] = b->imax[q];
-                } else {
-                    if (b->fmin[q] < a->fmin[d]) a->fmin[d] = b->fmin[q];
-                    if (b->fmax[q] > a->fmax[d]) a->fmax[d] = b->fmax[q];
-                }
-            }
-            if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT)
-                for (size_t i = 0; i < b->vals[q].n; i++) tl_vec_push(&a->vals[d], b->vals[q].v[i]);
-        }
-    }
-    /* nunique sets: remap group ids */
-    for (size_t k = 0; k < p->nagg; k++) {
-        if (p->agg[k].fn != AQ_A_NUNIQUE) continue;
-        const tl_bmap *s = &src->acc[k].set;
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->used[i]) continue;
-            const gcode *x = (const gcode *)(s->keys + i * s->keylen);
-            uint32_t d = group_of(dst, p, src->keys + (size_t)x->g * src->nkeys);
-            nunique_add(&dst->acc[k].set, d, x->c);
-        }
-    }
 }
 
 static void *worker_main(void *arg)
@@ -595,275 +443,6 @@ static void *worker_main(void *arg)
     return NULL;
 }
 
-/* ---- output ---------------------------------------------------------------- */
-static tl_type out_type_of(const aq_colref *c)
-{
-    switch (c->def->type) {
-    case AQ_INT: return TL_I64;
-    case AQ_FLOAT: return TL_F64;
-    default: return TL_STR;
-    }
-}
-
-static void build_group_table(shared *sh, gstate *g, tl_table *t)
-{
-    const aq_plan *p = sh->p;
-    size_t nk = p->nby;
-    for (size_t k = 0; k < nk; k++) tl_table_add_col(t, p->by[k].display, out_type_of(&p->by[k]));
-    for (size_t k = 0; k < p->nagg; k++) {
-        const aq_aggdef *ad = &p->agg[k];
-        tl_type ty = TL_F64;
-        if (ad->fn == AQ_A_COUNT || ad->fn == AQ_A_NUNIQUE) ty = TL_I64;
-        else if ((ad->fn == AQ_A_SUM || ad->fn == AQ_A_MIN || ad->fn == AQ_A_MAX) && g->acc[k].isint) ty = TL_I64;
-        tl_table_add_col(t, ad->name, ty);
-    }
-    tl_table_set_nrows(t, g->ng);
-    for (size_t q = 0; q < g->ng; q++) {
-        for (size_t k = 0; k < nk; k++) {
-            uint64_t c = g->keys[q * nk + k];
-            switch (t->cols[k].type) {
-            case TL_STR: if (c) tl_table_set_str_ref(t, k, q, sh->pool.text[c]); break;
-            case TL_I64: if ((int64_t)c != INT64_MIN) tl_table_set_i64(t, k, q, (int64_t)c); break;
-            default: { double d; memcpy(&d, &c, 8); tl_table_set_f64(t, k, q, d); break; }
-            }
-        }
-        for (size_t k = 0; k < p->nagg; k++) {
-            const acc *a = &g->acc[k];
-            size_t col = nk + k;
-            int64_t n = a->cnt[q];
-            switch (p->agg[k].fn) {
-            case AQ_A_COUNT: tl_table_set_i64(t, col, q, n); break;
-            case AQ_A_SUM:
-                if (n) { if (a->isint) tl_table_set_i64(t, col, q, a->isum[q]); else tl_table_set_f64(t, col, q, a->fsum[q]); }
-                break;
-            case AQ_A_MEAN:
-                if (n) tl_table_set_f64(t, col, q, a->isint ? (double)a->isum[q] / (double)n : a->fsum[q] / (double)n);
-                break;
-            case AQ_A_MIN: case AQ_A_MAX: {
-                int mx = p->agg[k].fn == AQ_A_MAX;
-                if (!n) break;
-                if (a->isint) tl_table_set_i64(t, col, q, mx ? a->imax[q] : a->imin[q]);
-                else tl_table_set_f64(t, col, q, mx ? a->fmax[q] : a->fmin[q]);
-                break;
-            }
-            case AQ_A_STD:
-                if (n > 1) tl_table_set_f64(t, col, q, tl_welford_std(&a->w[q], 1));
-                break;
-            case AQ_A_MEDIAN: case AQ_A_PCT:
-                if (a->vals[q].n) tl_table_set_f64(t, col, q, tl_quantile_linear(a->vals[q].v, a->vals[q].n, p->agg[k].q));
-                break;
-            case AQ_A_NUNIQUE: break;
-            }
-        }
-    }
-    for (size_t k = 0; k < p->nagg; k++) {
-        if (p->agg[k].fn != AQ_A_NUNIQUE) continue;
-        for (size_t q = 0; q < g->ng; q++) tl_table_set_i64(t, nk + k, q, 0);
-        const tl_bmap *s = &g->acc[k].set;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->used[i]) t->cols[nk + k].v.i[((const gcode *)(s->keys + i * s->keylen))->g]++;
-    }
-}
-
-typedef struct sortspec {
-    const tl_table *t;
-    size_t *cols;
-    int *desc;
-    size_t n;
-} sortspec;
-
-static int cell_cmp(const tl_table *t, size_t c, size_t a, size_t b)
-{
-    int ma = tl_table_is_missing(t, c, a), mb = tl_table_is_missing(t, c, b);
-    if (ma || mb) return ma - mb; /* missing sorts last either way */
-    const tl_column *col = &t->cols[c];
-    switch (col->type) {
-    case TL_STR: {
-        /* numbers held as text (labels such as bs=16) sort by value */
-        const char *x = col->v.s[a], *y = col->v.s[b];
-        char *ex, *ey;
-        double dx = strtod(x, &ex), dy = strtod(y, &ey);
-        if (ex != x && ey != y && !*ex && !*ey && dx != dy) return dx < dy ? -1 : 1;
-        return strcmp(x, y);
-    }
-    case TL_I64: return col->v.i[a] < col->v.i[b] ? -1 : col->v.i[a] > col->v.i[b];
-    case TL_F64: return col->v.f[a] < col->v.f[b] ? -1 : col->v.f[a] > col->v.f[b];
-    case TL_BOOL: return (int)col->v.b[a] - (int)col->v.b[b];
-    }
-    return 0;
-}
-
-static int row_cmp(const void *x, const void *y, void *ctx)
-{
-    const sortspec *s = ctx;
-    size_t a = *(const size_t *)x, b = *(const size_t *)y;
-    for (size_t k = 0; k < s->n; k++) {
-        int ma = tl_table_is_missing(s->t, s->cols[k], a), mb = tl_table_is_missing(s->t, s->cols[k], b);
-        int c;
-        if (ma || mb) c = ma - mb;
-        else {
-            c = cell_cmp(s->t, s->cols[k], a, b);
-            if (s->desc[k]) c = -c;
-        }
-        if (c) return c;
-    }
-    return a < b ? -1 : a > b;
-}
-
-static long find_out_col(const tl_table *t, const char *name)
-{
-    long c = tl_table_col(t, name);
-    if (c >= 0) return c;
-    for (size_t i = 0; i < t->ncols; i++)
-        if (!strcasecmp(t->cols[i].name, name)) return (long)i;
-    char a[256], b[256];
-    aq_norm_name(name, a, sizeof a);
-    for (size_t i = 0; i < t->ncols; i++) {
-        aq_norm_name(t->cols[i].name, b, sizeof b);
-        if (!strcmp(a, b)) return (long)i;
-    }
-    return -1;
-}
-
-static int sort_and_limit(aq_plan *p, tl_table *t, const char *sort_text, tl_err *err)
-{
-    sortspec s = {t, tl_xmalloc((p->nsort + t->ncols + 1) * sizeof(size_t)), tl_xmalloc((p->nsort + t->ncols + 1) * sizeof(int)), 0};
-    for (size_t k = 0; k < p->nsort; k++) {
-        long c = find_out_col(t, p->sort[k].name);
-        if (c < 0) {
-            char cols[600];
-            size_t n = 0;
-            cols[0] = 0;
-            for (size_t i = 0; i < t->ncols && n + 80 < sizeof cols; i++)
-                n += (size_t)snprintf(cols + n, sizeof cols - n, "%s%s", i ? ", " : "", t->cols[i].name);
-            free(s.cols); free(s.desc);
-            return aq_errtok(err, "--sort", sort_text, p->sort[k].pos, p->sort[k].len,
-                             "'%s' is not a result column (result columns: %s)", p->sort[k].name, cols);
-        }
-        s.cols[s.n] = (size_t)c;
-        s.desc[s.n++] = p->sort[k].desc;
-    }
-    if (p->group_mode) {
-        if (!p->nsort && p->nagg) {
-            /* default: biggest first by the first aggregate */
-            s.cols[s.n] = p->nby;
-            s.desc[s.n++] = 1;
-        }
-        for (size_t k = 0; k < p->nby; k++) {
-            s.cols[s.n] = k;
-            s.desc[s.n++] = 0;
-        }
-    }
-    size_t n = t->nrows;
-    size_t keep = p->limit >= 0 && (size_t)p->limit < n ? (size_t)p->limit : n;
-    if (s.n || keep < n) {
-        size_t *perm = tl_xmalloc((n ? n : 1) * sizeof *perm);
-        for (size_t i = 0; i < n; i++) perm[i] = i;
-        if (s.n) qsort_r(perm, n, sizeof *perm, row_cmp, &s);
-        tl_table_permute(t, perm, keep);
-        free(perm);
-    }
-    free(s.cols);
-    free(s.desc);
-    return TL_OK;
-}
-
-/* ---- planning ---------------------------------------------------------------- */
-static int plan_build(const tl_adhoc_query *q, aq_plan *p, tl_err *err)
-{
-    memset(p, 0, sizeof *p);
-    tl_arena_init(&p->arena, 16 * 1024);
-    const char *tname = q->table && *q->table ? q->table : "kernels";
-    p->tab = aq_table_find(tname);
-    if (!p->tab) {
-        char list[400];
-        size_t n = 0;
-        list[0] = 0;
-        for (size_t i = 0; aq_table_at(i); i++)
-            n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", aq_table_at(i)->name);
-        return tl_errf(err, TL_EUSAGE, "--table: unknown table '%s' (tables: %s)", tname, list);
-    }
-    p->limit = q->limit;
-    aq_parse_ctx pc = {p->tab, NULL, NULL, &p->arena};
-    int rc;
-    if (q->where && *q->where) {
-        pc.what = "--where";
-        pc.text = q->where;
-        if ((rc = aq_parse_where(&pc, &p->where, err))) return rc;
-    }
-    if (q->by && *q->by) {
-        pc.what = "--by";
-        pc.text = q->by;
-        if ((rc = aq_parse_cols(&pc, &p->by, &p->nby, err))) return rc;
-    }
-    if (q->pivot && *q->pivot) {
-        aq_colref *pv;
-        size_t npv;
-        pc.what = "--pivot";
-        pc.text = q->pivot;
-        if ((rc = aq_parse_cols(&pc, &pv, &npv, err))) return rc;
-        if (npv != 1) return tl_errf(err, TL_EUSAGE, "--pivot takes one column, got '%s'", q->pivot);
-        aq_colref *nb = tl_arena_alloc(&p->arena, (p->nby + 1) * sizeof *nb);
-        if (p->nby) memcpy(nb, p->by, p->nby * sizeof *nb);
-        nb[p->nby++] = pv[0];
-        p->by = nb;
-        p->pivot = 1;
-        p->limit = -1; /* the limit counts pivoted rows */
-    }
-    if (q->agg && *q->agg) {
-        pc.what = "--agg";
-        pc.text = q->agg;
-        if ((rc = aq_parse_aggs(&pc, &p->agg, &p->nagg, err))) return rc;
-    }
-    p->group_mode = p->nby || p->nagg;
-    if (p->group_mode && !p->nagg) {
-        pc.what = "--agg";
-        pc.text = "count";
-        if ((rc = aq_parse_aggs(&pc, &p->agg, &p->nagg, err))) return rc;
-    }
-    if (q->select && *q->select && p->group_mode)
-        return tl_errf(err, TL_EUSAGE, "--select lists row columns; with --by/--agg the result columns are the group keys and aggregates");
-    if (!p->group_mode) {
-        pc.what = "--select";
-        pc.text = q->select && *q->select ? q->select : p->tab->default_select;
-        if ((rc = aq_parse_cols(&pc, &p->sel, &p->nsel, err))) return rc;
-    }
-    if (q->sort && *q->sort) {
-        pc.what = "--sort";
-        pc.text = q->sort;
-        if ((rc = aq_parse_sort(&pc, &p->sort, &p->nsort, err))) return rc;
-        if (!p->group_mode) {
-            /* row mode: a sort column not selected is added to the output */
-            for (size_t k = 0; k < p->nsort; k++) {
-                int found = 0;
-                char a1[256], b1[256];
-                aq_norm_name(p->sort[k].name, a1, sizeof a1);
-                for (size_t c = 0; c < p->nsel && !found; c++) {
-                    aq_norm_name(p->sel[c].display, b1, sizeof b1);
-                    found = !strcmp(a1, b1);
-                }
-                if (found) continue;
-                aq_colref cr;
-                char hint[600];
-                if (aq_resolve_col(p->tab, p->sort[k].name, &cr, &p->arena, hint, sizeof hint))
-                    return aq_errtok(err, "--sort", q->sort, p->sort[k].pos, p->sort[k].len, "unknown column '%s' in table %s%s",
-                                     p->sort[k].name, p->tab->name, hint);
-                aq_colref *ns = tl_arena_alloc(&p->arena, (p->nsel + 1) * sizeof *ns);
-                memcpy(ns, p->sel, p->nsel * sizeof *ns);
-                ns[p->nsel++] = cr;
-                p->sel = ns;
-            }
-        }
-    }
-    return TL_OK;
-}
-
-static void plan_free(aq_plan *p)
-{
-    aq_expr_free(p->where);
-    tl_arena_free(&p->arena);
-}
-
 static int auto_threads(size_t ntraces, int cores)
 {
     long c = cores ? cores : sysconf(_SC_NPROCESSORS_ONLN);
@@ -873,63 +452,115 @@ static int auto_threads(size_t ntraces, int cores)
     return (int)c;
 }
 
-/* The sorted result's last steps: the pivot (and then the limit on its
- * rows) and the time unit. Returns the table to hand out (t or its
- * pivoted replacement). */
-static tl_table *finish(const aq_plan *p, const tl_adhoc_query *q, tl_table *t)
+/* The traces of the query: the catalog of s (none when s is NULL), the
+ * --trace selection (over every process's stores with share) and the
+ * trace-level conjuncts of --where. *r is NULL without a store. */
+static int select_traces(tl_store *s, const tl_adhoc_query *q, const aq_plan *p, const tl_adhoc_share *share,
+                         tl_reader **r, aq_catalog *cat, uint8_t **keep, size_t *nsel, tl_err *err)
 {
-    size_t nout = p->group_mode ? p->nby + p->nagg : p->nsel;
-    size_t *src = tl_xmalloc((t->ncols + t->ncols * t->nrows + 1) * sizeof *src);
-    for (size_t c = 0; c < t->ncols; c++) src[c] = c;
-    if (p->pivot) {
-        /* label values are named with their key: "bs=8" */
-        const aq_colref *pv = &p->by[p->nby - 1];
-        char prefix[300] = "";
-        if (pv->def->src == AQ_S_LABEL) snprintf(prefix, sizeof prefix, "%s=", pv->arg);
-        tl_table *pt = aq_pivot(t, p->nby - 1, p->nagg, prefix, src);
-        tl_table_free(t);
-        t = pt;
-        if (q->limit >= 0 && (size_t)q->limit < t->nrows) t->nrows = (size_t)q->limit;
+    *r = NULL;
+    memset(cat, 0, sizeof *cat);
+    tl_arena_init(&cat->arena, 1024);
+    int rc = share && share->failed ? tl_errf(err, share->failed, "cannot open the stores") : 0;
+    if (!rc && s) rc = tl_reader_open(s, r, err);
+    if (!rc && s) {
+        aq_catalog_free(cat);
+        rc = aq_catalog_load(*r, cat, err);
     }
-    const char *unit;
-    double div;
-    if (q->units && !tl_adhoc_unit(q->units, &unit, &div) && div != 1) {
-        uint8_t *is_time = tl_xcalloc(t->ncols ? t->ncols : 1, 1);
-        for (size_t c = 0; c < t->ncols; c++) {
-            size_t k = src[c];
-            if (k >= nout) continue; /* columns of the catalog listing */
-            if (!p->group_mode) is_time[c] = (uint8_t)aq_colref_is_time(&p->sel[k]);
-            else if (k < p->nby) is_time[c] = (uint8_t)aq_colref_is_time(&p->by[k]);
-            else {
-                const aq_aggdef *ad = &p->agg[k - p->nby];
-                is_time[c] = ad->fn != AQ_A_COUNT && ad->fn != AQ_A_NUNIQUE && !ad->star && aq_colref_is_time(&ad->col);
-            }
+    if (rc && !share) return rc;
+    int failed = rc;
+    if (failed) {
+        /* still select over no traces: the exchange needs this process */
+        aq_catalog_free(cat);
+        memset(cat, 0, sizeof *cat);
+        tl_arena_init(&cat->arena, 1024);
+    }
+    *keep = tl_xmalloc(cat->v.n ? cat->v.n : 1);
+    aq_select_global g;
+    memset(&g, 0, sizeof g);
+    tl_err serr = {0};
+    rc = aq_select_traces(*r, cat, q->traces, q->ntraces, *keep, share ? &g : NULL, &serr);
+    if (rc) *err = serr; /* a bad selector: the same on every process, before any exchange */
+    else if (share) rc = aq_share_selection(share, failed, cat, *keep, &g, err);
+    aq_select_global_free(&g);
+    *nsel = 0;
+    if (!rc)
+        for (size_t i = 0; i < cat->v.n; i++) {
+            if ((*keep)[i] && p->where && !trace_passes(p->where, &cat->v.v[i], &cat->arena)) (*keep)[i] = 0;
+            *nsel += (*keep)[i];
         }
-        tl_adhoc_convert_times(t, is_time, unit, div);
-        free(is_time);
-    }
-    free(src);
-    return t;
+    return rc;
 }
 
-int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *err)
+/* The catalog listing shows every label key by default. */
+static void add_label_columns(aq_plan *p, const tl_adhoc_query *q, const aq_catalog *cat)
 {
-    *out = NULL;
+    if (p->group_mode || p->tab->kind != AQ_TAB_TRACES || (q->select && *q->select) || !cat->label_keys.n) return;
+    aq_colref *ns = tl_arena_alloc(&p->arena, (p->nsel + cat->label_keys.n) * sizeof *ns);
+    memcpy(ns, p->sel, p->nsel * sizeof *ns);
+    for (size_t k = 0; k < cat->label_keys.n; k++) {
+        char nm[300];
+        snprintf(nm, sizeof nm, "label.%s", cat->label_keys.v[k]);
+        if (aq_resolve_col(p->tab, nm, &ns[p->nsel], &p->arena, NULL, 0) == 0) p->nsel++;
+    }
+    p->sel = ns;
+}
+
+/* Scans the selected traces on the workers: groups end in *g (merged),
+ * rows in sh->out. */
+static int scan(shared *sh, const tl_adhoc_query *q, size_t nsel, aq_gstate *g, tl_err *err)
+{
+    aq_plan *p = sh->p;
+    int nth = q->threads > 0 ? q->threads : auto_threads(nsel, q->cores);
+    if (!p->group_mode) nth = 1; /* rows come out in trace order */
+    /* the report code was not written for concurrent use: one worker */
+    if (p->tab->kind == AQ_TAB_REPORT) nth = 1;
+    worker *ws = tl_xcalloc((size_t)nth, sizeof *ws);
+    for (int i = 0; i < nth; i++) {
+        ws[i].sh = sh;
+        if (p->group_mode) aq_gstate_init(&ws[i].g, p);
+    }
+    if (p->group_mode && !p->nby) { uint64_t z = 0; aq_group_of(&ws[0].g, p, &z); }
+    sh->threaded = nth > 1;
+    if (nth == 1) {
+        worker_main(&ws[0]);
+    } else {
+        pthread_t *th = tl_xmalloc((size_t)nth * sizeof *th);
+        for (int i = 0; i < nth; i++) pthread_create(&th[i], NULL, worker_main, &ws[i]);
+        for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+        free(th);
+    }
+    int rc = sh->rc;
+    if (rc) *err = sh->err;
+    else if (q->cancel && *q->cancel) rc = tl_errf(err, TL_EINTR_ADHOC, "interrupted");
+    if (p->group_mode) {
+        for (int i = 1; i < nth && !rc; i++) aq_gstate_merge(&ws[0].g, &ws[i].g, p);
+        for (int i = 1; i < nth; i++) aq_gstate_free(&ws[i].g);
+        *g = ws[0].g;
+    }
+    free(ws);
+    return rc;
+}
+
+/* tl_adhoc_run (part NULL) or tl_adhoc_run_part. */
+static int run(tl_store *s, const tl_adhoc_query *q, const tl_adhoc_share *share, tl_buf *part, tl_table **out,
+               tl_err *err)
+{
     aq_plan p;
-    int rc = plan_build(q, &p, err);
-    if (rc) { plan_free(&p); return rc; }
+    int rc = aq_plan_build(q, &p, err);
+    if (rc) { aq_plan_free(&p); return rc; }
     tl_reader *r;
-    if ((rc = tl_reader_open(s, &r, err))) { plan_free(&p); return rc; }
     aq_catalog cat;
-    if ((rc = aq_catalog_load(r, &cat, err))) { tl_reader_close(r); plan_free(&p); return rc; }
-    uint8_t *keep = tl_xmalloc(cat.v.n ? cat.v.n : 1);
-    rc = aq_select_traces(r, &cat, q->traces, q->ntraces, keep, err);
+    uint8_t *keep = NULL;
     size_t nsel = 0;
-    if (!rc)
-        for (size_t i = 0; i < cat.v.n; i++) {
-            if (keep[i] && p.where && !trace_passes(p.where, &cat.v.v[i], &cat.arena)) keep[i] = 0;
-            nsel += keep[i];
-        }
+    rc = select_traces(s, q, &p, share, &r, &cat, &keep, &nsel, err);
+    if (rc) { /* no selection (under share: on every process alike) */
+        free(keep);
+        aq_catalog_free(&cat);
+        if (r) tl_reader_close(r);
+        aq_plan_free(&p);
+        return rc;
+    }
     tl_table *t = tl_table_new(p.tab->name);
     shared sh;
     memset(&sh, 0, sizeof sh);
@@ -939,63 +570,52 @@ int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *e
     sh.keep = keep;
     sh.cancel = q->cancel;
     sh.out = t;
+    sh.blocks = part != NULL;
     aq_pool_init(&sh.pool, &t->arena);
     pthread_mutex_init(&sh.pool_mu, NULL);
     pthread_mutex_init(&sh.next_mu, NULL);
+    aq_gstate g;
+    memset(&g, 0, sizeof g);
     if (!rc) {
-        int nth = q->threads > 0 ? q->threads : auto_threads(nsel, q->cores);
-        if (!p.group_mode) nth = 1; /* rows come out in trace order */
-        /* the report code was not written for concurrent use: one worker */
-        if (p.tab->kind == AQ_TAB_REPORT) nth = 1;
-        if (!p.group_mode && p.tab->kind == AQ_TAB_TRACES && !(q->select && *q->select) && cat.label_keys.n) {
-            /* the catalog listing shows every label key by default */
-            aq_colref *ns = tl_arena_alloc(&p.arena, (p.nsel + cat.label_keys.n) * sizeof *ns);
-            memcpy(ns, p.sel, p.nsel * sizeof *ns);
-            for (size_t k = 0; k < cat.label_keys.n; k++) {
-                char nm[300];
-                snprintf(nm, sizeof nm, "label.%s", cat.label_keys.v[k]);
-                if (aq_resolve_col(p.tab, nm, &ns[p.nsel], &p.arena, NULL, 0) == 0) p.nsel++;
-            }
-            p.sel = ns;
-        }
+        add_label_columns(&p, q, &cat);
         if (!p.group_mode)
-            for (size_t c = 0; c < p.nsel; c++) tl_table_add_col(t, p.sel[c].display, out_type_of(&p.sel[c]));
-        worker *ws = tl_xcalloc((size_t)nth, sizeof *ws);
-        for (int i = 0; i < nth; i++) {
-            ws[i].sh = &sh;
-            if (p.group_mode) gstate_init(&ws[i].g, &p);
-        }
-        if (p.group_mode && !p.nby) { uint64_t z = 0; group_of(&ws[0].g, &p, &z); }
-        sh.threaded = nth > 1;
-        if (nth == 1) {
-            worker_main(&ws[0]);
-        } else {
-            pthread_t *th = tl_xmalloc((size_t)nth * sizeof *th);
-            for (int i = 0; i < nth; i++) pthread_create(&th[i], NULL, worker_main, &ws[i]);
-            for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
-            free(th);
-        }
-        rc = sh.rc;
-        if (rc) *err = sh.err;
-        else if (q->cancel && *q->cancel) rc = tl_errf(err, TL_EINTR_ADHOC, "interrupted");
-        if (!rc && p.group_mode) {
-            for (int i = 1; i < nth; i++) merge_into(&ws[0].g, &ws[i].g, &p);
-            build_group_table(&sh, &ws[0].g, t);
-        }
-        if (p.group_mode)
-            for (int i = 0; i < nth; i++) gstate_free(&ws[i].g);
-        free(ws);
+            for (size_t c = 0; c < p.nsel; c++) tl_table_add_col(t, p.sel[c].display, aq_out_type(&p.sel[c]));
+        rc = scan(&sh, q, nsel, &g, err);
     }
-    if (!rc) rc = sort_and_limit(&p, t, q->sort, err);
-    if (!rc) t = finish(&p, q, t);
+    if (part) {
+        /* a read error travels to the process that finishes the answer */
+        if (rc) aq_part_put_error(part, rc, err->msg);
+        else if (p.group_mode) aq_part_put_groups(part, &g, &p, &sh.pool);
+        else aq_part_put_rows(part, sh.block_ids.v, sh.block_rows.v, sh.block_ids.n, t);
+        rc = TL_OK;
+    } else if (!rc) {
+        if (p.group_mode) aq_gstate_table(&g, &p, &sh.pool, t);
+        rc = aq_sort_and_limit(&p, t, q->sort, err);
+        if (!rc) t = aq_finish(&p, q, t);
+    }
+    if (p.group_mode) aq_gstate_free(&g);
+    tl_vec_free(&sh.block_ids);
+    tl_vec_free(&sh.block_rows);
     aq_pool_free(&sh.pool);
     pthread_mutex_destroy(&sh.pool_mu);
     pthread_mutex_destroy(&sh.next_mu);
     free(keep);
     aq_catalog_free(&cat);
-    tl_reader_close(r);
-    plan_free(&p);
-    if (rc) { tl_table_free(t); return rc; }
+    if (r) tl_reader_close(r);
+    aq_plan_free(&p);
+    if (rc || part) { tl_table_free(t); return rc; }
     *out = t;
     return TL_OK;
+}
+
+int tl_adhoc_run(tl_store *s, const tl_adhoc_query *q, tl_table **out, tl_err *err)
+{
+    *out = NULL;
+    return run(s, q, NULL, NULL, out, err);
+}
+
+int tl_adhoc_run_part(tl_store *s, const tl_adhoc_query *q, const tl_adhoc_share *share, tl_buf *part,
+                      tl_err *err)
+{
+    return run(s, q, share, part, NULL, err);
 }

@@ -2,13 +2,15 @@
  * small store built here from two hand-written Kineto traces (so every
  * expected number is known): selectors, where-expressions, grouping and
  * every aggregate, sort/limit, token-precise errors, threads, interruption,
- * and that SQL gives the same answers with push-down and uid lookups. */
+ * that SQL gives the same answers with push-down and uid lookups, and
+ * that a query split over two processes' stores gives one store's answer. */
 #include "query/adhoc/adhoc.h"
 #include "query/adhoc/adhoc_internal.h"
 #include "query/adhoc/adhoc.h"
 #include "ingest/ingest.h"
 #include "tests/unit/tl_test.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -380,6 +382,191 @@ static void test_sql(void)
     tl_table_free(b);
 }
 
+/* ---- one query over two processes' stores (tl_adhoc_run_part) ----------- */
+/* Two threads stand in for two processes; their all-gather meets here. */
+typedef struct meet {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    tl_buf bytes[2];
+    int arrived;
+} meet;
+static meet M = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, {{0}}, 0};
+
+static int meet_allgather(void *ctx, const void *p, size_t n, tl_buf *all)
+{
+    int me = *(int *)ctx;
+    pthread_mutex_lock(&M.mu);
+    M.bytes[me].n = 0;
+    tl_buf_append(&M.bytes[me], p, n);
+    if (++M.arrived == 2) pthread_cond_broadcast(&M.cv);
+    while (M.arrived < 2) pthread_cond_wait(&M.cv, &M.mu);
+    for (int i = 0; i < 2; i++) tl_buf_append(all, M.bytes[i].p, M.bytes[i].n);
+    pthread_mutex_unlock(&M.mu);
+    return 0;
+}
+
+typedef struct proc {
+    int me, failed;
+    tl_store *s;
+    const tl_adhoc_query *q;
+    tl_buf part;
+    int rc;
+    tl_err err;
+} proc;
+
+static void *proc_main(void *arg)
+{
+    proc *x = arg;
+    tl_adhoc_share share = {meet_allgather, &x->me, x->me, x->failed};
+    x->rc = tl_adhoc_run_part(x->s, x->q, &share, &x->part, &x->err);
+    return NULL;
+}
+
+/* The query over stores a and b in two "processes": the finished answer,
+ * or NULL with *rc the error. */
+static tl_table *over_two(tl_store *a, tl_store *b, const tl_adhoc_query *q, int fail_b, int *rc)
+{
+    proc x[2] = {{0, 0, a, q, {0}, 0, {0}}, {1, fail_b, b, q, {0}, 0, {0}}};
+    M.arrived = 0;
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) pthread_create(&th[i], NULL, proc_main, &x[i]);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    tl_table *t = NULL;
+    tl_err err = {0};
+    *rc = x[0].rc ? x[0].rc : x[1].rc;
+    CHECK_EQ_I(x[0].rc, x[1].rc); /* every process ends a failed selection alike */
+    if (!*rc) *rc = tl_adhoc_part_merge(q, &x[0].part, x[1].part.p, x[1].part.n, &err);
+    if (!*rc) *rc = tl_adhoc_part_finish(q, x[0].part.p, x[0].part.n, &t, &err);
+    for (int i = 0; i < 2; i++) tl_buf_free(&x[i].part);
+    return t;
+}
+
+static void same_table(const tl_table *a, const tl_table *b, const char *what)
+{
+    CHECK(a && b);
+    if (!a || !b) return;
+    if (a->nrows != b->nrows || a->ncols != b->ncols) {
+        fprintf(stderr, "%s: %zux%zu against %zux%zu\n", what, a->nrows, a->ncols, b->nrows, b->ncols);
+        CHECK(0);
+        return;
+    }
+    for (size_t c = 0; c < a->ncols; c++) CHECK_EQ_S(a->cols[c].name, b->cols[c].name);
+    for (size_t r = 0; r < a->nrows; r++)
+        for (size_t c = 0; c < a->ncols; c++) {
+            char x[128], y[128];
+            CHECK_EQ_S(tl_table_cell_text(a, c, r, x, sizeof x), tl_table_cell_text(b, c, r, y, sizeof y));
+        }
+}
+
+static void test_parts(const char *dir)
+{
+    /* process 0 holds trace 1; process 1 trace 2 and a second copy of
+     * trace 1: together the traces of S */
+    char db0[600], db1[600], h[17];
+    snprintf(db0, sizeof db0, "%s/p0", dir);
+    snprintf(db1, sizeof db1, "%s/p1", dir);
+    tl_store *keep = S, *p0, *p1;
+    tl_err err = {0};
+    if (tl_store_open(db0, &p0, &err) || tl_store_open(db1, &p1, &err)) { CHECK(0); return; }
+    S = p0;
+    CHECK(ingest(dir, "t1.json", T1, "{\"set\":\"a\"}", h) == 0);
+    S = p1;
+    CHECK(ingest(dir, "t2.json", T2, "{\"set\":\"b\",\"bs\":\"32\"}", h) == 0);
+    CHECK(ingest(dir, "t1.json", T1, "{\"set\":\"a\"}", h) == 0);
+    S = keep;
+
+    static const struct { const char *table, *sel, *where, *by, *agg, *select, *sort, *pivot; int64_t limit; } Q[] = {
+        {"kernels", NULL, NULL, "name", "sum(dur),count,mean(dur),min(dur),max(dur),median(dur),p90(dur),std(dur),nunique(trace_id),nunique(device)", NULL, NULL, NULL, -1},
+        {"kernels", NULL, NULL, "trace_id,stream", "count,sum(dur)", NULL, "trace_id,stream", NULL, -1},
+        {"kernels", NULL, "name = 'nothing'", NULL, "count,sum(dur)", NULL, NULL, NULL, -1},
+        {"kernels", NULL, NULL, NULL, NULL, "name,dur,trace_id", NULL, NULL, -1},
+        {"kernels", NULL, NULL, NULL, NULL, "name,dur,trace_id", NULL, NULL, 6},
+        {"kernels", NULL, NULL, NULL, NULL, "name,dur", "-dur", NULL, 3},
+        {"ops", "label:set=b", NULL, "name", "sum(kernel_time),count", NULL, NULL, NULL, -1},
+        {"traces", NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1},
+        {"kernels", "last:1", NULL, "trace_id", "count", NULL, NULL, NULL, -1},
+        {"kernels", NULL, NULL, "name", "sum(dur)", NULL, NULL, "label.set", -1},
+        {"kernel_summary", NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1},
+    };
+    for (size_t i = 0; i < sizeof Q / sizeof *Q; i++) {
+        tl_adhoc_query a;
+        memset(&a, 0, sizeof a);
+        const char *sels[1] = {Q[i].sel};
+        a.table = Q[i].table, a.traces = sels, a.ntraces = Q[i].sel != NULL, a.where = Q[i].where;
+        a.by = Q[i].by, a.agg = Q[i].agg, a.select = Q[i].select, a.sort = Q[i].sort, a.pivot = Q[i].pivot;
+        a.limit = Q[i].limit, a.threads = 1;
+        tl_table *one = NULL;
+        CHECK(tl_adhoc_run(S, &a, &one, &err) == 0);
+        int rc;
+        tl_table *two = over_two(p0, p1, &a, 0, &rc);
+        CHECK_EQ_I(rc, 0);
+        char what[40];
+        snprintf(what, sizeof what, "query %zu", i);
+        same_table(one, two, what);
+        tl_table_free(one);
+        tl_table_free(two);
+    }
+
+    /* an id found in one process's store only; one found in none */
+    tl_adhoc_query a;
+    memset(&a, 0, sizeof a);
+    const char *sel[1] = {id2};
+    a.traces = sel, a.ntraces = 1, a.agg = "count", a.limit = -1;
+    int rc;
+    tl_table *t = over_two(p0, p1, &a, 0, &rc);
+    CHECK(t && t->nrows == 1 && !strcmp(cell(t, 0, "count"), "2"));
+    tl_table_free(t);
+    sel[0] = "ffff";
+    CHECK(over_two(p0, p1, &a, 0, &rc) == NULL && rc == TL_ENOTFOUND);
+    /* a process that could not open its store fails the query everywhere */
+    a.ntraces = 0;
+    CHECK(over_two(p0, p1, &a, TL_ESTORE, &rc) == NULL && rc == TL_ESTORE);
+    /* a process without a store adds nothing */
+    tl_table *one = NULL;
+    CHECK(tl_adhoc_run(p0, &a, &one, &err) == 0);
+    t = over_two(p0, NULL, &a, 0, &rc);
+    same_table(one, t, "one store and none");
+    tl_table_free(one);
+    tl_table_free(t);
+    tl_store_close(p0);
+    tl_store_close(p1);
+    for (int i = 0; i < 2; i++) tl_buf_free(&M.bytes[i]);
+}
+
+static int alone_allgather(void *ctx, const void *p, size_t n, tl_buf *all)
+{
+    (void)ctx;
+    tl_buf_append(all, p, n);
+    return 0;
+}
+
+/* A cut or damaged partial is refused, never read past its end. */
+static void test_part_bytes(void)
+{
+    static const char *const aggs[] = {"count,median(dur),nunique(name),std(dur),min(dur)", NULL};
+    for (int rows = 0; rows < 2; rows++) {
+        tl_adhoc_query a;
+        memset(&a, 0, sizeof a);
+        a.limit = -1;
+        if (!rows) a.by = "trace_id,stream", a.agg = aggs[0];
+        tl_adhoc_share share = {alone_allgather, NULL, 0, 0};
+        tl_buf part = {0};
+        tl_err err = {0};
+        CHECK(tl_adhoc_run_part(S, &a, &share, &part, &err) == 0);
+        tl_table *t = NULL;
+        CHECK(tl_adhoc_part_finish(&a, part.p, part.n, &t, &err) == 0 && t && t->nrows > 0);
+        tl_table_free(t);
+        int refused = 0;
+        for (size_t n = 0; n < part.n; n++) {
+            t = NULL;
+            refused += tl_adhoc_part_finish(&a, part.p, n, &t, &err) != 0 && !t;
+            tl_table_free(t);
+        }
+        CHECK_EQ_I(refused, part.n);
+        tl_buf_free(&part);
+    }
+}
+
 int main(void)
 {
     char dir[] = "/tmp/tl_test_adhoc_XXXXXX";
@@ -396,6 +583,8 @@ int main(void)
     test_errors();
     test_cancel();
     test_sql();
+    test_parts(dir);
+    test_part_bytes();
     tl_store_close(S);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
