@@ -4,8 +4,9 @@ command or flag gets the nearest one, a missing file is called a missing
 file, an empty folder is an error, read commands never create a store,
 every exit code is documented, folder-ingest progress on a terminal
 never runs into the result lines, the report summary fits the terminal,
-the compat commands take the reference's flag abbreviations, and the
-rocprof report explains its units once on a terminal.
+the compat commands take the reference's flag abbreviations, the
+rocprof report explains its units once on a terminal, and a bad
+environment value is warned about once.
 
 usage: test_cli_guidance.py BUILD_DIR
 """
@@ -151,6 +152,14 @@ def main():
         names = [ln.split("  ")[0] for ln in r.stdout.splitlines()[2:]]
         check(any(len(n) > 120 for n in names) and not any(n.endswith("…") for n in names),
               "query output cut when piped")
+
+        # a bad environment value is warned about once, also by a command
+        # that re-executes itself for huge pages (corpus-report)
+        r = subprocess.run([tl, "--db", db, "corpus-report", "-q", "-b", tmp, "-f", "rank_", "-o",
+                            os.path.join(tmp, "corpus.xlsx")], capture_output=True, text=True,
+                           env=dict(os.environ, TRACELENS_MAX_RATIO="lots"))
+        said = r.stderr.count("TRACELENS_MAX_RATIO=lots is not a number")
+        check(said == 1, f"the environment warning said {said} times: {r.stderr[-300:]!r}")
 
         h = run(tl, "--help").stdout
         for code in ("0 success", "1 an input", "2 bad command line", "3 no store", "4 trace not found",

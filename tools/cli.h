@@ -316,6 +316,10 @@ int tl_cli_write_html(tl_table *const *sheets, size_t n, const char *path, const
 
 /* ---- huge pages (tools/cli_hugepages.c) ---- */
 
+/* Set in the environment of the re-executed process (and removed by
+ * tl_cli_env_read): its environment's warnings were printed already. */
+#define TL_CLI_REEXEC_VAR "TRACELENS_HUGEPAGES_REEXEC"
+
 /* Re-executes the process once with malloc on transparent huge pages
  * (glibc.malloc.hugetlb=1), where glibc and the kernel allow it; returns
  * when it does not apply. Call before any work. */

@@ -20,6 +20,10 @@ static const char *env(const char *name)
     return v && *v ? v : NULL;
 }
 
+/* Set in a process re-executed for huge pages (cli_hugepages.c), which
+ * read this environment and warned about it before. */
+static int reexecuted;
+
 /* A limit variable (tl_cli_parse_size: a number, maybe with a k/M/G/T
  * suffix, or off); 0 when unset. A bad value is reported and ignored. */
 static uint64_t env_limit(const char *name)
@@ -27,7 +31,7 @@ static uint64_t env_limit(const char *name)
     const char *v = env(name);
     uint64_t n = 0;
     if (v && tl_cli_parse_size(v, &n)) {
-        fprintf(stderr, "tracelens: warning: %s=%s is not a number or off (ignored)\n", name, v);
+        if (!reexecuted) fprintf(stderr, "tracelens: warning: %s=%s is not a number or off (ignored)\n", name, v);
         n = 0;
     }
     return n;
@@ -64,6 +68,8 @@ static const char *installed_datadir(void)
 void tl_cli_env_read(void)
 {
     const char *v;
+    reexecuted = getenv(TL_CLI_REEXEC_VAR) != NULL;
+    unsetenv(TL_CLI_REEXEC_VAR); /* not inherited by what this process starts */
     tl_env.db = env("TRACELENS_DB");
     tl_env.xdg_data_home = env("XDG_DATA_HOME");
     tl_env.home = env("HOME");

@@ -62,7 +62,10 @@ void tl_cli_hugepages_reexec(void)
     if (setenv("GLIBC_TUNABLES", v.p, 1) == 0) {
         fflush(stdout);
         fflush(stderr);
+        /* the environment's warnings were printed here: not again there */
+        setenv(TL_CLI_REEXEC_VAR, "1", 1);
         execv("/proc/self/exe", av); /* returns only on failure */
+        unsetenv(TL_CLI_REEXEC_VAR);
         if (old) setenv("GLIBC_TUNABLES", old, 1);
         else unsetenv("GLIBC_TUNABLES");
     }
