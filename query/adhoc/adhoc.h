@@ -112,7 +112,9 @@ typedef struct tl_adhoc_share {
  * on; returns 0 or the error of planning or of the trace selection. */
 int tl_adhoc_run_part(tl_store *s, const tl_adhoc_query *q, const tl_adhoc_share *share, tl_buf *part,
                       tl_err *err);
-/* Folds the partial at in[0..n) into *acc (both of query q). */
+/* Folds the partial at in[0..n) into *acc (both of query q). When in or
+ * *acc is malformed, *acc becomes that error (so the answer made from it
+ * is the error, not a short answer) and the error is returned. */
 int tl_adhoc_part_merge(const tl_adhoc_query *q, tl_buf *acc, const void *in, size_t n, tl_err *err);
 /* The answer from the partial of every process; a process's read error
  * comes back here. */

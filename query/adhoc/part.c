@@ -188,10 +188,9 @@ int tl_adhoc_part_merge(const tl_adhoc_query *q, tl_buf *acc, const void *in, si
             rc = merge_rows(&x, &y, &p, err);
         }
     }
-    if (!rc) {
-        acc->n = 0;
-        part_write(acc, &x, &p, &pool);
-    }
+    acc->n = 0;
+    if (!rc) part_write(acc, &x, &p, &pool);
+    else aq_part_put_error(acc, rc, err->msg); /* the answer would be short: it is an error */
     part_free(&x);
     part_free(&y);
     aq_pool_free(&pool);

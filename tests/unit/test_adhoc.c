@@ -563,6 +563,13 @@ static void test_part_bytes(void)
             tl_table_free(t);
         }
         CHECK_EQ_I(refused, part.n);
+        /* a cut partial merged in makes the whole answer an error */
+        tl_buf whole = {0};
+        tl_buf_append(&whole, part.p, part.n);
+        CHECK(tl_adhoc_part_merge(&a, &whole, part.p, part.n / 2, &err) != 0);
+        t = NULL;
+        CHECK(tl_adhoc_part_finish(&a, whole.p, whole.n, &t, &err) != 0 && !t);
+        tl_buf_free(&whole);
         tl_buf_free(&part);
     }
 }
