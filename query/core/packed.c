@@ -123,6 +123,9 @@ tl_table *tl_unpack_table(tl_unpack *in)
     size_t nrows = (size_t)tl_unpack_u64(in), ncols = (size_t)tl_unpack_u64(in);
     if (in->bad || nrows > (size_t)(in->end - in->p) || ncols > (size_t)(in->end - in->p)) in->bad = 1;
     for (size_t c = 0; c < ncols && !in->bad; c++) {
+        /* every cell takes a byte at least: a column the bytes left cannot
+         * hold is refused before its rows are made */
+        if ((size_t)(in->end - in->p) < nrows + 16) { in->bad = 1; break; }
         const char *cname = tl_unpack_str(in, &a);
         uint64_t bits = tl_unpack_u64(in);
         tl_type type = (tl_type)(bits & 0xff);
@@ -133,7 +136,7 @@ tl_table *tl_unpack_table(tl_unpack *in)
         t->cols[k].hidden = (bits >> 9) & 1;
         get_cells(in, t, k, type, (bits >> 10) & 1);
     }
-    if (!ncols) tl_table_set_nrows(t, nrows);
+    if (!ncols && !in->bad) tl_table_set_nrows(t, nrows);
     tl_arena_free(&a);
     return t;
 }

@@ -84,7 +84,7 @@ static void grow_rows(tl_table *t, size_t need)
 {
     if (need <= t->cap_rows) return;
     size_t cap = t->cap_rows ? t->cap_rows : 16;
-    while (cap < need) cap *= 2;
+    while (cap < need) cap = cap <= SIZE_MAX / 2 ? cap * 2 : need; /* no wrap to 0 */
     for (size_t i = 0; i < t->ncols; i++) {
         tl_column *c = &t->cols[i];
         c->v.s = tl_xrealloc(c->v.s, cap * elem_size(c->type));

@@ -1,6 +1,7 @@
 /* test_table.c — tl_table: the CSV cell text of every type (spec
  * pytorch-report.md §11.1/§11.2), missing cells, growth and permute. */
 #include "query/core/table.h"
+#include "query/core/packed.h"
 #include "tests/unit/tl_test.h"
 
 #include <math.h>
@@ -283,8 +284,48 @@ static void test_permute(void)
     tl_table_free(t);
 }
 
+/* Tables as bytes: a round trip, and counts the bytes cannot hold are
+ * refused without making the rows (a row count of 2^62 once looped for
+ * ever growing a table of no columns). */
+static void test_packed(void)
+{
+    tl_table *t = tl_table_new("sheet");
+    tl_table_add_col(t, "name", TL_STR);
+    tl_table_add_col(t, "n", TL_I64);
+    tl_table_set_nrows(t, 3);
+    tl_table_set_str(t, 0, 0, "a");
+    tl_table_set_i64(t, 1, 2, -7);
+    tl_buf b = {0};
+    tl_pack_table(&b, t);
+    tl_unpack in = {(const unsigned char *)b.p, (const unsigned char *)b.p + b.n, 0};
+    tl_table *u = tl_unpack_table(&in);
+    CHECK(u && !in.bad && in.p == in.end && u->nrows == 3 && u->ncols == 2);
+    CHECK(u && !strcmp(u->cols[0].v.s[0], "a") && tl_table_is_missing(u, 0, 1) && u->cols[1].v.i[2] == -7 &&
+          tl_table_is_missing(u, 1, 0));
+    tl_table_free(u);
+    for (size_t cut = 0; cut < b.n; cut++) {
+        tl_unpack c = {(const unsigned char *)b.p, (const unsigned char *)b.p + cut, 0};
+        tl_table_free(tl_unpack_table(&c));
+        CHECK(c.bad);
+    }
+    for (uint64_t ncols = 0; ncols < 2; ncols++) {
+        b.n = 0;
+        tl_pack_u64(&b, 1);
+        tl_pack_str(&b, "x");
+        tl_pack_u64(&b, (uint64_t)1 << 62);
+        tl_pack_u64(&b, ncols);
+        tl_unpack h = {(const unsigned char *)b.p, (const unsigned char *)b.p + b.n, 0};
+        tl_table *v = tl_unpack_table(&h);
+        CHECK(h.bad && (!v || v->nrows == 0));
+        tl_table_free(v);
+    }
+    tl_buf_free(&b);
+    tl_table_free(t);
+}
+
 int main(void)
 {
+    test_packed();
     test_floats();
     test_pyfloat();
     test_pystr();
