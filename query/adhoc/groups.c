@@ -123,8 +123,11 @@ void aq_gstate_merge(aq_gstate *dst, const aq_gstate *src, const aq_plan *p)
                     if (b->fmax[q] > a->fmax[d]) a->fmax[d] = b->fmax[q];
                 }
             }
-            if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT)
-                for (size_t i = 0; i < b->vals[q].n; i++) tl_vec_push(&a->vals[d], b->vals[q].v[i]);
+            if ((fn == AQ_A_MEDIAN || fn == AQ_A_PCT) && b->vals[q].n) {
+                tl_vec_reserve(&a->vals[d], b->vals[q].n);
+                memcpy(a->vals[d].v + a->vals[d].n, b->vals[q].v, b->vals[q].n * sizeof(double));
+                a->vals[d].n += b->vals[q].n;
+            }
         }
     }
     /* nunique sets: remap group ids */
@@ -202,24 +205,13 @@ void aq_gstate_table(const aq_gstate *g, const aq_plan *p, const aq_pool *pool, 
 /* Whether a column's group codes are text-pool ids (else numbers' bits). */
 static int codes_are_text(const aq_colref *c) { return c->def->type == AQ_STR || c->def->type == AQ_DYN; }
 
-static void put_code(tl_buf *b, uint64_t code, int text, const aq_pool *pool)
-{
-    if (text) tl_pack_str(b, code ? pool->text[code] : NULL);
-    else tl_pack_u64(b, code);
-}
-
-static uint64_t get_code(tl_unpack *in, int text, aq_pool *pool, tl_arena *scratch)
-{
-    if (!text) return tl_unpack_u64(in);
-    const char *s = tl_unpack_str(in, scratch);
-    return s ? aq_pool_intern(pool, s, strlen(s)) : 0;
-}
-
 void aq_gstate_pack(tl_buf *b, const aq_gstate *g, const aq_plan *p, const aq_pool *pool)
 {
+    /* the pool's texts once; text codes below are this pool's ids */
+    tl_pack_u64(b, pool->n);
+    for (size_t i = 1; i < pool->n; i++) tl_pack_str(b, pool->text[i]);
     tl_pack_u64(b, g->ng);
-    for (size_t q = 0; q < g->ng; q++)
-        for (size_t k = 0; k < g->nkeys; k++) put_code(b, g->keys[q * g->nkeys + k], codes_are_text(&p->by[k]), pool);
+    tl_pack_bytes(b, g->keys, g->ng * g->nkeys * sizeof *g->keys);
     for (size_t k = 0; k < g->nagg; k++) {
         const aq_acc *a = &g->acc[k];
         aq_afn fn = p->agg[k].fn;
@@ -245,15 +237,9 @@ void aq_gstate_pack(tl_buf *b, const aq_gstate *g, const aq_plan *p, const aq_po
             }
         if (fn == AQ_A_NUNIQUE) {
             const tl_bmap *s = &a->set;
-            size_t n = 0;
-            for (size_t i = 0; i < s->cap; i++) n += s->used[i] != 0;
-            tl_pack_u64(b, n);
-            for (size_t i = 0; i < s->cap; i++) {
-                if (!s->used[i]) continue;
-                const gcode *x = (const gcode *)(s->keys + i * s->keylen);
-                tl_pack_u64(b, x->g);
-                put_code(b, x->c, codes_are_text(&p->agg[k].col), pool);
-            }
+            tl_pack_u64(b, s->n);
+            for (size_t i = 0; i < s->cap; i++)
+                if (s->used[i]) tl_pack_bytes(b, s->keys + i * s->keylen, sizeof(gcode));
         }
     }
 }
@@ -261,58 +247,99 @@ void aq_gstate_pack(tl_buf *b, const aq_gstate *g, const aq_plan *p, const aq_po
 /* n fixed-width values into dst (n * width bytes); 0, or -1 when short. */
 static int get_array(tl_unpack *in, void *dst, size_t n, size_t width)
 {
+    if (n > (size_t)(in->end - in->p) / width) { in->bad = 1; return -1; }
     const void *src = tl_unpack_bytes(in, n * width);
     if (!src) return -1;
     if (n) memcpy(dst, src, n * width);
     return 0;
 }
 
+/* A packed text code as an id of pool (map: packed id -> pool id), or -1. */
+static int64_t map_code(uint64_t c, const uint32_t *map, size_t nmap)
+{
+    return c < nmap ? (int64_t)map[c] : -1;
+}
+
+/* The groups of a packed state, keys translated to pool: 0 or -1. */
+static int get_groups(tl_unpack *in, aq_gstate *g, const aq_plan *p, uint64_t ng, const uint32_t *map, size_t nmap)
+{
+    size_t nk = g->nkeys ? g->nkeys : 0;
+    if (nk && ng > (uint64_t)(in->end - in->p) / (nk * 8)) return -1;
+    const unsigned char *raw = tl_unpack_bytes(in, (size_t)ng * nk * 8);
+    if (!raw) return -1;
+    uint64_t *codes = tl_xmalloc((nk ? nk : 1) * sizeof *codes);
+    int rc = 0;
+    for (uint64_t q = 0; q < ng && !rc; q++) {
+        memcpy(codes, raw + q * nk * 8, nk * 8);
+        for (size_t k = 0; k < nk && !rc; k++) {
+            if (!codes_are_text(&p->by[k])) continue;
+            int64_t c = map_code(codes[k], map, nmap);
+            if (c < 0) rc = -1;
+            else codes[k] = (uint64_t)c;
+        }
+        uint64_t zero = 0;
+        if (!rc && aq_group_of(g, p, nk ? codes : &zero) != q) rc = -1; /* a key packed twice */
+    }
+    free(codes);
+    return rc;
+}
+
+/* One aggregate's accumulators of ng groups: 0 or -1. */
+static int get_acc(tl_unpack *in, aq_acc *a, const aq_aggdef *ad, size_t ng, const uint32_t *map, size_t nmap)
+{
+    aq_afn fn = ad->fn;
+    int bad = get_array(in, a->cnt, ng, sizeof *a->cnt);
+    if (fn == AQ_A_SUM || fn == AQ_A_MEAN)
+        bad |= a->isint ? get_array(in, a->isum, ng, 8) : get_array(in, a->fsum, ng, 8);
+    if (fn == AQ_A_MIN || fn == AQ_A_MAX) {
+        if (a->isint) bad |= get_array(in, a->imin, ng, 8) | get_array(in, a->imax, ng, 8);
+        else bad |= get_array(in, a->fmin, ng, 8) | get_array(in, a->fmax, ng, 8);
+    }
+    if (fn == AQ_A_STD) bad |= get_array(in, a->w, ng, sizeof *a->w);
+    if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT)
+        for (size_t q = 0; q < ng && !bad; q++) {
+            uint64_t m = tl_unpack_u64(in);
+            if (m > (uint64_t)(in->end - in->p) / sizeof(double)) return -1;
+            tl_vec_reserve(&a->vals[q], (size_t)m);
+            bad |= get_array(in, a->vals[q].v, (size_t)m, sizeof(double));
+            a->vals[q].n = (size_t)m;
+        }
+    if (fn == AQ_A_NUNIQUE && !bad) {
+        uint64_t m = tl_unpack_u64(in);
+        if (m > (uint64_t)(in->end - in->p) / sizeof(gcode)) return -1;
+        const unsigned char *raw = tl_unpack_bytes(in, (size_t)m * sizeof(gcode));
+        if (!raw) return -1;
+        if (m && !a->set.cap) tl_bmap_init(&a->set, sizeof(gcode), (size_t)m);
+        int text = codes_are_text(&ad->col);
+        for (uint64_t i = 0; i < m; i++) {
+            gcode x;
+            memcpy(&x, raw + i * sizeof x, sizeof x);
+            int64_t c = text ? map_code(x.c, map, nmap) : (int64_t)x.c;
+            if (x.g >= ng || (text && c < 0)) return -1;
+            aq_nunique_add(&a->set, x.g, text ? (uint64_t)c : x.c);
+        }
+    }
+    return bad ? -1 : 0;
+}
+
 int aq_gstate_unpack(tl_unpack *in, aq_gstate *g, const aq_plan *p, aq_pool *pool)
 {
     tl_arena scratch;
     tl_arena_init(&scratch, 4096);
-    uint64_t ng = tl_unpack_u64(in);
-    if (ng > (uint64_t)(in->end - in->p)) in->bad = 1; /* every group takes a byte at least */
-    uint64_t *codes = tl_xmalloc((g->nkeys ? g->nkeys : 1) * sizeof *codes);
-    for (uint64_t q = 0; q < ng && !in->bad; q++) {
-        for (size_t k = 0; k < g->nkeys; k++) codes[k] = get_code(in, codes_are_text(&p->by[k]), pool, &scratch);
-        uint64_t zero = 0;
-        if (aq_group_of(g, p, g->nkeys ? codes : &zero) != q) in->bad = 1; /* a key packed twice */
+    uint64_t ntext = tl_unpack_u64(in);
+    if (!ntext || ntext > (uint64_t)(in->end - in->p) / 8 + 1) in->bad = 1;
+    size_t nmap = in->bad ? 0 : (size_t)ntext;
+    uint32_t *map = tl_xcalloc(nmap ? nmap : 1, sizeof *map);
+    for (size_t i = 1; i < nmap && !in->bad; i++) {
+        const char *t = tl_unpack_str(in, &scratch);
+        if (!t) in->bad = 1;
+        else map[i] = aq_pool_intern(pool, t, strlen(t));
     }
-    free(codes);
-    for (size_t k = 0; k < g->nagg && !in->bad; k++) {
-        aq_acc *a = &g->acc[k];
-        aq_afn fn = p->agg[k].fn;
-        size_t n = (size_t)ng;
-        int bad = get_array(in, a->cnt, n, sizeof *a->cnt);
-        if (fn == AQ_A_SUM || fn == AQ_A_MEAN)
-            bad |= a->isint ? get_array(in, a->isum, n, sizeof *a->isum) : get_array(in, a->fsum, n, sizeof *a->fsum);
-        if (fn == AQ_A_MIN || fn == AQ_A_MAX) {
-            if (a->isint) bad |= get_array(in, a->imin, n, 8) | get_array(in, a->imax, n, 8);
-            else bad |= get_array(in, a->fmin, n, 8) | get_array(in, a->fmax, n, 8);
-        }
-        if (fn == AQ_A_STD) bad |= get_array(in, a->w, n, sizeof *a->w);
-        if (fn == AQ_A_MEDIAN || fn == AQ_A_PCT)
-            for (size_t q = 0; q < n && !bad; q++) {
-                uint64_t m = tl_unpack_u64(in);
-                const double *v = m <= (uint64_t)(in->end - in->p) / sizeof(double)
-                                      ? tl_unpack_bytes(in, (size_t)m * sizeof(double)) : NULL;
-                if (!v) { bad = 1; break; }
-                tl_vec_reserve(&a->vals[q], (size_t)m);
-                if (m) memcpy(a->vals[q].v, v, (size_t)m * sizeof(double));
-                a->vals[q].n = (size_t)m;
-            }
-        if (fn == AQ_A_NUNIQUE) {
-            uint64_t m = tl_unpack_u64(in);
-            for (uint64_t i = 0; i < m && !in->bad; i++) {
-                uint64_t q = tl_unpack_u64(in);
-                uint64_t c = get_code(in, codes_are_text(&p->agg[k].col), pool, &scratch);
-                if (q >= ng) in->bad = 1;
-                else aq_nunique_add(&a->set, (uint32_t)q, c);
-            }
-        }
-        if (bad) in->bad = 1;
-    }
+    uint64_t ng = in->bad ? 0 : tl_unpack_u64(in);
+    if (!in->bad && get_groups(in, g, p, ng, map, nmap)) in->bad = 1;
+    for (size_t k = 0; k < g->nagg && !in->bad; k++)
+        if (get_acc(in, &g->acc[k], &p->agg[k], (size_t)ng, map, nmap)) in->bad = 1;
+    free(map);
     tl_arena_free(&scratch);
     return in->bad ? TL_EFORMAT : TL_OK;
 }
