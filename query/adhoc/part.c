@@ -98,21 +98,6 @@ static int part_read(const void *bytes, size_t n, const aq_plan *p, aq_pool *poo
     return TL_OK;
 }
 
-/* Row r of src as row at of dst (same columns). */
-static void copy_row(tl_table *dst, size_t at, const tl_table *src, size_t r)
-{
-    for (size_t c = 0; c < src->ncols; c++) {
-        if (tl_table_is_missing(src, c, r)) continue;
-        const tl_column *col = &src->cols[c];
-        switch (col->type) {
-        case TL_STR: tl_table_set_str(dst, c, at, col->v.s[r]); break;
-        case TL_I64: tl_table_set_i64(dst, c, at, col->v.i[r]); break;
-        case TL_F64: tl_table_set_f64(dst, c, at, col->v.f[r]); break;
-        case TL_BOOL: tl_table_set_bool(dst, c, at, col->v.b[r]); break;
-        }
-    }
-}
-
 static int same_columns(const tl_table *a, const tl_table *b)
 {
     if (a->ncols != b->ncols) return 0;
@@ -140,7 +125,8 @@ static int merge_rows(part *x, const part *y, const aq_plan *p, tl_err *err)
         size_t b = from_x ? i++ : j++;
         size_t *r = from_x ? &ri : &rj;
         size_t take = s->rows[b] < cap - at ? (size_t)s->rows[b] : cap - at;
-        for (size_t k = 0; k < take; k++) copy_row(t, at + k, s->t, *r + k);
+        for (size_t k = 0; k < take; k++)
+            for (size_t c = 0; c < t->ncols; c++) tl_table_copy_cell(t, c, at + k, s->t, c, *r + k);
         *r += (size_t)s->rows[b];
         ids[nb] = s->ids[b];
         rows[nb++] = take;

@@ -23,18 +23,6 @@ static int value_cmp(const void *a, const void *b)
     return strcmp(x, y);
 }
 
-static void copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
-{
-    if (tl_table_is_missing(src, sc, sr)) return;
-    const tl_column *col = &src->cols[sc];
-    switch (col->type) {
-    case TL_STR: tl_table_set_str(dst, dc, dr, col->v.s[sr]); break;
-    case TL_I64: tl_table_set_i64(dst, dc, dr, col->v.i[sr]); break;
-    case TL_F64: tl_table_set_f64(dst, dc, dr, col->v.f[sr]); break;
-    case TL_BOOL: tl_table_set_bool(dst, dc, dr, col->v.b[sr]); break;
-    }
-}
-
 tl_table *aq_pivot(const tl_table *t, size_t pcol, size_t nagg, const char *prefix, size_t *src)
 {
     tl_arena a;
@@ -82,11 +70,11 @@ tl_table *aq_pivot(const tl_table *t, size_t pcol, size_t nagg, const char *pref
         size_t *slot = tl_smap_put(&rows, kt, strlen(kt), &isnew);
         if (isnew) {
             *slot = tl_table_add_row(out);
-            for (size_t c = 0; c < pcol; c++) copy_cell(out, c, *slot, t, c, r);
+            for (size_t c = 0; c < pcol; c++) tl_table_copy_cell(out, c, *slot, t, c, r);
         }
         const char *v = cell(t, pcol, r, buf, sizeof buf);
         size_t block = pcol + *tl_smap_get(&vals, v, strlen(v)) * nagg;
-        for (size_t g = 0; g < nagg; g++) copy_cell(out, block + g, *slot, t, pcol + 1 + g, r);
+        for (size_t g = 0; g < nagg; g++) tl_table_copy_cell(out, block + g, *slot, t, pcol + 1 + g, r);
     }
     tl_buf_free(&key);
     tl_smap_free(&rows);

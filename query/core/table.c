@@ -210,6 +210,18 @@ int tl_table_is_missing(const tl_table *t, size_t col, size_t row)
     return 1;
 }
 
+void tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
+{
+    if (tl_table_is_missing(src, sc, sr)) return;
+    const tl_column *col = &src->cols[sc];
+    switch (col->type) {
+    case TL_STR: tl_table_set_str(dst, dc, dr, col->v.s[sr]); break;
+    case TL_I64: tl_table_set_i64(dst, dc, dr, col->v.i[sr]); break;
+    case TL_F64: tl_table_set_f64(dst, dc, dr, col->v.f[sr]); break;
+    case TL_BOOL: tl_table_set_bool(dst, dc, dr, col->v.b[sr]); break;
+    }
+}
+
 double tl_table_num(const tl_table *t, size_t col, size_t row)
 {
     const tl_column *c = &t->cols[col];

@@ -80,6 +80,10 @@ void tl_table_set_bool(tl_table *t, size_t col, size_t row, int v);
 void tl_table_set_missing(tl_table *t, size_t col, size_t row);
 
 int tl_table_is_missing(const tl_table *t, size_t col, size_t row);
+/* Cell (sc, sr) of src into cell (dc, dr) of dst, a column of the same
+ * type (texts copied into dst's arena); a missing cell is left as dst has
+ * it. */
+void tl_table_copy_cell(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr);
 /* Numeric view of a cell (I64, F64, BOOL); NaN when missing or STR. */
 double tl_table_num(const tl_table *t, size_t col, size_t row);
 /* Text of a cell as the CSV would print it (§11.1); "" when missing. An

@@ -516,18 +516,6 @@ static void *worker(void *arg)
 
 /* ---- pooled sheets ------------------------------------------------------------------------ */
 
-static void set_cell_from(tl_table *dst, size_t dc, size_t dr, const tl_table *src, size_t sc, size_t sr)
-{
-    if (tl_table_is_missing(src, sc, sr)) return;
-    const tl_column *c = &src->cols[sc];
-    switch (c->type) {
-    case TL_STR: tl_table_set_str(dst, dc, dr, c->v.s[sr]); break;
-    case TL_I64: tl_table_set_i64(dst, dc, dr, c->v.i[sr]); break;
-    case TL_F64: tl_table_set_f64(dst, dc, dr, c->v.f[sr]); break;
-    case TL_BOOL: tl_table_set_bool(dst, dc, dr, c->v.b[sr]); break;
-    }
-}
-
 /* kernel_launchers: ops_summary of every rank pooled by name. */
 typedef struct launcher {
     const char *name;
@@ -984,7 +972,7 @@ static tl_table *branch_columns(const tl_table *src, const char *name, int rank_
         size_t d = tl_table_add_col(t, cn, src->cols[c].type);
         t->cols[d].as_float = src->cols[c].as_float;
         tl_table_set_nrows(t, src->nrows);
-        for (size_t r = 0; r < src->nrows; r++) set_cell_from(t, d, r, src, c, r);
+        for (size_t r = 0; r < src->nrows; r++) tl_table_copy_cell(t, d, r, src, c, r);
     }
     return t;
 }
@@ -1013,7 +1001,7 @@ static tl_table *branch_all2allv(const tl_table *src)
         size_t d = tl_table_add_col(t, COLS[k], src->cols[c].type);
         t->cols[d].as_float = src->cols[c].as_float;
         tl_table_set_nrows(t, n);
-        for (size_t r = 0; r < n; r++) set_cell_from(t, d, r, src, (size_t)c, idx[r]);
+        for (size_t r = 0; r < n; r++) tl_table_copy_cell(t, d, r, src, (size_t)c, idx[r]);
     }
     free(idx), free(key);
     return t;
