@@ -483,7 +483,7 @@ static void test_parts(const char *dir)
         {"kernels", NULL, NULL, NULL, NULL, "name,dur,trace_id", NULL, NULL, 6},
         {"kernels", NULL, NULL, NULL, NULL, "name,dur", "-dur", NULL, 3},
         {"ops", "label:set=b", NULL, "name", "sum(kernel_time),count", NULL, NULL, NULL, -1},
-        {"traces", NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1},
+        {"traces", NULL, NULL, NULL, NULL, "trace_id,path,rank,events,label.set,label.bs", NULL, NULL, -1},
         {"kernels", "last:1", NULL, "trace_id", "count", NULL, NULL, NULL, -1},
         {"kernels", NULL, NULL, "name", "sum(dur)", NULL, NULL, "label.set", -1},
         {"kernel_summary", NULL, NULL, NULL, NULL, NULL, NULL, NULL, -1},
@@ -506,6 +506,20 @@ static void test_parts(const char *dir)
         tl_table_free(one);
         tl_table_free(two);
     }
+
+    /* the catalog listing's label columns: the union of both processes'
+     * (its ingest times are each store's own) */
+    tl_adhoc_query lq;
+    memset(&lq, 0, sizeof lq);
+    lq.table = "traces", lq.limit = -1;
+    tl_table *l1 = NULL, *l2;
+    int lrc;
+    CHECK(tl_adhoc_run(S, &lq, &l1, &err) == 0);
+    l2 = over_two(p0, p1, &lq, 0, &lrc);
+    CHECK(l1 && l2 && l1->ncols == l2->ncols && l1->nrows == l2->nrows);
+    for (size_t c = 0; l1 && l2 && c < l1->ncols && c < l2->ncols; c++) CHECK_EQ_S(l1->cols[c].name, l2->cols[c].name);
+    tl_table_free(l1);
+    tl_table_free(l2);
 
     /* an id found in one process's store only; one found in none */
     tl_adhoc_query a;
