@@ -39,9 +39,10 @@ const char *tl_cli_store_dir(const char *db, char *buf, size_t n)
 }
 
 /* The store list the command line names, when it names several stores
- * (--db more than once) or a list file (--db @FILE): 1 and *out (NULL
- * after printing the error); 0 when it names one store. */
-static int open_list(const char *db, tl_store **out)
+ * (--db more than once) or a list file (--db @FILE): 1 and *sh, its shard
+ * folders; 0 when it names one store (tl_cli_store_dir's); -1 after
+ * printing why the list is bad. */
+static int store_list(const char *db, tl_cli_shards *sh)
 {
     char buf[4096];
     const char *one[1] = {tl_cli_store_dir(db, buf, sizeof buf)};
@@ -49,9 +50,18 @@ static int open_list(const char *db, tl_store **out)
     size_t n = 1;
     if (tl_cli_flags.ndbs > 1) names = tl_cli_flags.dbs, n = tl_cli_flags.ndbs;
     if (n == 1 && names[0][0] != '@') return 0;
+    return tl_cli_shards_of(names, n, sh) ? -1 : 1;
+}
+
+/* When the command line names a store list: 1 and *out, the list opened
+ * as one store (NULL after printing the error); 0 when it names one store. */
+static int open_list(const char *db, tl_store **out)
+{
     tl_cli_shards sh;
+    int k = store_list(db, &sh);
+    if (!k) return 0;
     *out = NULL;
-    if (tl_cli_shards_of(names, n, &sh)) return 1;
+    if (k < 0) return 1;
     tl_err err = {0};
     if (tl_store_open_list((const char *const *)sh.dirs, sh.n, out, &err)) {
         fprintf(stderr, "tracelens: %s\n", err.msg);
@@ -92,37 +102,32 @@ tl_store *tl_cli_store_read(const char *db)
 int tl_cli_store_share(const char *db, tl_store **out)
 {
     *out = NULL;
-    char buf[4096];
     tl_err err = {0};
-    const char *named = db && *db ? db : tl_env.db;
-    if (tl_cli_flags.ndbs <= 1 && !(named && named[0] == '@')) {
-        /* one store: each process's own with %r, else rank 0's alone */
-        const char *dir = tl_cli_store_dir(db, buf, sizeof buf);
-        if (!(named && strstr(named, "%r")) && tl_cli_mpi_rank() != 0) return TL_EXIT_OK;
-        if (tl_store_open_read(dir, out, &err)) {
-            fprintf(stderr, "tracelens: process %d: %s\n", tl_cli_mpi_rank(), err.msg);
-            return TL_EXIT_STORE;
-        }
-        return TL_EXIT_OK;
-    }
-    const char *one[1] = {named};
     tl_cli_shards sh;
-    if (tl_cli_flags.ndbs > 1 ? tl_cli_shards_of(tl_cli_flags.dbs, tl_cli_flags.ndbs, &sh)
-                              : tl_cli_shards_of(one, 1, &sh))
-        return TL_EXIT_USAGE;
-    TL_VEC(const char *) mine = {0};
-    for (size_t i = 0; i < sh.n; i++)
-        if (tl_cli_mpi_mine(i, sh.n)) tl_vec_push(&mine, sh.dirs[i]);
-    int rc = mine.n == 0 ? TL_OK
-           : mine.n == 1 ? tl_store_open_read(mine.v[0], out, &err)
-                         : tl_store_open_list(mine.v, mine.n, out, &err);
+    int k = store_list(db, &sh);
+    if (k < 0) return TL_EXIT_USAGE;
+    int rc = TL_OK;
+    if (!k) {
+        /* one store: each process's own with %r, else rank 0's alone */
+        const char *named = db && *db ? db : tl_env.db;
+        char buf[4096];
+        if ((named && strstr(named, "%r")) || tl_cli_mpi_rank() == 0)
+            rc = tl_store_open_read(tl_cli_store_dir(db, buf, sizeof buf), out, &err);
+    } else {
+        TL_VEC(const char *) mine = {0};
+        for (size_t i = 0; i < sh.n; i++)
+            if (tl_cli_mpi_mine(i, sh.n)) tl_vec_push(&mine, sh.dirs[i]);
+        if (mine.n == 1) rc = tl_store_open_read(mine.v[0], out, &err);
+        else if (mine.n > 1) rc = tl_store_open_list(mine.v, mine.n, out, &err);
+        tl_vec_free(&mine);
+        tl_cli_shards_free(&sh);
+    }
     if (rc) {
         fprintf(stderr, "tracelens: process %d: %s\n", tl_cli_mpi_rank(), err.msg);
         *out = NULL;
+        return TL_EXIT_STORE;
     }
-    tl_vec_free(&mine);
-    tl_cli_shards_free(&sh);
-    return rc ? TL_EXIT_STORE : TL_EXIT_OK;
+    return TL_EXIT_OK;
 }
 
 tl_store *tl_cli_store_for(const char *db, const char *const *args, size_t n)

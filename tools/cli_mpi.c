@@ -137,9 +137,7 @@ int tl_cli_mpi_any(int flag)
 #ifdef TL_HAVE_MPI
 enum { TAG_SIZE = 1, TAG_DATA = 2 };
 #define CHUNK ((size_t)1 << 30) /* MPI counts are int */
-#endif
 
-#ifdef TL_HAVE_MPI
 /* n bytes to process dst: their length, then the bytes in pieces. */
 static void send_bytes(int dst, const void *p, size_t n)
 {
@@ -168,14 +166,16 @@ static void recv_bytes(int src, tl_buf *b)
 
 int tl_cli_mpi_gather(const void *p, size_t n, tl_buf *all)
 {
-    if (n) tl_buf_append(all, p, n); /* rank 0's own bytes first; elsewhere freed below */
 #ifdef TL_HAVE_MPI
-    if (!mpi_on) return TL_EXIT_OK;
-    if (mpi_rank) {
+    if (mpi_on && mpi_rank) {
         send_bytes(0, p, n);
         tl_buf_free(all);
         return TL_EXIT_OK;
     }
+#endif
+    if (n) tl_buf_append(all, p, n); /* rank 0's own bytes first */
+#ifdef TL_HAVE_MPI
+    if (!mpi_on) return TL_EXIT_OK;
     for (int src = 1; src < mpi_size; src++) recv_bytes(src, all);
 #endif
     return TL_EXIT_OK;

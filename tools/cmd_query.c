@@ -233,8 +233,7 @@ static const tl_cli_opt OPTS[] = {
 /* The exit code of a query error. */
 static int exit_of(int rc)
 {
-    return rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND
-         : rc == TL_ESTORE || rc == TL_EVERSION ? TL_EXIT_STORE : TL_EXIT_FAIL;
+    return rc == TL_EUSAGE ? TL_EXIT_USAGE : rc == TL_ENOTFOUND ? TL_EXIT_NOTFOUND : tl_cli_exit_for(rc, TL_EXIT_FAIL);
 }
 
 static int allgather(void *ctx, const void *p, size_t n, tl_buf *all)

@@ -516,20 +516,22 @@ int aq_select_traces(tl_reader *r, const aq_catalog *c, const char *const *sel, 
                     return TL_EUSAGE;
                 }
             }
-            size_t found = 0;
-            for (size_t i = 0; i < n; i++)
-                if (alt_match(&c->v.v[i], key, val, when)) { hit[i] = 1; found++; }
+            aq_id_alt *ia = NULL; /* an id checked once every process's matches are known */
             if (!*key && g) {
-                /* checked once every process's matches are known */
                 tl_vec_reserve(&g->ids, 1);
-                aq_id_alt *ia = &g->ids.v[g->ids.n++];
+                ia = &g->ids.v[g->ids.n++];
                 memset(ia, 0, sizeof *ia);
                 ia->sel = tl_xstrdup(sel[s]);
                 ia->val = tl_xstrdup(val);
-                for (size_t i = 0; i < n; i++)
-                    if (hit[i] && alt_match(&c->v.v[i], key, val, when)) tl_vec_push(&ia->hits, c->v.v[i].id);
-                continue;
             }
+            size_t found = 0;
+            for (size_t i = 0; i < n; i++)
+                if (alt_match(&c->v.v[i], key, val, when)) {
+                    hit[i] = 1;
+                    found++;
+                    if (ia) tl_vec_push(&ia->hits, c->v.v[i].id);
+                }
+            if (ia) continue;
             if (!*key && !found) {
                 tl_errf(err, TL_ENOTFOUND, "--trace %s: no trace %s in the store", sel[s], val);
                 free(dup); free(hit);

@@ -263,7 +263,7 @@ static int64_t map_code(uint64_t c, const uint32_t *map, size_t nmap)
 /* The groups of a packed state, keys translated to pool: 0 or -1. */
 static int get_groups(tl_unpack *in, aq_gstate *g, const aq_plan *p, uint64_t ng, const uint32_t *map, size_t nmap)
 {
-    size_t nk = g->nkeys ? g->nkeys : 0;
+    size_t nk = g->nkeys;
     if (nk && ng > (uint64_t)(in->end - in->p) / (nk * 8)) return -1;
     const unsigned char *raw = tl_unpack_bytes(in, (size_t)ng * nk * 8);
     if (!raw) return -1;
