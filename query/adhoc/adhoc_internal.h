@@ -90,6 +90,9 @@ int aq_resolve_col(const aq_tabdef *t, const char *name, aq_colref *out, tl_aren
                    size_t hintsz);
 /* Normalised form used by resolution and by SQL column names. */
 void aq_norm_name(const char *s, char *out, size_t n);
+/* The column of a result or report table by name: exact, then
+ * case-insensitive, then normalised (aq_norm_name); -1 when none. */
+long aq_table_col_named(const tl_table *t, const char *name);
 
 /* ---- catalog ------------------------------------------------------------ */
 typedef struct aq_trace {

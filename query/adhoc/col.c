@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Kind names as a dictionary whose id is kind + 1 (id 0 stays "null"). */
 static const char KIND_BYTES[] =
@@ -266,12 +267,14 @@ static int launched_time(aq_tctx *x, tl_err *err)
 }
 
 /* ---- vectors ------------------------------------------------------------- */
-static long rep_col(const tl_table *t, const char *header)
+long aq_table_col_named(const tl_table *t, const char *name)
 {
-    long c = tl_table_col(t, header);
+    long c = tl_table_col(t, name);
     if (c >= 0) return c;
+    for (size_t i = 0; i < t->ncols; i++)
+        if (!strcasecmp(t->cols[i].name, name)) return (long)i;
     char a[256], b[256];
-    aq_norm_name(header, a, sizeof a);
+    aq_norm_name(name, a, sizeof a);
     for (size_t i = 0; i < t->ncols; i++) {
         aq_norm_name(t->cols[i].name, b, sizeof b);
         if (!strcmp(a, b)) return (long)i;
@@ -287,7 +290,7 @@ static void report_col(aq_tctx *x, const aq_coldef *d, const uint32_t *rows, siz
     tl_arena *a = &x->arena;
     size_t mm = m ? m : 1;
     const tl_table *t = x->report;
-    long col = t ? rep_col(t, d->store) : -1;
+    long col = t ? aq_table_col_named(t, d->store) : -1;
     if (d->type == AQ_STR) {
         out->vt = AQ_V_TEXT;
         out->t = tl_arena_alloc(a, mm * sizeof(const char *));

@@ -158,26 +158,11 @@ static int row_cmp(const void *x, const void *y, void *ctx)
     return a < b ? -1 : a > b;
 }
 
-static long find_out_col(const tl_table *t, const char *name)
-{
-    long c = tl_table_col(t, name);
-    if (c >= 0) return c;
-    for (size_t i = 0; i < t->ncols; i++)
-        if (!strcasecmp(t->cols[i].name, name)) return (long)i;
-    char a[256], b[256];
-    aq_norm_name(name, a, sizeof a);
-    for (size_t i = 0; i < t->ncols; i++) {
-        aq_norm_name(t->cols[i].name, b, sizeof b);
-        if (!strcmp(a, b)) return (long)i;
-    }
-    return -1;
-}
-
 int aq_sort_and_limit(aq_plan *p, tl_table *t, const char *sort_text, tl_err *err)
 {
     sortspec s = {t, tl_xmalloc((p->nsort + t->ncols + 1) * sizeof(size_t)), tl_xmalloc((p->nsort + t->ncols + 1) * sizeof(int)), 0};
     for (size_t k = 0; k < p->nsort; k++) {
-        long c = find_out_col(t, p->sort[k].name);
+        long c = aq_table_col_named(t, p->sort[k].name);
         if (c < 0) {
             char cols[600];
             size_t n = 0;
