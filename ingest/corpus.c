@@ -13,11 +13,13 @@
  * committed trace (and handing its pages back to the OS) is done by the
  * next worker to come for work, so the one thread every trace goes
  * through spends its time on LMDB alone; workers out of files stay until
- * every trace is committed, to free the last ones too. */
+ * every trace is committed, to free the last ones too. With fewer files
+ * in flight than CPUs, each file is parsed in parts on its share of them. */
 #include "ingest/ingest.h"
 #include "base/profile.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,6 +42,7 @@ typedef struct pool {
     size_t *committed;  /* indexes committed, to be freed by a worker */
     size_t ncommitted, nfreeing, nfreed;
     int jobs;
+    int file_threads; /* parse threads of each file (tl_ingest_file_threads) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
 } pool;
@@ -99,7 +102,7 @@ static void *worker(void *arg)
         pthread_mutex_unlock(&p->mu);
         slot *sl = &p->slots[i];
         tl_ingest_opts o = p->opts[i];
-        if (p->jobs > 1) o.parse_threads = 1; /* the files already use the cores */
+        if (p->jobs > 1) o.parse_threads = tl_ingest_file_threads(&o, p->file_threads);
         tl_prof_span sp;
         tl_prof_begin(&sp, "ingest: parse+seal", TL_PROF_PARALLEL);
         sl->rc = tl_ingest_prepare(p->s, p->paths[i], &o, &sl->pp, &sl->err);
@@ -112,12 +115,22 @@ static void *worker(void *arg)
     }
 }
 
+int tl_ingest_file_threads(const tl_ingest_opts *o, int share)
+{
+    if (o->parse_threads > 0) return o->parse_threads;
+    int t = o->parse_parts > 0 && o->parse_parts < share ? o->parse_parts : share;
+    return t < 1 ? 1 : t;
+}
+
 int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *opts, size_t n,
                    int jobs, tl_ingest_done_fn done, void *ctx)
 {
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n) jobs = (int)(n ? n : 1);
     pool p = {.s = s, .paths = paths, .opts = opts, .n = n, .jobs = jobs};
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    p.file_threads = cpus / jobs; /* 8 files on 16 CPUs: 2 threads each */
     p.slots = tl_xcalloc(n ? n : 1, sizeof *p.slots);
     p.done_order = tl_xcalloc(n ? n : 1, sizeof *p.done_order);
     p.committed = tl_xcalloc(n ? n : 1, sizeof *p.committed);

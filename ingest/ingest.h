@@ -37,8 +37,9 @@ typedef struct tl_ingest_opts {
     int64_t rank;            /* -1: unknown (the reader may find distributedInfo) */
     const char *config, *run, *labels_json;
     int parse_threads;       /* threads for one trace (parse of a plain file,
-                              * tree build); 0: one per CPU. Corpus ingest
-                              * uses 1: its files already run in parallel */
+                              * tree build); 0: one per CPU, or in a
+                              * corpus ingest of several files at once the
+                              * file's share (tl_ingest_file_threads) */
     uint64_t max_input_bytes;   /* refuse input larger than this (decompressed
                                  * bytes); 0: TL_INGEST_DEFAULT_MAX_INPUT_BYTES,
                                  * UINT64_MAX: no limit */
@@ -82,10 +83,16 @@ int tl_ingest_prepare(tl_store *s, const char *path, const tl_ingest_opts *o, tl
 int tl_ingest_commit(tl_store *s, tl_ingest_prep *pp, tl_err *err);
 void tl_ingest_prep_free(tl_ingest_prep *pp);
 
+/* The parse threads of one file when several files are parsed at once:
+ * its own parse_threads when set, else `share` (the CPUs over the files
+ * in flight, at least 1) lowered to its parse_parts when that is set. */
+int tl_ingest_file_threads(const tl_ingest_opts *o, int share);
+
 /* Parses many files on `jobs` threads while the calling thread commits
  * them one by one; done() is called on the calling thread for each file in
  * completion order, with rc and err of that file. At most `jobs` traces
- * are started and not yet committed at any time (bounded memory). */
+ * are started and not yet committed at any time (bounded memory). Each
+ * file is parsed on its share of the CPUs (tl_ingest_file_threads). */
 typedef void (*tl_ingest_done_fn)(void *ctx, size_t index, int rc, const tl_ingest_prep *pp,
                                   const tl_err *err);
 int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *opts, size_t n,
