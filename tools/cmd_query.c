@@ -113,12 +113,12 @@ static const char *HELP =
     "Exit status: 0 ok; 2 bad query (the message points at the offending token);\n"
     "3 store error; 4 trace not found; 130 interrupted.\n";
 
-static volatile sig_atomic_t g_cancel;
+static atomic_int g_cancel; /* lock-free: safe in a handler, read by scanning threads */
 static void on_sigint(int sig)
 {
     (void)sig;
-    if (g_cancel) _exit(130); /* a second Ctrl-C: leave at once (readers never write) */
-    g_cancel = 1;
+    if (atomic_load(&g_cancel)) _exit(130); /* a second Ctrl-C: leave at once (readers never write) */
+    atomic_store(&g_cancel, 1);
 }
 
 static void json_cell(tl_buf *b, const tl_table *t, size_t c, size_t r)
@@ -392,7 +392,7 @@ int tl_cmd_query(int argc, char **argv)
     double dt = tl_now() - t0;
     sigaction(SIGINT, &old, NULL);
     int code = TL_EXIT_OK;
-    if (rc == TL_EINTR_ADHOC || g_cancel) {
+    if (rc == TL_EINTR_ADHOC || atomic_load(&g_cancel)) {
         fprintf(stderr, "tracelens query: interrupted (the store is unchanged)\n");
         code = 130;
     } else if (rc) {

@@ -107,13 +107,13 @@ static const char *HELP =
     "Exit status: 0 ok; 1 SQLite cannot be loaded; 2 bad SQL (the message points\n"
     "at the token); 3 store error; 130 interrupted.\n";
 
-static volatile sig_atomic_t g_cancel;
+static atomic_int g_cancel; /* lock-free: safe in a handler, read by scanning threads */
 static sqlite3 *g_db;
 static void on_sigint(int sig)
 {
     (void)sig;
-    if (g_cancel) _exit(130);
-    g_cancel = 1;
+    if (atomic_load(&g_cancel)) _exit(130);
+    atomic_store(&g_cancel, 1);
     tl_sql_interrupt(g_db);
 }
 
@@ -266,7 +266,7 @@ int tl_cmd_sql(int argc, char **argv)
     sigaction(SIGINT, &old, NULL);
     g_db = NULL;
     int code = TL_EXIT_OK;
-    if (rc == TL_EINTR_ADHOC || g_cancel) {
+    if (rc == TL_EINTR_ADHOC || atomic_load(&g_cancel)) {
         fprintf(stderr, "tracelens sql: interrupted (the store is unchanged)\n");
         code = 130;
     } else if (rc) {

@@ -3,7 +3,7 @@
 #ifndef TL_ADHOC_ADHOC_H
 #define TL_ADHOC_ADHOC_H
 
-#include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sqlite3.h>
@@ -62,7 +62,7 @@ typedef struct tl_adhoc_query {
                                    $TRACELENS_THREADS); 0: the machine's */
     /* Polled between traces (e.g. set by a SIGINT handler); when it turns
      * non-zero the run stops and returns TL_EINTR_ADHOC. May be NULL. */
-    const volatile sig_atomic_t *cancel;
+    const atomic_int *cancel;
 } tl_adhoc_query;
 
 /* Returned when *cancel was raised (the store is untouched: readers never write). */
@@ -169,7 +169,7 @@ int tl_adhoc_glob(const char *pat, const char *s);
  * caller may also call tl_sql_interrupt(*db) from a signal handler.
  * SQLite itself is loaded here on first use (base/lazylib.h); without it
  * this fails with TL_EUNSUPPORTED and a message naming the library. */
-int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **db, tl_err *err);
+int tl_sql_open(tl_store *s, const atomic_int *cancel, sqlite3 **db, tl_err *err);
 /* Runs one or more ';'-separated statements; *out is the result of the last
  * statement that returns columns (an empty table if none). Errors name the
  * offending token with a caret line when SQLite reports its position.

@@ -28,7 +28,7 @@ typedef struct shared {
     int threaded;
     size_t next;              /* next trace index to take */
     pthread_mutex_t next_mu;
-    const volatile sig_atomic_t *cancel;
+    const atomic_int *cancel;
     int rc;
     tl_err err;
     tl_table *out;            /* row mode output, built in place */
@@ -429,7 +429,7 @@ static void *worker_main(void *arg)
         size_t i = sh->next;
         while (i < sh->cat->v.n && !sh->keep[i]) i++;
         sh->next = i + 1;
-        int stop = sh->rc != 0 || (sh->cancel && *sh->cancel);
+        int stop = sh->rc != 0 || (sh->cancel && atomic_load_explicit(sh->cancel, memory_order_relaxed));
         pthread_mutex_unlock(&sh->next_mu);
         if (stop || i >= sh->cat->v.n) break;
         int rc = process_trace(w, &sh->cat->v.v[i], &err);
@@ -525,14 +525,16 @@ static int scan(shared *sh, const tl_adhoc_query *q, size_t nsel, aq_gstate *g, 
     if (nth == 1) {
         worker_main(&ws[0]);
     } else {
-        pthread_t *th = tl_xmalloc((size_t)nth * sizeof *th);
-        for (int i = 0; i < nth; i++) pthread_create(&th[i], NULL, worker_main, &ws[i]);
-        for (int i = 0; i < nth; i++) pthread_join(th[i], NULL);
+        tl_thread **th = tl_xmalloc((size_t)nth * sizeof *th);
+        for (int i = 0; i < nth; i++)
+            if (!(th[i] = tl_thread_start(worker_main, &ws[i]))) worker_main(&ws[i]);
+        for (int i = 0; i < nth; i++)
+            if (th[i]) tl_thread_join(th[i]);
         free(th);
     }
     int rc = sh->rc;
     if (rc) *err = sh->err;
-    else if (q->cancel && *q->cancel) rc = tl_errf(err, TL_EINTR_ADHOC, "interrupted");
+    else if (q->cancel && atomic_load(q->cancel)) rc = tl_errf(err, TL_EINTR_ADHOC, "interrupted");
     if (p->group_mode) {
         for (int i = 1; i < nth && !rc; i++) aq_gstate_merge(&ws[0].g, &ws[i].g, p);
         for (int i = 1; i < nth; i++) aq_gstate_free(&ws[i].g);

@@ -73,7 +73,7 @@ typedef struct sqlctx {
     tl_store *s;
     tl_reader *r;            /* the catalog snapshot every table reads */
     aq_catalog cat;
-    const volatile sig_atomic_t *cancel;
+    const atomic_int *cancel;
     int refs;
     aq_coldef meta_def;      /* traces.metadata: the whole metadata JSON */
     double kind_rows[TL_K_COUNT], all_rows;
@@ -682,7 +682,7 @@ static int vt_advance(vcur *c)
     for (;;) {
         if (c->pos < c->m) return SQLITE_OK;
         if (c->ci >= c->ncand) { c->eof = 1; return SQLITE_OK; }
-        if (c->vt->c->cancel && *c->vt->c->cancel) return SQLITE_INTERRUPT;
+        if (c->vt->c->cancel && atomic_load_explicit(c->vt->c->cancel, memory_order_relaxed)) return SQLITE_INTERRUPT;
         tl_err err = {0};
         int rc = load_trace_rows(c, &err);
         if (rc) return set_err(c->vt, err.msg);
@@ -959,7 +959,7 @@ int tl_sql_schema(tl_store *s, tl_table **out, tl_err *err)
 }
 
 /* ---- connection ---------------------------------------------------------- */
-int tl_sql_open(tl_store *s, const volatile sig_atomic_t *cancel, sqlite3 **dbp, tl_err *err)
+int tl_sql_open(tl_store *s, const atomic_int *cancel, sqlite3 **dbp, tl_err *err)
 {
     *dbp = NULL;
     int rc = tl_lazylib_bind(&SQ_lib, &SQ, err);

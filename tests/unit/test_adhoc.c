@@ -311,7 +311,7 @@ static void test_errors(void)
 
 static void test_cancel(void)
 {
-    volatile sig_atomic_t flag = 1;
+    atomic_int flag = 1;
     tl_adhoc_query a;
     memset(&a, 0, sizeof a);
     a.by = "name";
