@@ -337,6 +337,15 @@ void tl_mem_marks(int on);
 void tl_heap_trim(void);
 int tl_mkdir_p(const char *path, tl_err *err);
 
+/* fn(arg) on a thread of its own, one kept for the process's life and
+   reused (base/thread.c); NULL when no thread could be made (the caller
+   then runs fn itself). Every started thread is joined exactly once:
+   tl_thread_join waits for fn's return and gives its value. */
+typedef struct tl_thread tl_thread;
+#define TL_THREAD_NAME "tl-kept" /* the kept threads' name (/proc/self/task/N/comm) */
+tl_thread *tl_thread_start(void *(*fn)(void *), void *arg);
+void *tl_thread_join(tl_thread *t);
+
 /* fn(ctx, i) for every i < n, each once, on up to `threads` threads (the
    caller's among them, at most 16; fewer when n is smaller), each thread's
    share profiled as the parallel stage `stage` (a string literal; NULL:

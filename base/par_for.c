@@ -4,7 +4,6 @@
 #include "base/base.h"
 #include "base/profile.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
 
 #define MAX_THREADS 16
@@ -33,10 +32,10 @@ void tl_par_for(size_t n, int threads, const char *stage, void (*fn)(void *ctx, 
     atomic_init(&l.next, 0);
     if (threads < 1) threads = 1;
     if ((size_t)threads > n) threads = n ? (int)n : 1;
-    pthread_t th[MAX_THREADS];
+    tl_thread *th[MAX_THREADS];
     int started = 0;
     for (int k = 1; k < threads && k < MAX_THREADS; k++)
-        if (pthread_create(&th[started], NULL, par_run, &l) == 0) started++;
+        if ((th[started] = tl_thread_start(par_run, &l)) != NULL) started++;
     par_run(&l);
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < started; k++) tl_thread_join(th[k]);
 }

@@ -136,10 +136,10 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
     p.committed = tl_xcalloc(n ? n : 1, sizeof *p.committed);
     pthread_mutex_init(&p.mu, NULL);
     pthread_cond_init(&p.cv, NULL);
-    pthread_t *th = tl_xcalloc((size_t)jobs, sizeof *th);
+    tl_thread **th = tl_xcalloc((size_t)jobs, sizeof *th);
     int started = 0;
     for (int k = 0; k < jobs; k++)
-        if (pthread_create(&th[k], NULL, worker, &p) == 0) started++;
+        if ((th[started] = tl_thread_start(worker, &p)) != NULL) started++;
     if (!started) { /* no threads: parse everything inline first (the
                      * back-pressure would wait for commits that this
                      * thread has yet to make) */
@@ -168,7 +168,7 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
         pthread_cond_broadcast(&p.cv);
         pthread_mutex_unlock(&p.mu);
     }
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < started; k++) tl_thread_join(th[k]);
     /* without threads, every trace is still to be freed */
     lock(&p);
     while (p.nfreeing < p.ncommitted) retire(&p, p.committed[p.nfreeing++]);

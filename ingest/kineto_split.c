@@ -191,7 +191,7 @@ static void part_parse(pipeline *pl, int i)
 typedef struct worker_arg {
     pipeline *pl;
     int first;           /* its first part */
-    pthread_t thr;
+    tl_thread *thr;
 } worker_arg;
 
 /* Worker: parts first, first + slots, ...; each starts once the part
@@ -312,7 +312,7 @@ static int split_events(kreader *k, size_t step)
     int nw = 0;
     for (; nw < pl.slots; nw++) {
         wa[nw] = (worker_arg){.pl = &pl, .first = nw + 1};
-        if (pthread_create(&wa[nw].thr, NULL, worker, &wa[nw]) != 0) break;
+        if (!(wa[nw].thr = tl_thread_start(worker, &wa[nw]))) break;
     }
     int rc = 0, link = -1, joined = 1, capped = 0;
     double t0 = tl_now(), t1 = t0;
@@ -326,7 +326,7 @@ static int split_events(kreader *k, size_t step)
         pthread_cond_broadcast(&pl.cv);
         pthread_mutex_unlock(&pl.mu);
     }
-    for (int w = 0; w < nw; w++) pthread_join(wa[w].thr, NULL);
+    for (int w = 0; w < nw; w++) tl_thread_join(wa[w].thr);
     for (int i = 1; i < pl.nstarts; i++) /* only after a failed start */
         if (pl.parts[i].k.b) part_free(&pl, i);
     if (nw < pl.slots) rc = run_elements(k, 1, NULL, 0, 0, &link, NULL, 0, NULL, 0);

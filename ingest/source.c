@@ -71,7 +71,7 @@ struct tl_source {
     int eof;
 
     /* inflater thread and its ring */
-    pthread_t thr;
+    tl_thread *thr;
     int thr_started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -97,7 +97,7 @@ struct tl_source {
      * (tl_source_open), or on a thread beside the parser
      * (tl_source_open_async) so that hashing costs no parse time */
     uint64_t hash;
-    pthread_t hthr;
+    tl_thread *hthr;
     int hthr_started, hthr_joined;
     _Atomic uint64_t hashed;   /* file bytes hashed so far */
     _Atomic uint64_t consumed; /* file bytes the parser (plain) or inflater (gzip) has passed */
@@ -314,7 +314,7 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
     s->gz = is_gzip(s->map, s->fsize);
     s->release_step = plain_release_step(s->fsize);
     if (async) {
-        if (pthread_create(&s->hthr, NULL, hash_thread, s) == 0) s->hthr_started = 1;
+        if ((s->hthr = tl_thread_start(hash_thread, s)) != NULL) s->hthr_started = 1;
         else hash_thread(s);
     } else {
         hash_thread(s);
@@ -323,7 +323,7 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (s->gz) {
-        if (pthread_create(&s->thr, NULL, inflate_thread, s) != 0) {
+        if (!(s->thr = tl_thread_start(inflate_thread, s))) {
             tl_source_close(s);
             return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", path);
         }
@@ -346,7 +346,7 @@ int tl_source_open_async(const char *path, tl_source **out, tl_err *err)
 uint64_t tl_source_id(tl_source *s)
 {
     if (s->hthr_started && !s->hthr_joined) {
-        pthread_join(s->hthr, NULL);
+        tl_thread_join(s->hthr);
         s->hthr_joined = 1;
     }
     return s->hash;
@@ -382,7 +382,7 @@ int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **
     pthread_mutex_init(&s->mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (s->gz) {
-        if (pthread_create(&s->thr, NULL, inflate_thread, s) != 0) {
+        if (!(s->thr = tl_thread_start(inflate_thread, s))) {
             tl_source_close(s);
             return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", s->path);
         }
@@ -401,7 +401,7 @@ void tl_source_close(tl_source *s)
         s->stop = 1;
         pthread_cond_broadcast(&s->cv);
         pthread_mutex_unlock(&s->mu);
-        pthread_join(s->thr, NULL);
+        tl_thread_join(s->thr);
     }
     for (int i = 0; i < NBLOCKS; i++) free(s->ring[i].data);
     pthread_mutex_destroy(&s->mu);

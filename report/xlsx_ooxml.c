@@ -735,16 +735,16 @@ int tl_ooxml_add_sheets(tl_ooxml *o, tl_ooxml_sheet_in *in, size_t n, void (*wid
     qsort(bt.tasks, bt.ntasks, sizeof *bt.tasks, cmp_tasks);
     if (threads < 1) threads = 1;
     if ((size_t)threads > bt.ntasks) threads = (int)bt.ntasks;
-    pthread_t *th = tl_xcalloc((size_t)threads, sizeof *th);
+    tl_thread **th = tl_xcalloc((size_t)threads, sizeof *th);
     int started = 0;
     for (int k = 1; k < threads; k++)
-        if (pthread_create(&th[started], NULL, task_thread, &bt) == 0) started++;
+        if ((th[started] = tl_thread_start(task_thread, &bt)) != NULL) started++;
     /* this thread takes tasks too, then waits for the last sheet to be written */
     while (take_task(&bt)) {}
     pthread_mutex_lock(&bt.mu);
     while (bt.nwritten < n) pthread_cond_wait(&bt.cv, &bt.mu);
     pthread_mutex_unlock(&bt.mu);
-    for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+    for (int k = 0; k < started; k++) tl_thread_join(th[k]);
     int rc = TL_OK;
     for (size_t i = 0; i < n && !rc; i++)
         if (bt.jobs[i].rc) *err = bt.jobs[i].err, rc = bt.jobs[i].rc;

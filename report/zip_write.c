@@ -78,7 +78,7 @@ struct tl_zipw {
     zdefl d; /* the entry being streamed in */
     int direct; /* entries being placed by offset (enter_direct) */
     /* the compressor thread and its queue of blocks (owned copies) */
-    pthread_t thr;
+    tl_thread *thr;
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
@@ -216,7 +216,7 @@ int tl_zipw_open(const char *path, tl_zipw **out, tl_err *err)
     z->path = tl_xstrdup(path);
     pthread_mutex_init(&z->mu, NULL);
     pthread_cond_init(&z->cv, NULL);
-    if (pthread_create(&z->thr, NULL, compressor, z) != 0) {
+    if (!(z->thr = tl_thread_start(compressor, z))) {
         fclose(f);
         free_z(z);
         return tl_errf(err, TL_EIO, "%s: cannot start the compressor thread", path);
@@ -530,7 +530,7 @@ static void free_z(tl_zipw *z)
         z->stop = 1;
         pthread_cond_broadcast(&z->cv);
         pthread_mutex_unlock(&z->mu);
-        pthread_join(z->thr, NULL);
+        tl_thread_join(z->thr);
     }
     for (size_t i = 0; i < z->qn; i++) free(z->q[(z->qhead + i) % QUEUE_BLOCKS].p);
     pthread_mutex_destroy(&z->mu);

@@ -8,7 +8,6 @@
 #include "store/store_internal.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,10 +62,10 @@ int tl_store_dirty_copy(tl_dirty_copy *v, size_t n)
     if (cpus > 0 && want > (size_t)cpus) want = (size_t)cpus;
     if (want > MAX_COPY_THREADS) want = MAX_COPY_THREADS;
     copy_work cw = {v, n, 0, 0};
-    pthread_t thr[MAX_COPY_THREADS];
+    tl_thread *thr[MAX_COPY_THREADS];
     size_t started = 0;
-    while (started < want && pthread_create(&thr[started], NULL, copy_thread, &cw) == 0) started++;
+    while (started < want && (thr[started] = tl_thread_start(copy_thread, &cw)) != NULL) started++;
     if (!started) copy_thread(&cw); /* no thread could start: the writer copies */
-    for (size_t t = 0; t < started; t++) pthread_join(thr[t], NULL);
+    for (size_t t = 0; t < started; t++) tl_thread_join(thr[t]);
     return atomic_load(&cw.err);
 }

@@ -165,7 +165,7 @@ struct tl_wtrace {
     size_t bytes;
     /* background LZ4 encoder (tl_wtrace_start_worker) */
     int worker;
-    pthread_t thr;
+    tl_thread *thr;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     wjob *head, *tail;
@@ -199,7 +199,7 @@ void tl_wtrace_start_worker(tl_wtrace *w)
     if (w->worker) return;
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
-    if (pthread_create(&w->thr, NULL, encode_worker, w) == 0) w->worker = 1;
+    if ((w->thr = tl_thread_start(encode_worker, w)) != NULL) w->worker = 1;
 }
 
 static void pool_free(tl_wtrace *w)
@@ -220,7 +220,7 @@ static void wtrace_drain(tl_wtrace *w)
     w->stop = 1;
     pthread_cond_broadcast(&w->cv);
     pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thr, NULL);
+    tl_thread_join(w->thr);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
     w->worker = 0;

@@ -93,7 +93,7 @@ typedef struct coll_run {
 /* Work run beside the calling thread: fn(arg) on a thread of its own when
  * `allow` and one starts, else at once on the caller's. */
 typedef struct coll_job {
-    pthread_t th;
+    tl_thread *th;
     int threaded;
 } coll_job;
 void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg);

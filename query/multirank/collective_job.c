@@ -4,12 +4,12 @@
 
 void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg)
 {
-    j->threaded = allow && pthread_create(&j->th, NULL, fn, arg) == 0;
+    j->threaded = allow && (j->th = tl_thread_start(fn, arg)) != NULL;
     if (!j->threaded) fn(arg);
 }
 
 void coll_job_join(coll_job *j)
 {
-    if (j->threaded) pthread_join(j->th, NULL);
+    if (j->threaded) tl_thread_join(j->th);
     j->threaded = 0;
 }

@@ -1036,14 +1036,14 @@ static void run_ranks(pool *p)
     pthread_mutex_init(&p->cs.mu, NULL);
     pthread_cond_init(&p->cs.cv, NULL);
     p->cs.pending = p->hi - p->lo;
-    pthread_t *th = tl_xcalloc((size_t)workers, sizeof *th);
+    tl_thread **th = tl_xcalloc((size_t)workers, sizeof *th);
     int started = 0;
     for (int i = 0; i + 1 < workers; i++) {
-        if (pthread_create(&th[i], NULL, worker, p)) break;
+        if (!(th[i] = tl_thread_start(worker, p))) break;
         started++;
     }
     worker(p);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < started; i++) tl_thread_join(th[i]);
     free(th);
     if (!p->o->keep_heap) tl_heap_trim(); /* the ranks' memory, before the pooled sheets and the writing */
     pthread_mutex_destroy(&p->cs.mu);

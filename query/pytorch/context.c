@@ -10,7 +10,6 @@
 #include "query/core/interval.h"
 
 #include <ctype.h>
-#include <pthread.h>
 #include <stdlib.h>
 
 /* ---- stable radix sort of rows by a double key ---------------------------- */
@@ -142,7 +141,7 @@ struct pyt_args_job {
     tl_arena arena;         /* the worker's own: the context's arena is not shared */
     int sel;                /* read from the args_sel table (holds every needed row
                              * that has args the report reads; the others get "") */
-    pthread_t thr;
+    tl_thread *thr;
     int running;
     double wait_s;          /* time the report spent waiting for it */
 };
@@ -226,7 +225,7 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     j->sel = tl_catalog_has_args_sel(t->catalog);
     /* plugins may read args (tl_trace_args) at any point of the report:
      * with plugins, or without a thread, the same pass runs now */
-    if (!o->plugins && !o->serial && pthread_create(&j->thr, NULL, args_worker, j) == 0) j->running = 1;
+    if (!o->plugins && !o->serial && (j->thr = tl_thread_start(args_worker, j)) != NULL) j->running = 1;
     else args_worker(j);
     return j;
 }
@@ -235,7 +234,7 @@ static void args_join(pyt_args_job *j)
 {
     if (j && j->running) {
         double t0 = tl_now();
-        pthread_join(j->thr, NULL);
+        tl_thread_join(j->thr);
         j->running = 0;
         j->wait_s = tl_now() - t0;
     }

@@ -10,7 +10,6 @@
 #include "query/perfmodel/perfmodel.h"
 #include "query/pytorch/plugin.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 
 static const char *arg_raw(pyt_ctx *c, uint32_t sid)
@@ -234,7 +233,7 @@ struct pyt_perf_job {
     tl_table **fwk, **bwk;  /* their _kl_overlap twins */
     int rc;
     tl_err err;
-    pthread_t thr;
+    tl_thread *thr;
     int running;
     int launched;           /* the sheets are being built or done (pyt_perf_launch) */
 };
@@ -404,7 +403,7 @@ void pyt_perf_launch(pyt_ctx *c, pyt_perf_job *j)
     if (!j || j->launched) return;
     j->launched = 1;
     if (!j->n) return;
-    if (!c->o->serial && pthread_create(&j->thr, NULL, perf_worker, j) == 0) j->running = 1;
+    if (!c->o->serial && (j->thr = tl_thread_start(perf_worker, j)) != NULL) j->running = 1;
     else perf_worker(j);
 }
 
@@ -412,7 +411,7 @@ int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err
 {
     if (!j) return 0;
     if (out) pyt_perf_launch(c, j); /* (discarding: no sheets to build) */
-    if (j->running) pthread_join(j->thr, NULL);
+    if (j->running) tl_thread_join(j->thr);
     int rc = j->rc;
     for (size_t f = 0; f < j->nfam; f++) {
         /* in family order, each family's _kl_overlap twins after its own
