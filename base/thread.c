@@ -7,7 +7,9 @@
  * every core it runs on to flush their TLBs. A finished thread instead
  * waits, idle, for the next function to run; a start with none idle
  * creates one more. So every start runs at once on a thread of its own,
- * as pthread_create does: callers may wait on one another. */
+ * as pthread_create does: callers may wait on one another. A child of
+ * fork (a Python program using the library) has none of the kept threads:
+ * it starts with an empty list. */
 #include "base/base.h"
 
 #include <pthread.h>
@@ -28,6 +30,16 @@ typedef struct idle_thread {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static idle_thread *idle; /* threads waiting for a task */
+static pthread_once_t fork_handler = PTHREAD_ONCE_INIT;
+
+/* In the child of a fork: the kept threads stayed in the parent. */
+static void forget_threads(void)
+{
+    idle = NULL;
+    pthread_mutex_init(&mu, NULL);
+}
+
+static void install_fork_handler(void) { pthread_atfork(NULL, NULL, forget_threads); }
 
 static void *kept_thread(void *arg)
 {
@@ -56,6 +68,7 @@ tl_thread *tl_thread_start(void *(*fn)(void *), void *arg)
     if (!t) return NULL;
     *t = (tl_thread){.fn = fn, .arg = arg};
     pthread_cond_init(&t->cv, NULL);
+    pthread_once(&fork_handler, install_fork_handler);
     pthread_mutex_lock(&mu);
     idle_thread *w = idle;
     if (w) {

@@ -28,7 +28,9 @@ ASAN_OPTIONS=detect_leaks=1 ctest --test-dir build-asan --output-on-failure -j"$
 echo "== ThreadSanitizer build: the threaded tests (label threads)"
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTL_TSAN=ON
 cmake --build build-tsan -j"$jobs" --target threaded_tests
-TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads
+# die_after_fork=0: test_thread starts threads in a child of fork, as a
+# Python program using the library may
+TSAN_OPTIONS="halt_on_error=1 die_after_fork=0" ctest --test-dir build-tsan --output-on-failure -j"$jobs" -L threads
 
 echo "== libFuzzer targets (bounded)"
 cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DTL_FUZZ=ON -DTL_WERROR=OFF -DCMAKE_BUILD_TYPE=Release

@@ -1,8 +1,9 @@
 /* test_thread.c — tl_thread_start / tl_thread_join (base/thread.c):
  * values come back through the join; finished threads are reused rather
  * than made again; every start runs at once, so threads may wait on one
- * another (and start threads of their own) without a deadlock; and
- * tl_par_for, which runs on them, calls every index once. */
+ * another (and start threads of their own) without a deadlock; a child
+ * of fork starts its own; and tl_par_for, which runs on them, calls every
+ * index once. */
 #include "tests/unit/tl_test.h"
 #include "base/base.h"
 
@@ -10,6 +11,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Kept threads of this process now (named TL_THREAD_NAME in
  * /proc/self/task; a sanitizer's own threads are not counted). */
@@ -116,10 +119,29 @@ static void test_par_for(void)
     CHECK(once);
 }
 
+/* A child of fork has no kept threads: its starts make new ones (with the
+ * parent's idle list, it would hand work to threads that are not there
+ * and wait for ever). */
+static void test_fork(void)
+{
+    tl_thread *t = tl_thread_start(twice, (void *)1);
+    if (t) tl_thread_join(t); /* the parent has an idle kept thread now */
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(10); /* a hang ends the child with SIGALRM */
+        tl_thread *c = tl_thread_start(twice, (void *)21);
+        _exit(c && (intptr_t)tl_thread_join(c) == 42 ? 0 : 1);
+    }
+    int st = 0;
+    CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     test_values_and_reuse();
     test_all_run_at_once();
     test_par_for();
+    test_fork();
     return tl_test_done("test_thread");
 }
