@@ -7,14 +7,8 @@
 # a sanitizer on stderr: built with -DTL_TSAN=ON (tools/test-all.sh) this
 # is the ThreadSanitizer's run over the threads, pool and locks.
 # Usage: test_threads.sh BUILD_DIR
-set -u
-B=${1:?usage: test_threads.sh BUILD_DIR}
-T=$B/tracelens
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-no() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/checks.sh" "${1:?usage: test_threads.sh BUILD_DIR}"
+T=$TL W=$tmp
 # run NAME CMD...: runs CMD, its stderr kept in $W/NAME.err; must exit 0
 # without a sanitizer report
 run() {
@@ -23,20 +17,20 @@ run() {
     "$@" >"$W/$name.out" 2>"$W/$name.err"
     rc=$?
     if [ $rc != 0 ] || grep -q "Sanitizer" "$W/$name.err"; then
-        no "$name: exit $rc"
+        bad "$name: exit $rc"
         grep -m 12 -E "WARNING|SUMMARY|#[0-9] " "$W/$name.err"
         return 1
     fi
-    ok
+    ok "$name"
 }
 same() { # NAME FILE1 FILE2
-    if [ -s "$2" ] && cmp -s "$2" "$3"; then ok; else no "$1 differs"; diff "$2" "$3" | head -5; fi
+    if [ -s "$2" ] && cmp -s "$2" "$3"; then ok "$1"; else bad "$1 differs"; diff "$2" "$3" | head -5; fi
 }
 samedir() { # NAME DIR1 DIR2
-    if [ -n "$(ls "$2" 2>/dev/null)" ] && diff -r "$2" "$3" >/dev/null; then ok; else no "$1 differ"; diff -rq "$2" "$3" | head -5; fi
+    if [ -n "$(ls "$2" 2>/dev/null)" ] && diff -r "$2" "$3" >/dev/null; then ok "$1"; else bad "$1 differ"; diff -rq "$2" "$3" | head -5; fi
 }
 
-"$B/tracegen" --size 3M --ranks 6 -q -o "$W/corpus" || { echo "tracegen failed"; exit 1; }
+"$GEN" --size 3M --ranks 6 -q -o "$W/corpus" || { echo "tracegen failed"; exit 1; }
 C=$W/corpus
 EV="SELECT * FROM events ORDER BY trace_id, uid"
 
@@ -45,7 +39,7 @@ EV="SELECT * FROM events ORDER BY trace_id, uid"
 run ingest_split env TRACELENS_PARSE_THREADS=3 TRACELENS_SPLIT_MIN=65536 TRACELENS_TIMING=1 \
     "$T" ingest -q -j 1 --db "$W/db1" "$C"/rank_*.json
 n=$(grep -c "split into" "$W/ingest_split.err")
-[ "$n" = 6 ] && ok || no "ingest -j 1: $n of 6 files parsed in parts"
+[ "$n" = 6 ] && ok "6 files parsed in parts" || bad "ingest -j 1: $n of 6 files parsed in parts"
 run ingest_j3 "$T" ingest -q -j 3 --db "$W/db3" "$C"/rank_*.json
 run events1 "$T" sql --db "$W/db1" --format csv "$EV"
 run events3 "$T" sql --db "$W/db3" --format csv "$EV"
@@ -66,7 +60,6 @@ run q1 "$T" query --db "$W/db3" --threads 1 "${Q[@]}"
 run q4 "$T" query --db "$W/db3" --threads 4 "${Q[@]}"
 same "query (1 thread against 4)" "$W/q1.out" "$W/q4.out"
 run rows4 "$T" query --db "$W/db3" --threads 4 --table kernels --where 'dur > 5us' --sort -dur,name --top 50 --format csv
-[ "$(wc -l <"$W/rows4.out")" = 51 ] && ok || no "query rows: $(wc -l <"$W/rows4.out") lines"
+[ "$(wc -l <"$W/rows4.out")" = 51 ] && ok "query rows" || bad "query rows: $(wc -l <"$W/rows4.out") lines"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+finish test_threads
