@@ -324,6 +324,7 @@ void tl_sig_pass_on(const struct sigaction *prev, int sig, siginfo_t *si, void *
 double tl_now(void);          /* monotonic seconds */
 int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */
 long tl_peak_rss_kb(void);    /* from getrusage */
+int tl_cpus_allowed(void);     /* CPUs this process may run on (its affinity; >= 1) */
 /* When turned on (tl_mem_marks; the CLI does for TRACELENS_MEM=1): prints
    "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB, from /proc/self/status,
    then " trims=N" once tl_big_trims is N > 0) on stderr; a profiling aid

@@ -1,9 +1,10 @@
-/* sys.c — clocks, memory probes and directory creation */
+/* sys.c — clocks, memory probes, the CPUs at hand and directory creation */
 #include "base/base.h"
 
 #include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,13 @@ int64_t tl_wall_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int tl_cpus_allowed(void)
+{
+    cpu_set_t set;
+    int n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
+    return n < 1 ? 1 : n;
 }
 
 long tl_peak_rss_kb(void)

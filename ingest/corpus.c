@@ -19,7 +19,6 @@
 #include "base/profile.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,9 +127,7 @@ int tl_ingest_many(tl_store *s, const char *const *paths, const tl_ingest_opts *
     if (jobs < 1) jobs = 1;
     if ((size_t)jobs > n) jobs = (int)(n ? n : 1);
     pool p = {.s = s, .paths = paths, .opts = opts, .n = n, .jobs = jobs};
-    cpu_set_t set;
-    int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    p.file_threads = cpus / jobs; /* 8 files on 16 CPUs: 2 threads each */
+    p.file_threads = tl_cpus_allowed() / jobs; /* 8 files on 16 CPUs: 2 threads each */
     p.slots = tl_xcalloc(n ? n : 1, sizeof *p.slots);
     p.done_order = tl_xcalloc(n ? n : 1, sizeof *p.done_order);
     p.committed = tl_xcalloc(n ? n : 1, sizeof *p.committed);

@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -578,11 +577,7 @@ int tl_source_timing(const tl_source *s) { return s->timing; }
 int tl_source_parts_allowed(const tl_source *s)
 {
     if (s->gz) return 1;
-    int n = s->max_parts;
-    if (n <= 0) {
-        cpu_set_t set;
-        n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
-    }
+    int n = s->max_parts > 0 ? s->max_parts : tl_cpus_allowed();
     if (n > MAX_PARTS - 1) n = MAX_PARTS - 1; /* slot 0 is the main parser's */
     return n < 1 ? 1 : n;
 }
