@@ -36,8 +36,8 @@ typedef struct tl_ingest_opts {
     int progress;            /* draw a progress bar on stderr (TTY) */
     int64_t rank;            /* -1: unknown (the reader may find distributedInfo) */
     const char *config, *run, *labels_json;
-    int parse_threads;       /* threads for one trace (parse of a plain file,
-                              * tree build); 0: one per CPU, or in a
+    int parse_threads;       /* threads parsing one trace (the parts of a
+                              * plain file); 0: one per CPU, or in a
                               * corpus ingest of several files at once the
                               * file's share (tl_ingest_file_threads) */
     uint64_t max_input_bytes;   /* refuse input larger than this (decompressed
