@@ -554,6 +554,30 @@ static int copy_column(const tl_trace *t, const char *col, size_t width, void **
 
 int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, coll_rank *cr, tl_err *err);
 
+/* scan_rows over a loaded trace: its int64 columns in place when they are
+ * wide, else (a TL_TC_NARROW load) widened a block of rows at a time, so
+ * the wide columns never exist whole. */
+static void scan_trace_rows(scan *sc, const tl_trace *t, const int64_t *corr, const uint8_t *linked)
+{
+    if (t->dur && t->ext_id && t->stream) {
+        scan_rows(sc, 0, t->n, t->kind, t->name, t->ts, t->dur, corr, t->ext_id, t->stream, linked);
+        return;
+    }
+    enum { BLOCK = 4096 };
+    int64_t *dur = tl_xmalloc(3 * BLOCK * sizeof *dur), *ext = dur + BLOCK, *stream = ext + BLOCK;
+    for (size_t lo = 0; lo < t->n; lo += BLOCK) {
+        size_t n = t->n - lo < BLOCK ? t->n - lo : BLOCK;
+        for (size_t i = 0; i < n; i++) {
+            dur[i] = tl_trace_dur(t, lo + i);
+            ext[i] = tl_trace_ext_id(t, lo + i);
+            stream[i] = tl_trace_stream(t, lo + i);
+        }
+        scan_rows(sc, lo, n, t->kind + lo, t->name + lo, t->ts + lo, dur, corr + lo, ext, stream,
+                  linked ? linked + lo : NULL);
+    }
+    free(dur);
+}
+
 /* coll_read_rank over a trace the caller has loaded (the per-configuration
  * workbook reads each rank once for both analyses): the columns the trace
  * holds are used in place; correlation and linked, when the trace did not
@@ -608,8 +632,7 @@ int coll_read_trace(const tl_trace *t, int rank, coll_args_fn args, void *actx, 
     }
     sc.dict = &t->dict;
     sc.ncls = tl_xcalloc(t->dict.n ? t->dict.n : 1, 1);
-    scan_rows(&sc, 0, t->n, t->kind, t->name, t->ts, t->dur, corr, t->ext_id, t->stream,
-              sc.use_linked ? linked : NULL);
+    scan_trace_rows(&sc, t, corr, sc.use_linked ? linked : NULL);
     free(sc.ncls);
     free(own_corr), own_corr = NULL;
     free(own_linked), own_linked = NULL;

@@ -157,8 +157,8 @@ static const cp_model *model_of(cp_cache *k, int32_t i, int group, const tl_pm_o
         .input_type = arg_text(k->c, ids[2]),
         .input_strides = arg_text(k->c, ids[3]),
         .concrete_inputs = arg_text(k->c, ids[4]),
-        .has_seq = t->seq[i] != TL_NONE,
-        .seq = t->seq[i],
+        .has_seq = tl_trace_seq(t, i) != TL_NONE,
+        .seq = tl_trace_seq(t, i),
         .kernel_names = names,
         .nkernels = n,
     };

@@ -202,8 +202,8 @@ static void scan_columns(const tl_trace *t, rank_out *ro, double short_us)
         }
         if (!tl_kind_is_gpu(k)) continue;
         ro->nk++;
-        int linked = t->ext_id[i] != TL_NONE; /* §4.4: linked = has an External id */
-        int shrt = t->dur[i] < short_ns;
+        int linked = tl_trace_ext_id(t, i) != TL_NONE; /* §4.4: linked = has an External id */
+        int shrt = tl_trace_dur(t, i) < short_ns;
         if (linked) {
             ro->nk_linked++;
             ro->nshort_linked += shrt;
@@ -246,10 +246,12 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * ones no part of the workbook reads (device, fwd_tid, grid, block,
  * launcher, parent_py: only with --include_call_stack / --detect_recompute,
  * correlation and linked: the collective scan copies them out for the scan
- * alone) and without the flows table (read by unified_perf_summary only):
- * ~200 instead of ~310 MB for a 1 GB rank. The pointers left out stay
- * NULL; the sheet functions used here never read them. Each column is
- * decoded into a block of its own (TL_TC_OWNED), freed by
+ * alone) and without the flows table (read by unified_perf_summary only),
+ * its int64 columns but ts held narrow (TL_TC_NARROW, read through the
+ * tl_trace_* accessors): 62 bytes an event where every column wide is
+ * ~140. The pointers left out stay NULL; the sheet functions used here
+ * never read them. Each column is decoded into a block of its own
+ * (TL_TC_OWNED), freed by
  * rank_trace_drop_columns: the reader's arena would keep every column
  * until the reader closes, and the rank's context outlives the columns'
  * last use. Plain malloc: corpus-report runs one arena without trimming
@@ -260,7 +262,7 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
 #define RANK_COLS                                                                                          \
     (TL_TC(UID) | TL_TC(TS) | TL_TC(DUR) | TL_TC(NAME) | TL_TC(CAT) | TL_TC(KIND) | TL_TC(PID) | TL_TC(TID) | \
      TL_TC(IDFLAGS) | TL_TC(EXTID) | TL_TC(STREAM) | TL_TC(SEQ) | TL_TC(INDIMS) | TL_TC(INTYPE) |             \
-     TL_TC(INSTRIDES) | TL_TC(CONCRETE) | TL_TC(PARENT) | TL_TC_OWNED)
+     TL_TC(INSTRIDES) | TL_TC(CONCRETE) | TL_TC(PARENT) | TL_TC_NARROW | TL_TC_OWNED)
 
 typedef struct rank_trace {
     tl_trace *t;
@@ -296,7 +298,7 @@ static void branch_nccl_filter(const tl_trace *t, coll_rank *cr)
     size_t m = 0;
     for (size_t i = 0; i < cr->n; i++) {
         uint32_t row = cr->ev[i].row;
-        if (row >= t->n || t->ext_id[row] == TL_NONE || !strcasestr(tl_trace_str(t, t->name[row]), "nccl")) continue;
+        if (row >= t->n || tl_trace_ext_id(t, row) == TL_NONE || !strcasestr(tl_trace_str(t, t->name[row]), "nccl")) continue;
         cr->ev[m++] = cr->ev[i];
     }
     if (m == cr->n) return;
