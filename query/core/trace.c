@@ -266,7 +266,11 @@ static int load_col(tl_trace *t, const char *table, const coldef *d, uint64_t ro
  * forest. Each row is walked once: 0 unseen, 1 on the current path, 2 done. */
 static int64_t parent_loop(const int32_t *parent, size_t n)
 {
-    uint8_t *state = tl_xcalloc(n ? n : 1, 1);
+    /* written before the walk reads it: a fresh block read first maps
+     * the shared zero page, and every later first write to one of its
+     * pages is a copy and a TLB flush on every CPU running this process */
+    uint8_t *state = tl_xmalloc(n ? n : 1);
+    memset(state, 0, n ? n : 1);
     int64_t loop = -1;
     for (size_t i = 0; i < n && loop < 0; i++) {
         int64_t r = (int64_t)i;
