@@ -49,6 +49,15 @@ void tl_reader_drop_resident(tl_reader *r)
     for (size_t i = 0; i < r->nparts; i++) tl_reader_one_drop_resident(r->parts[i]);
 }
 
+void tl_reader_hold_pages(tl_reader *r, int on)
+{
+    if (!r->parts) {
+        tl_reader_one_hold_pages(r, on);
+        return;
+    }
+    for (size_t i = 0; i < r->nparts; i++) tl_reader_one_hold_pages(r->parts[i], on);
+}
+
 /* The reader of the shard holding id: the first in list order; the first
  * shard when none does (its calls then fail as "no trace ..."). */
 static tl_reader *part_of(tl_reader *r, uint64_t id)

@@ -949,12 +949,18 @@ void tl_reader_one_drop_resident(tl_reader *r)
     /* LMDB does not expose its map address: drop the span of the values
      * this reader decoded (the B-tree pages between them go too and fault
      * back in when needed) */
-    if (r->map_hi <= r->map_lo) return;
+    if (r->hold_pages || r->map_hi <= r->map_lo) return;
     size_t psz = (size_t)sysconf(_SC_PAGESIZE); /* no static: readers on several threads */
     uintptr_t a = r->map_lo & ~(uintptr_t)(psz - 1);
     uintptr_t e = (r->map_hi + psz - 1) & ~(uintptr_t)(psz - 1);
     madvise((void *)a, e - a, MADV_DONTNEED);
     r->map_lo = r->map_hi = 0;
+}
+
+void tl_reader_one_hold_pages(tl_reader *r, int on)
+{
+    r->hold_pages = on != 0;
+    if (!on) tl_reader_one_drop_resident(r);
 }
 
 /* The message for a damaged record or chunk: where, what, and what to do. */
@@ -1179,8 +1185,9 @@ static int blob_offsets_ok(const unsigned char *payload, uint32_t n, uint32_t ra
  * leave the process's resident set. The map is read-only and shared, so
  * this only drops our mapping of page-cache pages; a later read faults
  * them back in. Small values share B-tree pages and are left alone. */
-static void drop_pages(const void *p, size_t n)
+static void drop_pages(const tl_reader *r, const void *p, size_t n)
 {
+    if (r->hold_pages) return; /* the release drops the span at once */
     size_t psz = (size_t)sysconf(_SC_PAGESIZE); /* per call: readers run on several threads */
     if (n < 2 * psz) return;
     uintptr_t a = ((uintptr_t)p + psz - 1) & ~(uintptr_t)(psz - 1);
@@ -1209,7 +1216,7 @@ static int decode_chunk(tl_reader *r, const MDB_val *k, const MDB_val *v, char *
         int n = LZ4_decompress_safe((const char *)p + CHUNK_HDR, d, (int)stored, (int)raw);
         if (n != (int)raw) return chunk_damaged(r->s->dir, k, "LZ4 payload does not decode to its size", err);
         payload = d;
-        drop_pages(p, v->mv_size);
+        drop_pages(r, p, v->mv_size);
     } else if (p[1] == ENC_FOR) {
         const unsigned char *h = p + CHUNK_HDR;
         int w = h[0];
@@ -1230,14 +1237,14 @@ static int decode_chunk(tl_reader *r, const MDB_val *k, const MDB_val *v, char *
         }
         tl_for_widen((int64_t *)(void *)d, src, nrows, w, base);
         payload = d;
-        drop_pages(p, v->mv_size);
+        drop_pages(r, p, v->mv_size);
     } else if (((uintptr_t)(p + CHUNK_HDR) & 7) == 0) {
         payload = (const char *)p + CHUNK_HDR;
     } else {
         char *d = dst ? dst : tl_arena_alloc(&r->arena, raw + 8);
         memcpy(d, p + CHUNK_HDR, raw);
         payload = d;
-        drop_pages(p, v->mv_size);
+        drop_pages(r, p, v->mv_size);
     }
     if (type == TL_CT_BLOB && !blob_offsets_ok((const unsigned char *)payload, nrows, raw))
         return chunk_damaged(r->s->dir, k, "blob offsets out of order, past the payload or not at a NUL", err);
@@ -1380,7 +1387,7 @@ static int decode_fixed_into(tl_reader *r, chunk_cursor *cc, char *dst, size_t e
         if ((e = decode_chunk(r, &cc->key, &v, dst + row * es, &p, err))) return e;
         if (p.data != dst + row * es) {
             memcpy(dst + row * es, p.data, p.n * es);
-            drop_pages(v.mv_data, v.mv_size);
+            drop_pages(r, v.mv_data, v.mv_size);
         }
         row += p.n;
     }

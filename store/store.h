@@ -164,6 +164,14 @@ void tl_reader_close(tl_reader *r);
  * compressed chunks, and the pages the kernel mapped around them
  * (fault-around), would otherwise stay resident for the reader's life. */
 void tl_reader_drop_resident(tl_reader *r);
+/* While held (on != 0) the reader keeps the store's pages it reads mapped:
+ * no drop after each decoded chunk nor in tl_reader_drop_resident. Each
+ * drop is a TLB shootdown on every CPU running one of the process's
+ * threads, so a process reading traces on many threads holds its readers
+ * and drops once a trace. Releasing (on == 0) drops the span read since
+ * at once. A reader starts released; hold and release from one thread
+ * while no other uses the reader. */
+void tl_reader_hold_pages(tl_reader *r, int on);
 int tl_reader_has(tl_reader *r, uint64_t id);
 /* Catalog JSON text (NUL-terminated, owned by the reader); NULL on error. */
 int tl_reader_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);

@@ -29,6 +29,7 @@ struct tl_reader {
     MDB_txn *txn;
     tl_arena arena;
     uintptr_t map_lo, map_hi; /* span of the chunk values read (tl_reader_drop_resident) */
+    int hold_pages;           /* tl_reader_hold_pages: no drops until released */
     /* over a store list: one reader per shard (reader.c); txn is then NULL */
     tl_reader **parts;
     size_t nparts;
@@ -39,6 +40,7 @@ struct tl_reader {
 int tl_reader_one_open(tl_store *s, tl_reader **out, tl_err *err);
 void tl_reader_one_close(tl_reader *r);
 void tl_reader_one_drop_resident(tl_reader *r);
+void tl_reader_one_hold_pages(tl_reader *r, int on);
 int tl_reader_one_has(tl_reader *r, uint64_t id);
 int tl_reader_one_catalog(tl_reader *r, uint64_t id, const char **json, tl_err *err);
 int tl_reader_one_foreach(tl_reader *r, int (*cb)(void *ctx, uint64_t id, const char *json), void *ctx,

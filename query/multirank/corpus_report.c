@@ -373,10 +373,14 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     tl_err err = {0};
     int timing = o->timing;
     double t0 = tl_now();
-    if (tl_reader_open(s, &r, &err) || load_rank_trace(r, id, &rt, &err)) {
+    if (!tl_reader_open(s, &r, &err)) tl_reader_hold_pages(r, 1); /* released once, at the rank's end */
+    if (!r || load_rank_trace(r, id, &rt, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
         if (want_coll) ro->coll_rc = err.code ? err.code : TL_ESTORE, ro->coll_err = err;
-        if (r) tl_reader_close(r);
+        if (r) {
+            tl_reader_hold_pages(r, 0);
+            tl_reader_close(r);
+        }
         rank_coll_ready(ro, cs);
         return;
     }
@@ -411,6 +415,7 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
         tl_pyt_sheets_free(&sh);
     }
     rank_trace_free(&rt);
+    tl_reader_hold_pages(r, 0);
     tl_reader_close(r);
     rank_coll_ready(ro, cs); /* read at the end of rank_pytorch, or never */
 }
