@@ -35,6 +35,7 @@
  * (or inflater); beyond it drops what it hashed, and the parser maps
  * those pages again. Bounds RSS whatever the file size. */
 #define HASH_AHEAD (8u << 20)
+#define HASH_DROP_STEP (8u << 20)
 /* A plain file's release step (per parse part) scales with its size
  * between 1 MiB and RELEASE_STEP: with a fixed 16 MiB step a mid-sized
  * file parsed in two parts would hold a large share of its pages at once.
@@ -257,14 +258,23 @@ static void *hash_thread(void *arg)
     XXH3_state_t *st = XXH3_createState();
     XXH3_64bits_reset(st);
     const uint64_t slice = 1u << 20;
+    uint64_t drop = 0, ndrop = 0; /* hashed slices far ahead, not yet dropped */
     for (uint64_t off = 0; off < s->fsize; off += slice) {
         uint64_t n = s->fsize - off < slice ? s->fsize - off : slice;
         XXH3_64bits_update(st, s->map + off, (size_t)n);
         atomic_store(&s->hashed, off + n);
         /* Far ahead of the reader: drop the slice again, or the whole
-         * file would become resident. */
-        if (!s->borrowed && off > atomic_load(&s->consumed) + HASH_AHEAD && !near_a_part(s, off, n))
-            madvise(s->map + off, (size_t)n, MADV_DONTNEED);
+         * file would become resident; HASH_DROP_STEP at a time, as each
+         * drop is a TLB shootdown on every CPU running the process. */
+        int far = !s->borrowed && off > atomic_load(&s->consumed) + HASH_AHEAD && !near_a_part(s, off, n);
+        if (far) {
+            if (!ndrop) drop = off;
+            ndrop += n;
+        }
+        if (ndrop && (!far || ndrop >= HASH_DROP_STEP || off + n == s->fsize)) {
+            madvise(s->map + drop, (size_t)ndrop, MADV_DONTNEED);
+            ndrop = 0;
+        }
     }
     s->hash = XXH3_64bits_digest(st);
     XXH3_freeState(st);
