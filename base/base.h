@@ -325,6 +325,10 @@ double tl_now(void);          /* monotonic seconds */
 int64_t tl_wall_ns(void);     /* wall-clock ns since epoch */
 long tl_peak_rss_kb(void);    /* from getrusage */
 int tl_cpus_allowed(void);     /* CPUs this process may run on (its affinity; >= 1) */
+/* The process's resident and file-backed resident bytes, from
+   /proc/self/statm (read through statm_fd when >= 0, for callers that
+   read it often; else opened for the call); 0 when unreadable. */
+int tl_resident(int statm_fd, uint64_t *rss, uint64_t *file);
 /* When turned on (tl_mem_marks; the CLI does for TRACELENS_MEM=1): prints
    "mem: STAGE hwm=.. rss=.. anon=.. file=.." (MB, from /proc/self/status,
    then " trims=N" once tl_big_trims is N > 0) on stderr; a profiling aid
@@ -336,6 +340,12 @@ void tl_mem_marks(int on);
    arenas are never set up there, and trimming them from two threads at
    once races on their first initialisation. */
 void tl_heap_trim(void);
+/* tl_heap_trim when the process's resident memory less its file-backed
+   pages exceeds `bytes` (or cannot be read): a trim walks every arena and
+   drops each free run of pages, a TLB shootdown on every CPU running the
+   process, and the pages fault in again when next allocated. Returns
+   whether it trimmed. */
+int tl_heap_trim_above(uint64_t bytes);
 int tl_mkdir_p(const char *path, tl_err *err);
 
 /* fn(arg) on a thread of its own, one kept for the process's life and

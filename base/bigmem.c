@@ -50,23 +50,6 @@ static pthread_t trimmer;
 static unsigned long trims;
 static pid_t trimmer_tid; /* 0 until the trimmer runs */
 
-/* Resident and file-backed resident bytes, from /proc/self/statm read
- * through fd (the trimmer's, kept open: it reads it a thousand times a
- * second); 0 when unreadable. */
-static int resident(int fd, uint64_t *rss, uint64_t *file)
-{
-    char buf[128];
-    ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return 0;
-    buf[n] = 0;
-    unsigned long size, res, shared;
-    if (sscanf(buf, "%lu %lu %lu", &size, &res, &shared) != 3) return 0;
-    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-    *rss = (uint64_t)res * pg;
-    *file = (uint64_t)shared * pg;
-    return 1;
-}
-
 /* Every shared mapping of the process: the blocks and the store's map,
  * read by the report beside them. For a shared mapping this only unmaps
  * page-cache pages; nothing is lost. The blocks alone when the process's
@@ -113,7 +96,7 @@ static void *trim_loop(void *arg)
         if (trimmer_stop || !nblocks) continue;
         uint64_t rss, file;
         uint64_t at = budget > 2 * TRIM_MARGIN ? budget - TRIM_MARGIN : budget / 2;
-        if (!resident(statm, &rss, &file) || file < TRIM_FILE_MIN || (rss <= at && file <= budget / 4)) continue;
+        if (!tl_resident(statm, &rss, &file) || file < TRIM_FILE_MIN || (rss <= at && file <= budget / 4)) continue;
         drop_shared();
         trims++;
     }

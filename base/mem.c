@@ -2,6 +2,7 @@
 #include "base/base.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <xxhash.h>
 
 static void oom(size_t n)
@@ -214,4 +216,28 @@ void tl_heap_trim(void)
 #if defined(__GLIBC__) && !defined(TL_HEAP_SANITIZED)
     malloc_trim(0);
 #endif
+}
+
+int tl_resident(int statm_fd, uint64_t *rss, uint64_t *file)
+{
+    int fd = statm_fd >= 0 ? statm_fd : open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    char buf[128];
+    ssize_t n = fd < 0 ? -1 : pread(fd, buf, sizeof buf - 1, 0);
+    if (fd >= 0 && statm_fd < 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    unsigned long size, res, shared;
+    if (sscanf(buf, "%lu %lu %lu", &size, &res, &shared) != 3) return 0;
+    uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+    *rss = (uint64_t)res * pg;
+    *file = (uint64_t)shared * pg;
+    return 1;
+}
+
+int tl_heap_trim_above(uint64_t bytes)
+{
+    uint64_t rss, file;
+    if (tl_resident(-1, &rss, &file) && (file < rss ? rss - file : 0) <= bytes) return 0;
+    tl_heap_trim();
+    return 1;
 }

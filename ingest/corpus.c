@@ -46,6 +46,11 @@ typedef struct pool {
     pthread_cond_t cv;
 } pool;
 
+/* The heap a worker may keep between traces: half the per-worker bound
+ * on peak RSS (docs/SCALING.md), so that trims stay off while the traces
+ * in flight are small against it. */
+#define HEAP_PER_WORKER ((uint64_t)64 << 20)
+
 /* Locks p->mu, counting the time it takes in the profile. */
 static void lock(pool *p)
 {
@@ -62,9 +67,10 @@ static void retire(pool *p, size_t i)
     tl_prof_begin(&sp, "ingest: free+trim", TL_PROF_PARALLEL);
     tl_ingest_prep_free(&p->slots[i].pp);
     /* Worker threads allocate from their own malloc arenas, which glibc
-     * does not shrink by itself: hand the freed trace back to the OS so
-     * peak memory tracks the traces in flight, not the corpus. */
-    tl_heap_trim();
+     * does not shrink by itself: past HEAP_PER_WORKER a worker, hand the
+     * freed memory back to the OS so peak memory tracks the traces in
+     * flight, not the corpus. Below it the next trace reuses the pages. */
+    tl_heap_trim_above((uint64_t)p->jobs * HEAP_PER_WORKER);
     tl_prof_end(&sp);
     lock(p);
     p->nfreed++;
