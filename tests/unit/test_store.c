@@ -187,23 +187,31 @@ static int sum_chunk(void *ctx, uint32_t chunk, const tl_colview *v)
     return 0;
 }
 
-static void test_for(tl_store *s)
+/* Writes trace id holding the int64 events columns names[c] = x[c], n rows each. */
+static void write_i64_columns(tl_store *s, uint64_t id, uint64_t n, const char *const *names, int64_t *const *x,
+                              int ncols)
 {
-    const uint64_t id = 0x6666000000000009ULL, n = 150000; /* 3 chunks, the last partial */
-    static const char *const cols[] = {"w1", "w2", "w4", "w8", "w2z", "w4z", "none"};
-    enum { NC = sizeof cols / sizeof *cols };
     tl_wtrace *w = tl_wtrace_new(0);
-    int64_t *x[NC];
-    for (int c = 0; c < NC; c++) {
-        x[c] = malloc(n * sizeof *x[c]);
-        for (uint64_t i = 0; i < n; i++) x[c][i] = for_value(c, i);
-        tl_wtrace_put_column(w, "events", cols[c], TL_CT_I64, x[c], n);
-    }
+    for (int c = 0; c < ncols; c++) tl_wtrace_put_column(w, "events", names[c], TL_CT_I64, x[c], n);
     tl_wtrace_set_catalog(w, "{\"format\":\"test\"}");
     tl_wtrace_set_id(w, id);
     tl_err err = {0};
     CHECK_EQ_I(tl_store_write(s, w, &err), 0);
     tl_wtrace_free(w);
+}
+
+static void test_for(tl_store *s)
+{
+    const uint64_t id = 0x6666000000000009ULL, n = 150000; /* 3 chunks, the last partial */
+    static const char *const cols[] = {"w1", "w2", "w4", "w8", "w2z", "w4z", "none"};
+    enum { NC = sizeof cols / sizeof *cols };
+    int64_t *x[NC];
+    for (int c = 0; c < NC; c++) {
+        x[c] = malloc(n * sizeof *x[c]);
+        for (uint64_t i = 0; i < n; i++) x[c][i] = for_value(c, i);
+    }
+    write_i64_columns(s, id, n, cols, x, NC);
+    tl_err err = {0};
     tl_reader *r;
     CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
     int64_t *into = malloc(n * sizeof *into);
@@ -241,15 +249,11 @@ static uint64_t file_resident(void)
 static void test_hold_pages(tl_store *s)
 {
     const uint64_t id = 0x6666000000000011ULL, n = (uint64_t)1 << 21, mb = 1u << 20;
-    tl_wtrace *w = tl_wtrace_new(0);
     int64_t *x = malloc(n * sizeof *x);
     for (uint64_t i = 0; i < n; i++) x[i] = for_value(1, i); /* 2 bytes a value, incompressible */
-    tl_wtrace_put_column(w, "events", "held", TL_CT_I64, x, n);
-    tl_wtrace_set_catalog(w, "{\"format\":\"test\"}");
-    tl_wtrace_set_id(w, id);
+    static const char *const name[] = {"held"};
+    write_i64_columns(s, id, n, name, &x, 1);
     tl_err err = {0};
-    CHECK_EQ_I(tl_store_write(s, w, &err), 0);
-    tl_wtrace_free(w);
     tl_reader *r;
     CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
     int64_t *into = malloc(n * sizeof *into);
