@@ -3,7 +3,8 @@
  * deleted scratch files, zeroed when asked, and their data survives the
  * trimmer dropping their pages from the resident set; tl_big_free frees
  * heap pointers too, and a small block stays on the heap;
- * tl_big_favour_trimmer raises the other threads' nice value once. */
+ * tl_big_favour_trimmer raises the other threads' nice value once; the
+ * resident-set probe and the heap trim past a bound. */
 #include "tests/unit/tl_test.h"
 #include "base/base.h"
 
@@ -35,13 +36,9 @@ static int is_scratch(const void *p)
 
 static long resident_kb(void)
 {
-    FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long size = 0, res = 0;
-    if (f) {
-        if (fscanf(f, "%lu %lu", &size, &res) != 2) res = 0;
-        fclose(f);
-    }
-    return (long)(res * (unsigned long)sysconf(_SC_PAGESIZE) / 1024);
+    uint64_t rss = 0, file = 0;
+    if (!tl_resident(-1, &rss, &file)) return 0;
+    return (long)(rss / 1024);
 }
 
 static void sleep_ms(long ms)
@@ -115,8 +112,21 @@ static void test_budget(void)
     tl_big_free(p);
 }
 
+/* tl_resident's figures, and tl_heap_trim_above trimming only past its
+ * bound of anonymous memory. */
+static void test_heap_trim_above(void)
+{
+    uint64_t rss = 0, file = 0;
+    CHECK(tl_resident(-1, &rss, &file));
+    CHECK(rss > 0);
+    CHECK(file <= rss);
+    CHECK_EQ_I(tl_heap_trim_above(UINT64_MAX), 0);
+    CHECK_EQ_I(tl_heap_trim_above(0), 1);
+}
+
 int main(void)
 {
+    test_heap_trim_above();
     test_off();
     test_budget();
     return tl_test_done("test_bigmem");
