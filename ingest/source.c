@@ -71,8 +71,7 @@ struct tl_source {
     int eof;
 
     /* inflater thread and its ring */
-    tl_thread *thr;
-    int thr_started;
+    tl_thread *thr;     /* NULL: none (a plain file) */
     pthread_mutex_t mu;
     pthread_cond_t cv;
     block ring[NBLOCKS];
@@ -97,8 +96,8 @@ struct tl_source {
      * (tl_source_open), or on a thread beside the parser
      * (tl_source_open_async) so that hashing costs no parse time */
     uint64_t hash;
-    tl_thread *hthr;
-    int hthr_started, hthr_joined;
+    tl_thread *hthr;    /* the hashing thread until joined, then NULL */
+    int hthr_started;   /* the hash was computed on a thread */
     _Atomic uint64_t hashed;   /* file bytes hashed so far */
     _Atomic uint64_t consumed; /* file bytes the parser (plain) or inflater (gzip) has passed */
     atomic_int hash_done;
@@ -271,11 +270,12 @@ static void *hash_thread(void *arg)
             if (!ndrop) drop = off;
             ndrop += n;
         }
-        if (ndrop && (!far || ndrop >= HASH_DROP_STEP || off + n == s->fsize)) {
+        if (ndrop && (!far || ndrop >= HASH_DROP_STEP)) {
             madvise(s->map + drop, (size_t)ndrop, MADV_DONTNEED);
             ndrop = 0;
         }
     }
+    if (ndrop) madvise(s->map + drop, (size_t)ndrop, MADV_DONTNEED);
     s->hash = XXH3_64bits_digest(st);
     XXH3_freeState(st);
     atomic_store(&s->hash_done, 1);
@@ -336,7 +336,6 @@ static int open_common(const char *path, tl_source **out, uint64_t *id, int asyn
             tl_source_close(s);
             return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", path);
         }
-        s->thr_started = 1;
     }
     *out = s;
     return TL_OK;
@@ -354,9 +353,9 @@ int tl_source_open_async(const char *path, tl_source **out, tl_err *err)
 
 uint64_t tl_source_id(tl_source *s)
 {
-    if (s->hthr_started && !s->hthr_joined) {
+    if (s->hthr) {
         tl_thread_join(s->hthr);
-        s->hthr_joined = 1;
+        s->hthr = NULL;
     }
     return s->hash;
 }
@@ -395,7 +394,6 @@ int tl_source_open_mem(const void *buf, size_t n, const char *name, tl_source **
             tl_source_close(s);
             return tl_errf(err, TL_EIO, "%s: cannot start the inflate thread", s->path);
         }
-        s->thr_started = 1;
     }
     *out = s;
     return TL_OK;
@@ -405,7 +403,7 @@ void tl_source_close(tl_source *s)
 {
     if (!s) return;
     tl_source_id(s); /* joins the hashing thread */
-    if (s->thr_started) {
+    if (s->thr) {
         pthread_mutex_lock(&s->mu);
         s->stop = 1;
         pthread_cond_broadcast(&s->cv);
