@@ -199,10 +199,9 @@ int tl_report_csv_write_dir(tl_table *const *tables, size_t n, const char *dir, 
     csv_dir_job j = {.tables = tables, .n = n, .dir = dir};
     j.rc = tl_xcalloc(n ? n : 1, sizeof *j.rc);
     j.errs = tl_xcalloc(n ? n : 1, sizeof *j.errs);
-    tl_thread *thr;
-    int started = n > 1 && (thr = tl_thread_start(csv_dir_worker, &j)) != NULL;
+    tl_thread *thr = n > 1 ? tl_thread_start(csv_dir_worker, &j) : NULL;
     csv_dir_worker(&j);
-    if (started) tl_thread_join(thr);
+    if (thr) tl_thread_join(thr);
     for (size_t i = 0; i < n && !rc; i++)
         if (j.rc[i]) {
             rc = j.rc[i];

@@ -93,8 +93,7 @@ typedef struct coll_run {
 /* Work run beside the calling thread: fn(arg) on a thread of its own when
  * `allow` and one starts, else at once on the caller's. */
 typedef struct coll_job {
-    tl_thread *th;
-    int threaded;
+    tl_thread *th; /* NULL: ran on the caller's thread */
 } coll_job;
 void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg);
 /* Waits for the job (returns at once when it ran on the caller's thread). */

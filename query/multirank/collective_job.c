@@ -4,12 +4,12 @@
 
 void coll_job_start(coll_job *j, int allow, void *(*fn)(void *), void *arg)
 {
-    j->threaded = allow && (j->th = tl_thread_start(fn, arg)) != NULL;
-    if (!j->threaded) fn(arg);
+    j->th = allow ? tl_thread_start(fn, arg) : NULL;
+    if (!j->th) fn(arg);
 }
 
 void coll_job_join(coll_job *j)
 {
-    if (j->threaded) tl_thread_join(j->th);
-    j->threaded = 0;
+    if (j->th) tl_thread_join(j->th);
+    j->th = NULL;
 }

@@ -141,8 +141,7 @@ struct pyt_args_job {
     tl_arena arena;         /* the worker's own: the context's arena is not shared */
     int sel;                /* read from the args_sel table (holds every needed row
                              * that has args the report reads; the others get "") */
-    tl_thread *thr;
-    int running;
+    tl_thread *thr;         /* the pass's thread until joined; NULL when it ran inline */
     double wait_s;          /* time the report spent waiting for it */
 };
 
@@ -225,17 +224,16 @@ pyt_args_job *pyt_args_start(const tl_trace *t, const tl_pyt_opts *o)
     j->sel = tl_catalog_has_args_sel(t->catalog);
     /* plugins may read args (tl_trace_args) at any point of the report:
      * with plugins, or without a thread, the same pass runs now */
-    if (!o->plugins && !o->serial && (j->thr = tl_thread_start(args_worker, j)) != NULL) j->running = 1;
-    else args_worker(j);
+    if (o->plugins || o->serial || !(j->thr = tl_thread_start(args_worker, j))) args_worker(j);
     return j;
 }
 
 static void args_join(pyt_args_job *j)
 {
-    if (j && j->running) {
+    if (j && j->thr) {
         double t0 = tl_now();
         tl_thread_join(j->thr);
-        j->running = 0;
+        j->thr = NULL;
         j->wait_s = tl_now() - t0;
     }
 }

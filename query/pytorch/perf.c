@@ -233,8 +233,7 @@ struct pyt_perf_job {
     tl_table **fwk, **bwk;  /* their _kl_overlap twins */
     int rc;
     tl_err err;
-    tl_thread *thr;
-    int running;
+    tl_thread *thr;         /* the sheets' thread, NULL when they ran inline */
     int launched;           /* the sheets are being built or done (pyt_perf_launch) */
 };
 
@@ -403,15 +402,15 @@ void pyt_perf_launch(pyt_ctx *c, pyt_perf_job *j)
     if (!j || j->launched) return;
     j->launched = 1;
     if (!j->n) return;
-    if (!c->o->serial && (j->thr = tl_thread_start(perf_worker, j)) != NULL) j->running = 1;
-    else perf_worker(j);
+    if (c->o->serial || !(j->thr = tl_thread_start(perf_worker, j))) perf_worker(j);
 }
 
 int pyt_perf_finish(pyt_ctx *c, pyt_perf_job *j, tl_pyt_sheets *out, tl_err *err)
 {
     if (!j) return 0;
     if (out) pyt_perf_launch(c, j); /* (discarding: no sheets to build) */
-    if (j->running) tl_thread_join(j->thr);
+    if (j->thr) tl_thread_join(j->thr);
+    j->thr = NULL;
     int rc = j->rc;
     for (size_t f = 0; f < j->nfam; f++) {
         /* in family order, each family's _kl_overlap twins after its own
