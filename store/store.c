@@ -939,6 +939,7 @@ int tl_reader_one_open(tl_store *s, tl_reader **out, tl_err *err)
 void tl_reader_one_close(tl_reader *r)
 {
     if (!r) return;
+    if (r->hold_pages) tl_reader_one_hold_pages(r, 0); /* a held reader's pages go now */
     mdb_txn_abort(r->txn);
     tl_arena_free(&r->arena);
     free(r);

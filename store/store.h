@@ -168,9 +168,9 @@ void tl_reader_drop_resident(tl_reader *r);
  * no drop after each decoded chunk nor in tl_reader_drop_resident. Each
  * drop is a TLB shootdown on every CPU running one of the process's
  * threads, so a process reading traces on many threads holds its readers
- * and drops once a trace. Releasing (on == 0) drops the span read since
- * at once. A reader starts released; hold and release from one thread
- * while no other uses the reader. */
+ * and drops once a trace. Releasing (on == 0), or closing the reader,
+ * drops the span read since at once. A reader starts released; hold and
+ * release from one thread while no other uses the reader. */
 void tl_reader_hold_pages(tl_reader *r, int on);
 int tl_reader_has(tl_reader *r, uint64_t id);
 /* Catalog JSON text (NUL-terminated, owned by the reader); NULL on error. */

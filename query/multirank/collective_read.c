@@ -459,7 +459,7 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
     tl_reader *r;
     int rc = tl_reader_open(s, &r, err);
     if (rc) return rc;
-    tl_reader_hold_pages(r, 1); /* ranks are read on many threads: one drop a rank */
+    tl_reader_hold_pages(r, 1); /* ranks are read on many threads: one drop a rank, at the close */
     char hex[17];
     tl_id_format(id, hex);
     const char *catalog;
@@ -529,7 +529,6 @@ int coll_read_rank(tl_store *s, uint64_t id, int rank, coll_rank *cr, tl_err *er
 out:
     for (int c = 0; c < 4; c++) tl_vec_free(&sc.cls[c]);
     for (int c = 0; c < C_N; c++) tl_vec_free(&v[c]);
-    tl_reader_hold_pages(r, 0);
     tl_reader_close(r);
     return rc;
 }

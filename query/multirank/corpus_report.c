@@ -251,10 +251,9 @@ int coll_report_ranks(coll_rank *ranks, size_t world, const tl_coll_opts *o, tl_
  * tl_trace_* accessors): 62 bytes an event where every column wide is
  * ~140. The pointers left out stay NULL; the sheet functions used here
  * never read them. Each column is decoded into a block of its own
- * (TL_TC_OWNED), freed by
- * rank_trace_drop_columns: the reader's arena would keep every column
- * until the reader closes, and the rank's context outlives the columns'
- * last use. Plain malloc: corpus-report runs one arena without trimming
+ * (TL_TC_OWNED), freed by rank_trace_drop_columns: the reader's arena
+ * would keep every column until the reader closes, and the rank's context
+ * outlives the columns' last use. Plain malloc: corpus-report runs one arena without trimming
  * between ranks (cmd_corpus_report.c), so the next rank's columns and
  * arrays reuse these blocks instead of faulting fresh pages in (they were
  * mmap'd and unmapped per rank: 8 x 1 GB workbook median 2.36 -> 2.0 s,
@@ -373,14 +372,11 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
     tl_err err = {0};
     int timing = o->timing;
     double t0 = tl_now();
-    if (!tl_reader_open(s, &r, &err)) tl_reader_hold_pages(r, 1); /* released once, at the rank's end */
+    if (!tl_reader_open(s, &r, &err)) tl_reader_hold_pages(r, 1); /* dropped once, when it closes */
     if (!r || load_rank_trace(r, id, &rt, &err)) {
         snprintf(ro->msg, sizeof ro->msg, "%s", err.msg);
         if (want_coll) ro->coll_rc = err.code ? err.code : TL_ESTORE, ro->coll_err = err;
-        if (r) {
-            tl_reader_hold_pages(r, 0);
-            tl_reader_close(r);
-        }
+        tl_reader_close(r);
         rank_coll_ready(ro, cs);
         return;
     }
@@ -415,7 +411,6 @@ static void rank_run(tl_store *s, uint64_t id, int coll_rank_no, rank_out *ro, c
         tl_pyt_sheets_free(&sh);
     }
     rank_trace_free(&rt);
-    tl_reader_hold_pages(r, 0);
     tl_reader_close(r);
     rank_coll_ready(ro, cs); /* read at the end of rank_pytorch, or never */
 }

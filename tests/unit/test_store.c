@@ -244,8 +244,8 @@ static uint64_t file_resident(void)
 
 /* tl_reader_hold_pages: a held reader keeps the map pages of the chunks it
  * decodes (4 MB of narrowed chunks here), tl_reader_drop_resident
- * included, until released, which drops them at once; released, the
- * reader drops them again. */
+ * included, until released or closed, which drops them at once; released,
+ * the reader drops them again. */
 static void test_hold_pages(tl_store *s)
 {
     const uint64_t id = 0x6666000000000011ULL, n = (uint64_t)1 << 21, mb = 1u << 20;
@@ -270,9 +270,16 @@ static void test_hold_pages(tl_store *s)
     tl_reader_drop_resident(r); /* released: drops */
     CHECK(file_resident() < f2 + mb / 4);
     CHECK(memcmp(into, x, n * sizeof *x) == 0);
+    tl_reader_close(r);
+    /* closing a held reader drops what it held */
+    CHECK_EQ_I(tl_reader_open(s, &r, &err), 0);
+    tl_reader_hold_pages(r, 1);
+    CHECK_EQ_I(tl_reader_column_into(r, id, "events", "held", into, 8, n, &err), 0);
+    CHECK(file_resident() >= f2 + 3 * mb);
+    tl_reader_close(r);
+    CHECK(file_resident() < f2 + mb / 4);
     free(into);
     free(x);
-    tl_reader_close(r);
 }
 
 static char *edit_to_labelled(void *ctx, const char *json, tl_err *err)
